@@ -1,0 +1,48 @@
+"""Monte Carlo and exact balance simulator for tabletop-RPG house rules.
+
+Public API (SCENARIOS.md, "The output contract")::
+
+    scenario = sim.load_scenario(path)
+    result = sim.simulate(scenario, runs=..., seed=..., n_jobs=...)
+    sim.exact(scenario)
+"""
+
+from __future__ import annotations
+
+__version__ = "0.1.0"
+
+from sim.errors import ExactUnsupported, PolicyError, ScenarioError, SimError
+from sim.result import SimulationResult
+from sim.scenario import kind_module, load_scenario
+
+
+def simulate(scenario, runs: int | None = None, seed: int | None = None, n_jobs: int = 1, **options):
+    """Simulate ``runs`` plays of ``scenario`` (defaults from its ``[run]`` table).
+
+    Returns a :class:`SimulationResult` whose ``runs`` has one row per run and whose ``summary``
+    has the keys of SCENARIOS.md. Results depend only on scenario, seed and runs (R-GEN-7)."""
+    runs = scenario.run.runs if runs is None else int(runs)
+    seed = scenario.run.seed if seed is None else int(seed)
+    if runs < 1:
+        raise ScenarioError(f"expected runs >= 1; given {runs}", key="run.runs")
+    if seed < 0:
+        raise ScenarioError(f"expected seed >= 0; given {seed}", key="run.seed")
+    return kind_module(scenario.kind).simulate(scenario, runs=runs, seed=seed, n_jobs=n_jobs, **options)
+
+
+def exact(scenario) -> dict:
+    """Exact summary of ``scenario`` where its kind supports exact analysis."""
+    return kind_module(scenario.kind).exact(scenario)
+
+
+__all__ = [
+    "ExactUnsupported",
+    "PolicyError",
+    "ScenarioError",
+    "SimError",
+    "SimulationResult",
+    "__version__",
+    "exact",
+    "load_scenario",
+    "simulate",
+]

@@ -1,0 +1,36 @@
+"""The result object every kind's ``simulate`` returns, and provenance (STYLE.md practice 12)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+
+def package_version() -> str:
+    from sim import __version__
+
+    return __version__
+
+
+def provenance(scenario, seed: int | None, runs: int | None) -> dict[str, Any]:
+    """How a result was made: scenario hash, seed, runs, package and numpy versions."""
+    return {
+        "scenario_hash": scenario.scenario_hash,
+        "seed": seed,
+        "runs": runs,
+        "sim_version": package_version(),
+        "numpy_version": np.__version__,
+    }
+
+
+@dataclass
+class SimulationResult:
+    """``runs``: one row per run; ``summary``: the SCENARIOS.md keys plus provenance."""
+
+    scenario: Any
+    runs: pd.DataFrame
+    summary: dict[str, Any]
+    extra: dict[str, Any] = field(default_factory=dict)

@@ -1,0 +1,216 @@
+"""Scenario loading: the one boundary that validates input (STYLE.md practice 5).
+
+``load_scenario(path)`` reads a TOML file, picks the model of its ``kind`` and validates it into
+an immutable pydantic model. Every problem becomes one :class:`~sim.errors.ScenarioError` line
+naming the file, the dotted key, what was expected and what was given (and, for an unknown key,
+the nearest valid one).
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import json
+import tomllib
+import types
+import typing
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
+
+from sim.errors import ScenarioError
+
+KIND_NAMES = ("escape", "restraint", "campus", "formation")
+MAX_FILE_BYTES = 1_000_000
+
+
+class Strict(BaseModel):
+    """Base of every scenario table: unknown keys are errors, values are immutable and typed."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+
+
+class RunSettings(Strict):
+    runs: int = Field(20_000, ge=1, le=100_000_000)
+    seed: int = Field(0, ge=0, le=2**63 - 1)
+
+
+class PolicySettings(Strict):
+    name: str = "greedy"
+
+
+class ScenarioBase(Strict):
+    """Fields every kind shares (SCENARIOS.md, Common)."""
+
+    kind: str
+    name: str = Field("", max_length=200)
+    description: str = Field("", max_length=10_000)
+
+    _source: str = PrivateAttr(default="<memory>")
+    _hash: str = PrivateAttr(default="")
+
+    @property
+    def source(self) -> str:
+        """The file the scenario was read from."""
+        return self._source
+
+    @property
+    def scenario_hash(self) -> str:
+        """sha256 of the validated scenario's canonical JSON (STYLE.md practice 12)."""
+        if not self._hash:
+            canonical = json.dumps(self.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
+            self._hash = hashlib.sha256(canonical.encode()).hexdigest()
+        return self._hash
+
+    @property
+    def slug(self) -> str:
+        """A folder name for the scenario's reports."""
+        base = self.name or Path(self._source).stem or "scenario"
+        safe = "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in base.strip().lower())
+        return safe.strip("_") or "scenario"
+
+
+DiceStacking = Literal["cancel", "pool"]
+
+
+# --------------------------------------------------------------------------------------------
+# error formatting
+
+
+def _unwrap(annotation: Any) -> list[Any]:
+    """The concrete types an annotation may hold (Optional/Union/Annotated unwrapped)."""
+    origin = typing.get_origin(annotation)
+    if origin is typing.Annotated:
+        return _unwrap(typing.get_args(annotation)[0])
+    if origin in (typing.Union, types.UnionType):
+        out = []
+        for arg in typing.get_args(annotation):
+            out.extend(_unwrap(arg))
+        return out
+    return [annotation]
+
+
+def _model_at(model: type[BaseModel], loc: tuple) -> type[BaseModel] | None:
+    """Follow ``loc`` through the model's annotations; the model class found there, if any."""
+    current: list[Any] = [model]
+    for part in loc:
+        nxt: list[Any] = []
+        for ann in current:
+            for t in _unwrap(ann):
+                origin = typing.get_origin(t)
+                if isinstance(t, type) and issubclass(t, BaseModel):
+                    if isinstance(part, str) and part in t.model_fields:
+                        nxt.append(t.model_fields[part].annotation)
+                elif origin in (list, tuple) and isinstance(part, int):
+                    nxt.extend(typing.get_args(t)[:1])
+                elif origin is dict:
+                    args = typing.get_args(t)
+                    if len(args) == 2:
+                        nxt.append(args[1])
+        current = nxt
+    for ann in current:
+        for t in _unwrap(ann):
+            if isinstance(t, type) and issubclass(t, BaseModel):
+                return t
+    return None
+
+
+def _short(value: Any, limit: int = 60) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _expected(msg: str) -> str:
+    for prefix in ("Input should be ", "Value error, "):
+        if msg.startswith(prefix):
+            return "expected " + msg[len(prefix) :]
+    return msg
+
+
+def format_validation_error(model: type[BaseModel], error: dict, file: str) -> ScenarioError:
+    """One ScenarioError line from the first pydantic error."""
+    loc = tuple(p for p in error["loc"] if not (isinstance(p, str) and "[" in p))
+    key = ".".join(str(p) for p in loc) or "(top level)"
+    etype = error["type"]
+    if etype == "extra_forbidden":
+        parent = _model_at(model, loc[:-1])
+        valid = sorted(parent.model_fields) if parent else []
+        near = difflib.get_close_matches(str(loc[-1]), valid, n=1, cutoff=0.5)
+        hint = f"; did you mean {near[0]!r}?" if near else ""
+        listing = f" (valid keys: {', '.join(valid)})" if valid else ""
+        return ScenarioError(f"unknown key{hint}{listing}", file=file, key=key)
+    if etype == "missing":
+        return ScenarioError("required key is missing", file=file, key=key)
+    msg = _expected(error.get("msg", "invalid value"))
+    return ScenarioError(f"{msg}; given {_short(error.get('input'))}", file=file, key=key)
+
+
+# --------------------------------------------------------------------------------------------
+# loading
+
+
+def kind_module(kind: str):
+    """The module implementing a kind (imported lazily)."""
+    import importlib
+
+    if kind not in KIND_NAMES:
+        raise ScenarioError(f"expected one of {', '.join(KIND_NAMES)}; given {kind!r}", key="kind")
+    try:
+        return importlib.import_module(f"sim.{kind}")
+    except ModuleNotFoundError as exc:  # a kind not built yet
+        if exc.name == f"sim.{kind}":
+            raise ScenarioError(f"kind {kind!r} is not implemented in this version", key="kind") from None
+        raise
+
+
+def parse_scenario(data: dict, file: str = "<memory>") -> ScenarioBase:
+    """Validate an already-parsed TOML mapping into the scenario model of its kind."""
+    if not isinstance(data, dict):
+        raise ScenarioError("expected a TOML table at the top level", file=file)
+    kind = data.get("kind")
+    if kind is None:
+        raise ScenarioError(f"required key is missing (one of {', '.join(KIND_NAMES)})", file=file, key="kind")
+    if not isinstance(kind, str) or kind not in KIND_NAMES:
+        near = difflib.get_close_matches(str(kind), KIND_NAMES, n=1)
+        hint = f"; did you mean {near[0]!r}?" if near else ""
+        raise ScenarioError(
+            f"expected one of {', '.join(KIND_NAMES)}; given {_short(kind)}{hint}", file=file, key="kind"
+        )
+    try:
+        module = kind_module(kind)
+    except ScenarioError as exc:
+        raise ScenarioError(exc.detail, file=file, key="kind") from None
+    model: type[ScenarioBase] = module.Scenario
+    try:
+        scenario = model.model_validate(data)
+    except ValidationError as exc:
+        raise format_validation_error(model, exc.errors()[0], file) from None
+    except ScenarioError as exc:
+        raise ScenarioError(exc.detail, file=file, key=exc.key) from None
+    except RecursionError:
+        raise ScenarioError("nesting too deep", file=file) from None
+    scenario._source = file
+    return scenario
+
+
+def load_scenario(path: str | Path) -> ScenarioBase:
+    """Read and validate a scenario file (SCENARIOS.md). Raises :class:`ScenarioError`."""
+    file = str(path)
+    p = Path(path)
+    if not p.is_file():
+        raise ScenarioError("no such scenario file", file=file)
+    raw = p.read_bytes()
+    if len(raw) > MAX_FILE_BYTES:
+        raise ScenarioError(f"file larger than {MAX_FILE_BYTES} bytes", file=file)
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ScenarioError(f"not valid UTF-8 (byte {exc.start})", file=file) from None
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ScenarioError(f"malformed TOML: {exc}", file=file) from None
+    except RecursionError:
+        raise ScenarioError("malformed TOML: nesting too deep", file=file) from None
+    return parse_scenario(data, file)
