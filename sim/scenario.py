@@ -190,6 +190,12 @@ def parse_scenario(data: dict, file: str = "<memory>") -> ScenarioBase:
         raise ScenarioError(exc.detail, file=file, key=exc.key) from None
     except RecursionError:
         raise ScenarioError("nesting too deep", file=file) from None
+    check = getattr(module, "check_scenario", None)
+    if check is not None:
+        try:
+            check(scenario)
+        except ScenarioError as exc:
+            raise ScenarioError(exc.detail, file=file, key=exc.key) from None
     scenario._source = file
     return scenario
 
