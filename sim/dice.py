@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 
@@ -79,7 +79,7 @@ CHECK_DENOMINATOR = 20**3 * 4 * 20
 CHECK_MAX_SUM = 20 + 4 + 20
 
 
-@lru_cache(maxsize=None)
+@cache
 def _check_table(net: int, blessed: bool, breath: bool) -> tuple[int, ...]:
     """Numerators (over CHECK_DENOMINATOR) of P(random part >= need), need = 0..CHECK_MAX_SUM+1."""
     counts = kept_d20_counts(net).astype(object) * (20 ** (3 - (abs(net) + 1)))

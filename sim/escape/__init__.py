@@ -1,0 +1,10 @@
+"""The escape challenge (kind = "escape", RULES.md section 1)."""
+
+from sim.escape.exact import exact, supports_exact
+from sim.escape.model import Scenario, check
+from sim.escape.report import write_report
+from sim.escape.simulate import simulate
+
+check_scenario = check
+
+__all__ = ["Scenario", "check_scenario", "exact", "simulate", "supports_exact", "write_report"]

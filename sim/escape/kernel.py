@@ -1,0 +1,598 @@
+"""Vectorized kernel of the escape challenge: every array has the batch axis first.
+
+The kernel mirrors :mod:`sim.escape.reference` rule for rule and reads the same columns of the
+same per-round uniform block, so both give identical per-run results (tests prove it). Finished
+runs stay in the batch: each round works on the active rows only and writes them back, while
+the random block is drawn for the whole batch every round (STYLE.md practice 3).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+
+import numpy as np
+
+from sim.dice import CHECK_DENOMINATOR, MAX_NET_DICE, DiceExpr, check_table_array, faces_from_uniform
+from sim.escape.params import (
+    ARMS,
+    BLINDFOLD,
+    BODY,
+    COMPLETE,
+    DEX,
+    EARPLUGS,
+    FINGERS,
+    GAG,
+    HARNESS,
+    LEGS,
+    MARK_HASH,
+    MARK_PLUS,
+    MARK_STAR,
+    MARK_X,
+    MASK,
+    MODERATE,
+    N_SLOTS,
+    SEVERE,
+    STR,
+    UTTER,
+    EscapeParams,
+)
+
+NONE, STRUGGLE, ASSIST, GUIDE, SEARCH, REST, UNTIE, USE_ITEM, BLESS = range(9)
+OUTCOME_NAMES = ("", "escaped", "caught", "timeout")
+ACTIVE, ESCAPED, CAUGHT, TIMEOUT = range(4)
+_TABLE = check_table_array()
+_NEED_MAX = _TABLE.shape[-1] - 1
+
+
+@dataclass
+class BatchState:
+    """State of a batch of runs (batch axis first; C characters, S slots, I items)."""
+
+    tiers: np.ndarray  # (n, C, S) int16
+    acc: np.ndarray  # (n, C, S) int32
+    streak: np.ndarray  # (n, C, S) int16
+    last_slot: np.ndarray  # (n, C) int16, -1 none
+    composure: np.ndarray  # (n, C) int32
+    craving: np.ndarray
+    dazed_left: np.ndarray
+    breath: np.ndarray
+    save_bonus: np.ndarray
+    immune_until: np.ndarray
+    item_bonus: np.ndarray
+    held: np.ndarray  # (n, C, I) int16 counts of held release items
+    blessed: np.ndarray  # (n, C) bool
+    attention: np.ndarray  # (n,) int64
+    item_left: np.ndarray  # (n, I) int64, -1 unlimited
+    outcome: np.ndarray  # (n,) int8
+    rounds: np.ndarray  # (n,) int32
+    freed_round: np.ndarray  # (n, C) int32, 0 none
+    checks: np.ndarray
+    successes: np.ndarray
+    overloads: np.ndarray
+    items_found: np.ndarray
+    rounds_at_tier: np.ndarray  # (n, C, 9)
+    checks_at_tier: np.ndarray
+    successes_at_tier: np.ndarray
+
+    def take(self, rows: np.ndarray) -> BatchState:
+        return BatchState(**{f.name: getattr(self, f.name)[rows] for f in fields(self)})
+
+    def put(self, rows: np.ndarray, sub: BatchState) -> None:
+        for f in fields(self):
+            getattr(self, f.name)[rows] = getattr(sub, f.name)
+
+
+def initial_batch(p: EscapeParams, n: int) -> BatchState:
+    C, S, I = p.n_chars, N_SLOTS, p.n_items
+
+    def z(*shape, dtype=np.int32):
+        return np.zeros((n, *shape), dtype=dtype)
+
+    return BatchState(
+        tiers=np.broadcast_to(p.init_tiers.astype(np.int16), (n, C, S)).copy(),
+        acc=z(C, S), streak=z(C, S, dtype=np.int16), last_slot=np.full((n, C), -1, dtype=np.int16),
+        composure=np.broadcast_to(p.comp_max.astype(np.int32), (n, C)).copy(), craving=z(C), dazed_left=z(C),
+        breath=np.broadcast_to(p.breath_points.astype(np.int32), (n, C)).copy(), save_bonus=z(C),
+        immune_until=z(C), item_bonus=z(C), held=z(C, I, dtype=np.int16), blessed=z(C, dtype=bool),
+        attention=z(dtype=np.int64), item_left=np.broadcast_to(p.item_count, (n, I)).copy(),
+        outcome=z(dtype=np.int8), rounds=z(), freed_round=z(C), checks=z(C), successes=z(C), overloads=z(C),
+        items_found=z(C), rounds_at_tier=z(C, 9), checks_at_tier=z(C, 9), successes_at_tier=z(C, 9),
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# helpers
+
+
+def _net(bonus: np.ndarray, penalty: np.ndarray, mode: str) -> np.ndarray:
+    """R-GEN-4 stacking, vectorized (see sim.dice.net_dice)."""
+    if mode == "cancel":
+        return np.where((bonus > 0) & (penalty > 0), 0, np.where(bonus > 0, 1, np.where(penalty > 0, -1, 0)))
+    return bonus.astype(np.int64) - penalty
+
+
+def _numerator(net, need, blessed, breath) -> np.ndarray:
+    idx = np.clip(need, 0, _NEED_MAX)
+    return _TABLE[net + MAX_NET_DICE, blessed.astype(np.int64), breath.astype(np.int64), idx]
+
+
+def _roll(u: np.ndarray, col: int, expr: DiceExpr, mods: dict) -> np.ndarray:
+    """Vectorized dice expression from uniform columns ``u[:, col:]`` (rows = runs)."""
+    total = np.full(u.shape[0], expr.constant + expr.ability_part(mods), dtype=np.int64)
+    for term in expr.dice:
+        faces = faces_from_uniform(u[:, col : col + term.count], term.sides)
+        total += term.sign * faces.sum(axis=1)
+        col += term.count
+    return total
+
+
+def _highest_flat(t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(any > 0, first index of the maximum) over the last axis; ties go to the lowest index."""
+    return t.max(axis=1) > 0, t.argmax(axis=1)
+
+
+def can_help_physically(t: np.ndarray) -> np.ndarray:
+    """R-ESC-7 on tiers (m, S)."""
+    return (t[:, FINGERS] == 0) & (t[:, ARMS] < COMPLETE) & (t[:, LEGS] < COMPLETE) & (t[:, BODY] == 0)
+
+
+def can_untie_self(t: np.ndarray) -> np.ndarray:
+    return (t[:, ARMS] == 0) & (t[:, FINGERS] == 0) & (t[:, BODY] == 0)
+
+
+def struggle_numerators(p: EscapeParams, st: BatchState, i: int, slots: np.ndarray | None = None) -> np.ndarray:
+    """(m, S, 3) success numerators of every (slot, ability) for character i (R-ESC-20 step 2),
+    -1 where the pair may not be struggled; only ``slots`` (default: the goal slots)."""
+    t = st.tiers[:, i, :].astype(np.int64)  # (m, S)
+    m = t.shape[0]
+    may = (t >= 1) & (t < UTTER) & (p.goal if slots is None else slots)[None, :]
+    abil = np.ones((m, N_SLOTS, 3), dtype=bool)  # R-ESC-11 ability restrictions
+    body = t[:, BODY] >= 1
+    str_only = body | (t[:, FINGERS] >= MODERATE)
+    abil[:, :, 1:] &= ~str_only[:, None, None]
+    slot_ok = np.where(body[:, None], np.arange(N_SLOTS)[None, :] == BODY, True)
+    valid = may[:, :, None] & abil & slot_ok[:, :, None]
+    static = (
+        p.escape_mod[i][None, None, :] + st.acc[:, i, :, None] + st.item_bonus[:, i, None, None]
+        + p.artist_bonus[i][None, None, :]
+    )
+    need = p.dc[t][:, :, None] - static
+    pen = np.zeros((m, N_SLOTS, 3), dtype=np.int64)
+    pen[:, :, DEX] += ((t[:, FINGERS] >= 1)[:, None] & (np.arange(N_SLOTS) != FINGERS)[None, :])
+    pen[:, :, STR] += (t[:, MASK] >= 1)[:, None]
+    net = _net(np.zeros_like(pen), pen, p.stacking)
+    blessed = np.broadcast_to(st.blessed[:, i, None, None], net.shape)
+    num = _numerator(net, need, blessed, np.zeros_like(blessed))
+    auto = (p.mark[t] == MARK_STAR) & (st.streak[:, i, :] == 1)
+    num = np.where(auto[:, :, None], CHECK_DENOMINATOR, num)
+    return np.where(valid, num, -1)
+
+
+@dataclass
+class Plan:
+    kind: np.ndarray  # (m, C) int8
+    slot: np.ndarray
+    ability: np.ndarray
+    target: np.ndarray
+    item: np.ndarray  # item type index
+    breath: np.ndarray  # bool
+    num: np.ndarray  # declared numerator (struggles), without help
+
+
+def _covered(p: EscapeParams, held: np.ndarray, tiers: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For tiers (m, K): whether a held item covers it, and which (smallest max_tier, then index)."""
+    I = p.n_items
+    if I == 0:
+        return np.zeros(tiers.shape, dtype=bool), np.zeros(tiers.shape, dtype=np.int64)
+    ok = (held[:, None, :] > 0) & (p.item_max_tier[None, None, :] >= tiers[:, :, None]) & (tiers[:, :, None] > 0)
+    key = np.where(ok, p.item_max_tier[None, None, :] * (I + 1) + np.arange(I)[None, None, :], np.iinfo(np.int64).max)
+    return ok.any(axis=2), key.argmin(axis=2)
+
+
+def _empty_plan(m: int, C: int) -> Plan:
+    return Plan(
+        kind=np.zeros((m, C), dtype=np.int8), slot=np.full((m, C), -1, dtype=np.int64),
+        ability=np.full((m, C), -1, dtype=np.int64), target=np.full((m, C), -1, dtype=np.int64),
+        item=np.full((m, C), -1, dtype=np.int64), breath=np.zeros((m, C), dtype=bool),
+        num=np.zeros((m, C), dtype=np.int64),
+    )
+
+
+def _choose_struggle(p: EscapeParams, st: BatchState, plan: Plan, i: int, nums: np.ndarray,
+                     todo: np.ndarray) -> np.ndarray:
+    """Declare the best (slot, ability) of ``nums`` for rows ``todo`` that have one; ties: the slot
+    struggled last round, slot order, then str, dex, int (R-ESC-31). Returns the rows chosen."""
+    m = nums.shape[0]
+    arange_s = np.arange(N_SLOTS)
+    last = arange_s[None, :] == st.last_slot[:, i, None]
+    key = nums * 1000 + last[:, :, None] * 100 + (N_SLOTS - 1 - arange_s)[None, :, None] * 3
+    key = key + (2 - np.arange(3))[None, None, :]
+    key = np.where(nums >= 0, key, -1).reshape(m, -1)
+    best = key.argmax(axis=1)
+    sel = todo & (key.max(axis=1) >= 0)
+    b_num = nums.reshape(m, -1)[np.arange(m), best]
+    plan.kind[sel, i], plan.slot[sel, i], plan.ability[sel, i] = STRUGGLE, (best // 3)[sel], (best % 3)[sel]
+    if p.is_monk[i]:  # R-ESC-31: a monk spends breath when the probability is below 1/2
+        plan.breath[sel & (st.breath[:, i] > 0) & (2 * b_num < CHECK_DENOMINATOR), i] = True
+    return sel
+
+
+def _own_steps(p: EscapeParams, st: BatchState, plan: Plan, i: int, todo: np.ndarray) -> None:
+    """Greedy steps 1-3 with the item steps (R-ESC-20, R-ESC-31) for character i on rows ``todo``."""
+    m, C = plan.kind.shape
+    t = st.tiers[:, i, :].astype(np.int64)
+    goal_t = np.where(p.goal[None, :], t, 0)
+    # step 1: untie its own highest-tier goal restraint
+    has_goal, top = _highest_flat(goal_t)
+    sel = todo & can_untie_self(t) & has_goal
+    plan.kind[sel, i], plan.slot[sel, i], plan.target[sel, i] = UNTIE, top[sel], i
+    todo = todo & ~sel
+    # after step 1: a held release item on its own highest-tier covered goal restraint
+    if p.n_items:
+        cov, which = _covered(p, st.held[:, i, :], goal_t)
+        has, s_pick = _highest_flat(np.where(cov, goal_t, 0))
+        sel = todo & has
+        plan.kind[sel, i], plan.slot[sel, i], plan.target[sel, i] = USE_ITEM, s_pick[sel], i
+        plan.item[sel, i] = which[sel, s_pick[sel]]
+        todo = todo & ~sel
+    # step 2: struggle the best (slot, ability)
+    todo = todo & ~_choose_struggle(p, st, plan, i, struggle_numerators(p, st, i), todo)
+    # step 3: untie a teammate's highest-tier restraint (any slot), party then slot order
+    mates = np.where((np.arange(C) != i)[None, :, None], st.tiers.astype(np.int64), 0).reshape(m, -1)
+    phys = can_help_physically(t)
+    has, pick = _highest_flat(mates)
+    sel = todo & can_untie_self(t) & phys & has
+    plan.kind[sel, i], plan.target[sel, i], plan.slot[sel, i] = UNTIE, pick[sel] // N_SLOTS, pick[sel] % N_SLOTS
+    todo = todo & ~sel
+    # after step 3: a held release item on the highest-tier teammate restraint it covers
+    if p.n_items:
+        cov, which = _covered(p, st.held[:, i, :], mates)
+        has, pick = _highest_flat(np.where(cov, mates, 0))
+        sel = todo & phys & has
+        plan.kind[sel, i], plan.target[sel, i] = USE_ITEM, pick[sel] // N_SLOTS
+        plan.slot[sel, i] = pick[sel] % N_SLOTS
+        plan.item[sel, i] = which[sel, pick[sel]]
+
+
+def greedy_plan(p: EscapeParams, st: BatchState, dazed: np.ndarray) -> Plan:
+    """R-ESC-20 / R-ESC-31, vectorized over runs (loops over characters)."""
+    plan = _empty_plan(*dazed.shape)
+    for i in range(dazed.shape[1]):
+        _own_steps(p, st, plan, i, ~dazed[:, i])
+    _finish_plan(p, st, dazed, plan)
+    return plan
+
+
+def arms_first_plan(p: EscapeParams, st: BatchState, dazed: np.ndarray) -> Plan:
+    """`arms_first`: without free hands, struggle the arms while bound, then the fingers; otherwise greedy."""
+    plan = _empty_plan(*dazed.shape)
+    for i in range(dazed.shape[1]):
+        todo = ~dazed[:, i]
+        t = st.tiers[:, i, :]
+        pre = todo & ~can_untie_self(t)
+        for slot in (ARMS, FINGERS):
+            only = np.arange(N_SLOTS) == slot
+            sel = _choose_struggle(p, st, plan, i, struggle_numerators(p, st, i, only), pre & (t[:, slot] > 0))
+            pre &= ~sel
+            todo &= ~sel
+        _own_steps(p, st, plan, i, todo)
+    _finish_plan(p, st, dazed, plan)
+    return plan
+
+
+def declared_numerators(p: EscapeParams, st: BatchState, plan: Plan) -> np.ndarray:
+    """(m, C): each struggle's success numerator without this round's help (blessing and breath
+    included); -1 for non-strugglers."""
+    out = np.full(plan.kind.shape, -1, dtype=np.int64)
+    rows = np.arange(plan.kind.shape[0])
+    for i in range(plan.kind.shape[1]):
+        sel = plan.kind[:, i] == STRUGGLE
+        if not sel.any():
+            continue
+        out[:, i] = np.where(sel, _check_parts(p, st, i, plan, rows, help_=None)[0], -1)
+    return out
+
+
+def _check_parts(p, st, i, plan, rows, help_):
+    """Numerator (and net, need) of character i's declared struggle, with ``help_`` =
+    (assisted, guide, mage) arrays or None."""
+    s = np.where(plan.slot[:, i] >= 0, plan.slot[:, i], 0)
+    a = np.where(plan.ability[:, i] >= 0, plan.ability[:, i], 0)
+    t = st.tiers[rows, i, s].astype(np.int64)
+    static = p.escape_mod[i][a] + st.acc[rows, i, s] + st.item_bonus[:, i] + p.artist_bonus[i][a]
+    br = plan.breath[:, i]
+    static = static + np.where(br, p.wis_mod[i], 0)
+    assisted = np.zeros(len(rows), dtype=bool)
+    if help_ is not None:
+        assisted, guide, mage = help_
+        static = static + guide + mage
+    pen = ((a == DEX) & (st.tiers[:, i, FINGERS] >= 1) & (s != FINGERS)).astype(np.int64)
+    pen += (a == STR) & (st.tiers[:, i, MASK] >= 1)
+    net = _net(assisted.astype(np.int64), pen, p.stacking)
+    need = p.dc[t] - static
+    num = _numerator(net, need, st.blessed[:, i], br)
+    auto = (p.mark[t] == MARK_STAR) & (st.streak[rows, i, s] == 1)
+    return np.where(auto, CHECK_DENOMINATOR, num), net, need, auto
+
+
+def _finish_plan(p: EscapeParams, st: BatchState, dazed: np.ndarray, plan: Plan) -> None:
+    """Greedy steps 4-6 for every character without a plan, once the struggles are known."""
+    m, C = dazed.shape
+    decl = declared_numerators(p, st, plan)
+    plan.num[:] = np.where(decl >= 0, decl, 0)
+    struggling = plan.kind == STRUGGLE
+    others_goal = (np.where(p.goal[None, None, :], st.tiers, 0) > 0).any(axis=2)  # (m, C)
+    big = np.iinfo(np.int64).max
+    for i in range(C):
+        t = st.tiers[:, i, :]
+        todo = (~dazed[:, i]) & (plan.kind[:, i] == NONE)
+        cand = struggling & (np.arange(C) != i)[None, :]
+        key = np.where(cand, decl * (C + 1) + np.arange(C)[None, :], big)
+        phys = can_help_physically(t)
+        mage_hand = p.is_mage_hand[i] & (t[:, ARMS] == 0) & (t[:, FINGERS] == 0)
+        sel = todo & cand.any(axis=1) & (phys | mage_hand)  # step 4: assist the weakest struggler
+        plan.kind[sel, i], plan.target[sel, i] = ASSIST, key.argmin(axis=1)[sel]
+        todo &= ~sel
+        guidable = cand & (st.tiers[:, :, EARPLUGS] == 0)  # else guide
+        gkey = np.where(guidable, key, big)
+        sel = todo & (t[:, GAG] == 0) & (t[:, BLINDFOLD] == 0) & guidable.any(axis=1)
+        plan.kind[sel, i], plan.target[sel, i] = GUIDE, gkey.argmin(axis=1)[sel]
+        todo &= ~sel
+        if p.is_cleric[i]:  # else bless, while another member has a goal slot above 0
+            sel = todo & (t[:, GAG] == 0) & np.where((np.arange(C) != i)[None, :], others_goal, False).any(axis=1)
+            plan.kind[sel, i] = BLESS
+            todo &= ~sel
+        if p.search_on:  # step 5
+            sel = todo & (t[:, BLINDFOLD] == 0) & (t[:, LEGS] < COMPLETE) & (t[:, BODY] == 0)
+            plan.kind[sel, i] = SEARCH
+            todo &= ~sel
+        plan.kind[todo, i] = REST  # step 6
+
+
+# ---------------------------------------------------------------------------------------------
+# the round
+
+
+def step(p: EscapeParams, st: BatchState, block: np.ndarray, plan_fn=greedy_plan) -> None:
+    """One round (R-ESC-5) for every run of ``st`` (all active), in place. ``block`` is the
+    round's uniform block (m, C, width) for these runs."""
+    m, C = st.composure.shape
+    rows = np.arange(m)
+    lay = p.layout
+    st.rounds += 1
+    rnd = st.rounds
+    dazed = st.dazed_left > 0
+    st.blessed &= ~dazed  # R-ESC-33: a dazed character loses its blessing
+    not_freed = st.freed_round == 0
+    top = np.where(p.goal[None, None, :], st.tiers, 0).max(axis=2)
+    rec = not_freed & (top > 0)
+    np.add.at(st.rounds_at_tier, (np.nonzero(rec)[0], np.nonzero(rec)[1], top[rec]), 1)
+
+    # (1) declarations
+    plan = plan_fn(p, st, dazed)
+    kind = plan.kind
+
+    # (2) help attaches to this round's checks (R-ESC-8, R-ESC-9, R-ESC-14); attention (R-ESC-9a)
+    assisted = np.zeros((m, C), dtype=bool)
+    guide = np.zeros((m, C), dtype=np.int64)
+    mage = np.zeros((m, C), dtype=np.int64)
+    helped_by = np.zeros((m, C, C), dtype=bool)  # [run, target, helper]
+    attention = np.full(m, p.att_per_round, dtype=np.int64)
+    bless_next = np.zeros((m, C), dtype=bool)
+    for i in range(C):
+        k = kind[:, i]
+        tgt = np.where(plan.target[:, i] >= 0, plan.target[:, i], 0)
+        a_sel = k == ASSIST
+        t = st.tiers[:, i, :]
+        mb = np.where(p.is_mage_hand[i] & (t[:, ARMS] == 0) & (t[:, FINGERS] == 0) & (t[:, GAG] == 0),
+                      p.mage_bonus[i], 0)
+        r = rows[a_sel]
+        assisted[r, tgt[a_sel]] = True
+        mage[r, tgt[a_sel]] = np.maximum(mage[r, tgt[a_sel]], mb[a_sel])
+        g_sel = k == GUIDE
+        r = rows[g_sel]
+        guide[r, tgt[g_sel]] = np.maximum(guide[r, tgt[g_sel]], p.guide_bonus[i])
+        h = a_sel | g_sel
+        helped_by[rows[h], tgt[h], i] = True
+        attention += np.where(a_sel, p.att_assist, 0) + np.where(g_sel, p.att_guide, 0)
+        attention += np.where(((k == UNTIE) | (k == USE_ITEM)) & (tgt != i), p.att_assist, 0)
+        attention += np.where(k == SEARCH, p.att_search, 0)
+        if p.is_cleric[i]:
+            b = k == BLESS
+            others = np.arange(C) != i
+            bless_next |= b[:, None] & others[None, :]
+
+    # (3) struggles in party order
+    struggled = np.where(kind == STRUGGLE, plan.slot, -1)
+    harness_on = st.tiers[:, :, HARNESS] >= 1
+    for i in range(C):
+        sel = kind[:, i] == STRUGGLE
+        if not sel.any():
+            continue
+        r = rows[sel]
+        s = plan.slot[sel, i]
+        tier = st.tiers[r, i, s].astype(np.int64)
+        _, net, need, _ = _check_parts(p, _Rows(st, r), i, _PlanRows(plan, r), np.arange(len(r)),
+                                      (assisted[r, i], guide[r, i], mage[r, i]))
+        br = plan.breath[r, i]
+        st.breath[r, i] -= br.astype(np.int32)
+        u = block[r, i]
+        faces = faces_from_uniform(u[:, lay.check : lay.check + 3], 20)
+        k_dice = np.abs(net) + 1
+        in_pool = np.arange(3)[None, :] < k_dice[:, None]
+        kept = np.where(net >= 0, np.where(in_pool, faces, 0).max(axis=1), np.where(in_pool, faces, 99).min(axis=1))
+        total = kept + np.where(st.blessed[r, i], faces_from_uniform(u[:, lay.bless], 4), 0)
+        total = total + np.where(br, faces_from_uniform(u[:, lay.breath], 20), 0)
+        success = total >= need
+        st.checks[r, i] += 1
+        np.add.at(st.checks_at_tier, (r, i, tier), 1)
+        st.successes[r, i] += success
+        np.add.at(st.successes_at_tier, (r[success], i, tier[success]), 1)
+        new_tier = np.where(success, p.becomes[tier], tier)
+        mark = p.mark[tier]
+        streak = st.streak[r, i, s].astype(np.int64)
+        acc = st.acc[r, i, s].astype(np.int64)
+        hit = assisted[r, i]
+        release = ~success & (mark == MARK_STAR) & (streak == 1)  # R-ESC-3 `*` second round
+        new_tier = np.where(release, 0, new_tier)
+        acc = acc + np.where(~success & (mark == MARK_PLUS), 2 + 2 * hit, 0)
+        acc = acc + np.where(~success & (mark == MARK_HASH), 1 + hit, 0)
+        acc = acc + np.where(~success & (mark == MARK_X), hit.astype(np.int64), 0)
+        reset = success | release
+        st.tiers[r, i, s] = new_tier
+        st.acc[r, i, s] = np.where(reset, 0, acc)
+        st.streak[r, i, s] = np.where(reset, 0, streak + 1)
+        # R-ESC-14 strength of will: the paladin itself and paladins who helped this check
+        for k_ in range(C):
+            if not p.is_paladin[k_]:
+                continue
+            gets = success & ((k_ == i) | helped_by[r, i, k_])
+            rr = r[gets]
+            cap = p.comp_max[k_] - st.craving[rr, k_]
+            st.composure[rr, k_] = np.minimum(st.composure[rr, k_] + max(0, int(p.cha_mod[k_])), cap)
+    not_struggled = np.arange(N_SLOTS)[None, None, :] != struggled[:, :, None]  # R-ESC-3 streaks break
+    st.acc[not_struggled] = 0
+    st.streak[not_struggled] = 0
+    st.last_slot[:] = struggled
+    for i in range(C):  # unties and items in party order, each on the tier left so far
+        k = kind[:, i]
+        sel = k == UNTIE
+        if sel.any():
+            r, tg, s = rows[sel], plan.target[sel, i], plan.slot[sel, i]
+            cur = st.tiers[r, tg, s]
+            st.tiers[r, tg, s] = np.where(cur <= SEVERE, 0, SEVERE)  # R-ESC-10b
+            st.acc[r, tg, s] = 0
+            st.streak[r, tg, s] = 0
+        sel = k == USE_ITEM
+        if sel.any():
+            r, tg, s, it = rows[sel], plan.target[sel, i], plan.slot[sel, i], plan.item[sel, i]
+            cur = st.tiers[r, tg, s]
+            ok = (cur >= 1) & (cur <= p.item_max_tier[it])  # an item aimed at a freed slot is kept
+            r, tg, s, it = r[ok], tg[ok], s[ok], it[ok]
+            st.tiers[r, tg, s] = 0
+            st.acc[r, tg, s] = 0
+            st.streak[r, tg, s] = 0
+            st.held[r, i, it] -= 1
+    for i in range(C):  # R-ESC-10a rest
+        sel = kind[:, i] == REST
+        if sel.any():
+            r = rows[sel]
+            gain = np.maximum(0, _roll(block[r, i], lay.rest, p.rest_expr, p.modifiers[i]))
+            st.composure[r, i] = np.minimum(st.composure[r, i] + gain, p.comp_max[i] - st.craving[r, i])
+
+    # (4) searches in party order (R-ESC-10)
+    for i in range(C):
+        sel = kind[:, i] == SEARCH
+        if not sel.any():
+            continue
+        r = rows[sel]
+        found = faces_from_uniform(block[r, i, lay.search], 20) >= p.search_dc - p.search_mod[i]
+        if p.n_items == 0:
+            continue
+        weights = np.where(st.item_left[r] != 0, p.item_weight[None, :], 0.0)
+        found &= (weights > 0).any(axis=1)
+        r, weights = r[found], weights[found]
+        if len(r) == 0:
+            continue
+        cum = np.cumsum(weights, axis=1)
+        x = block[r, i, lay.item] * cum[:, -1]
+        idx = (cum <= x[:, None]).sum(axis=1)
+        last = p.n_items - 1 - (weights[:, ::-1] > 0).argmax(axis=1)
+        k_item = np.minimum(idx, last)
+        dec = st.item_left[r, k_item] > 0
+        st.item_left[r[dec], k_item[dec]] -= 1
+        st.items_found[r, i] += 1
+        bonus = p.item_kind[k_item] == 0
+        st.item_bonus[r[bonus], i] += p.item_value[k_item[bonus]]
+        st.held[r[~bonus], i, k_item[~bonus]] += 1
+
+    # (5) attention
+    st.attention += attention
+
+    # (6) composure (R-ESC-12, R-ESC-13, R-ESC-34, R-ESC-35)
+    for i in range(C):
+        u = block[:, i]
+        damage = np.zeros(m, dtype=np.int64)
+        harn = (struggled[:, i] >= 0) & harness_on[:, i]
+        if harn.any():
+            damage += np.where(harn, np.maximum(0, _roll(u, lay.harness, p.harness_expr, p.modifiers[i])), 0)
+        if p.stimulus_expr is not None:
+            stim = np.maximum(0, _roll(u, lay.stimulus, p.stimulus_expr, p.modifiers[i]))
+            damage += stim
+            if p.craving:
+                st.craving[:, i] += stim.astype(np.int32)
+        top_c = p.comp_max[i] - st.craving[:, i].astype(np.int64)
+        in_daze = st.dazed_left[:, i] > 0
+        st.dazed_left[in_daze, i] -= 1
+        wake = in_daze & (st.dazed_left[:, i] == 0)
+        st.composure[wake, i] = np.maximum(0, top_c[wake])
+        hit = ~in_daze & (damage > 0)
+        comp = np.where(hit, np.maximum(0, st.composure[:, i] - damage), st.composure[:, i])
+        st.composure[:, i] = comp
+        over = hit & (comp == 0) & (rnd > st.immune_until[:, i])
+        if p.is_monk[i]:  # R-ESC-14 inner breath save
+            tries = over & (st.breath[:, i] > 0)
+            need = 10 + damage + st.save_bonus[:, i] - p.wis_mod[i]
+            saved = tries & (faces_from_uniform(u[:, lay.save], 20) >= need)
+            st.breath[tries, i] -= 1
+            st.save_bonus[tries, i] += 2
+            st.composure[saved, i] = np.maximum(0, top_c[saved] // 2)
+            over &= ~saved
+        elif p.is_focus[i]:  # R-ESC-14 absolute focus
+            saved = over & (faces_from_uniform(u[:, lay.save], 20) >= 10 + damage // 2 - p.focus_mod[i])
+            gain = np.maximum(0, faces_from_uniform(u[:, lay.focus], 8) + p.focus_mod[i])
+            st.composure[saved, i] = np.minimum(gain[saved], np.maximum(0, top_c[saved]))
+            st.immune_until[saved, i] = rnd[saved] + 1
+            over &= ~saved
+        st.overloads[over, i] += 1
+        st.save_bonus[over, i] = 0
+        if p.dazed_rounds > 0:
+            st.dazed_left[over, i] = p.dazed_rounds
+        else:
+            st.composure[over, i] = np.maximum(0, top_c[over])
+
+    st.blessed[:] = bless_next
+    done = ~(np.where(p.goal[None, None, :], st.tiers, 0) > 0).any(axis=2)
+    newly = done & (st.freed_round == 0)
+    st.freed_round[newly] = np.broadcast_to(rnd[:, None], newly.shape)[newly]
+
+    # (7) end tests: caught before escaped
+    caught = (st.attention >= p.attention_limit) if p.attention_limit else np.zeros(m, dtype=bool)
+    escaped = ~caught & done.all(axis=1)
+    timeout = ~caught & ~escaped & (rnd >= p.max_rounds)
+    st.outcome[:] = np.where(caught, CAUGHT, np.where(escaped, ESCAPED, np.where(timeout, TIMEOUT, ACTIVE)))
+
+
+class _Rows:
+    """A row-subset view of the state for the check arithmetic."""
+
+    def __init__(self, st: BatchState, r: np.ndarray):
+        self.tiers = st.tiers[r]
+        self.acc = st.acc[r]
+        self.item_bonus = st.item_bonus[r]
+        self.blessed = st.blessed[r]
+        self.streak = st.streak[r]
+
+
+class _PlanRows:
+    def __init__(self, plan: Plan, r: np.ndarray):
+        self.slot = plan.slot[r]
+        self.ability = plan.ability[r]
+        self.breath = plan.breath[r]
+
+
+def run_batch(p: EscapeParams, n: int, rng: np.random.Generator, plan_fn=greedy_plan) -> BatchState:
+    """Simulate ``n`` runs with the chunk's generator; one uniform block per round."""
+    st = initial_batch(p, n)
+    for _ in range(p.max_rounds):
+        active = np.flatnonzero(st.outcome == ACTIVE)
+        if len(active) == 0:
+            break
+        block = rng.random((n, p.n_chars, p.layout.width))
+        if len(active) == n:
+            step(p, st, block, plan_fn)
+        else:
+            sub = st.take(active)
+            step(p, sub, block[active], plan_fn)
+            st.put(active, sub)
+    return st

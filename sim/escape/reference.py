@@ -1,0 +1,296 @@
+"""Scalar reference of the escape challenge: one run at a time, reading like RULES.md section 1.
+
+Randomness comes through a *source* with one method per kind of random event, so the same
+round function serves simulation (:class:`DrawSource`, reading the pre-drawn uniform block that
+the kernel reads too) and exact analysis (the branching source of :mod:`sim.escape.exact`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from sim.dice import DiceExpr, faces_from_uniform
+from sim.escape.params import (
+    HARNESS,
+    MARK_HASH,
+    MARK_PLUS,
+    MARK_STAR,
+    MARK_X,
+    N_SLOTS,
+    EscapeParams,
+)
+from sim.escape.policy import PolicyView, check_action, untie_result
+from sim.escape.state import (
+    Action,
+    PartyState,
+    check_spec,
+    goal_done,
+    initial_state,
+    mage_hand_bonus,
+)
+
+
+class DrawSource:
+    """Reads one run's row ``(characters, width)`` of a round's uniform block."""
+
+    def __init__(self, params: EscapeParams, block: np.ndarray):
+        self.p = params
+        self.u = block
+        self.lay = params.layout
+
+    def _faces(self, i: int, col: int, k: int, sides: int) -> np.ndarray:
+        return faces_from_uniform(self.u[i, col : col + k], sides)
+
+    def check(self, i: int, net: int, need: int, blessed: bool, breath: bool) -> bool:
+        rolls = self._faces(i, self.lay.check, 3, 20)
+        k = abs(net) + 1
+        total = int(rolls[:k].max() if net >= 0 else rolls[:k].min())
+        if blessed:
+            total += int(self._faces(i, self.lay.bless, 1, 4)[0])
+        if breath:
+            total += int(self._faces(i, self.lay.breath, 1, 20)[0])
+        return total >= need
+
+    def search(self, i: int, need: int) -> bool:
+        return int(self._faces(i, self.lay.search, 1, 20)[0]) >= need
+
+    def item(self, i: int, weights: np.ndarray) -> int:
+        return pick_weighted(weights, float(self.u[i, self.lay.item]))
+
+    def save(self, i: int, need: int) -> bool:
+        return int(self._faces(i, self.lay.save, 1, 20)[0]) >= need
+
+    def focus(self, i: int) -> int:
+        return int(self._faces(i, self.lay.focus, 1, 8)[0])
+
+    def roll(self, i: int, field: str, expr: DiceExpr) -> int:
+        col = getattr(self.lay, field)
+        faces = []
+        for term in expr.dice:
+            faces.extend(self._faces(i, col, term.count, term.sides).tolist())
+            col += term.count
+        return expr.evaluate(faces, self.p.modifiers[i])
+
+
+def pick_weighted(weights: np.ndarray, u: float) -> int:
+    """Index drawn by weight from a uniform ``u``: the number of cumulative weights <= u * total,
+    clamped to the last positive weight (shared with the kernel)."""
+    cum = np.cumsum(weights)
+    idx = int((cum <= u * cum[-1]).sum())
+    last = int(np.flatnonzero(weights > 0)[-1])
+    return min(idx, last)
+
+
+def play_round(p: EscapeParams, st: PartyState, policy: Callable, src, validate: bool = False) -> None:
+    """One round (R-ESC-5), in place."""
+    st.round += 1
+    rnd = st.round
+    C = p.n_chars
+    chars = st.chars
+    dazed = tuple(c.dazed_left > 0 for c in chars)
+    for i, c in enumerate(chars):
+        if dazed[i]:
+            c.blessed = False  # R-ESC-33: a dazed character loses its blessing
+        if c.freed_round == 0:  # statistics: rounds spent at the highest goal tier
+            top = max((c.tiers[s] for s in range(N_SLOTS) if p.goal[s]), default=0)
+            if top > 0:
+                c.rounds_at_tier[top] += 1
+
+    # (1) declarations (R-ESC-5), seeing only the state at the start of the round
+    actions = policy(PolicyView(p, st, rnd, dazed))
+    plan: list[Action | None] = []
+    for i in range(C):
+        a = actions[i] if i < len(actions) else None
+        if dazed[i]:
+            a = None
+        elif validate:
+            a = check_action(p, st, i, a, rnd)
+        plan.append(a)
+
+    # (2) assists, guides and mage hands attach to this round's checks (R-ESC-8, R-ESC-9, R-ESC-14)
+    assisted = [False] * C
+    guide = [0] * C
+    mage = [0] * C
+    helpers: list[list[int]] = [[] for _ in range(C)]
+    attention = p.att_per_round  # R-ESC-9a, from round 1 (R-ESC-32)
+    bless_next = [False] * C
+    for i, a in enumerate(plan):
+        if a is None:
+            continue
+        if a.kind == "assist":
+            assisted[a.target] = True  # several assistants count once (R-ESC-8)
+            mage[a.target] = max(mage[a.target], mage_hand_bonus(p, i, chars[i]))
+            helpers[a.target].append(i)
+            attention += p.att_assist
+        elif a.kind == "guide":
+            guide[a.target] = max(guide[a.target], int(p.guide_bonus[i]))  # only the largest counts
+            helpers[a.target].append(i)
+            attention += p.att_guide
+        elif a.kind == "untie" and a.target != i:
+            attention += p.att_assist  # R-ESC-10b
+        elif a.kind == "use_item" and a.target != i:
+            attention += p.att_assist  # decision: an item used on a teammate is physical help
+        elif a.kind == "search":
+            attention += p.att_search
+        elif a.kind == "bless":
+            for j in range(C):
+                if j != i:
+                    bless_next[j] = True  # R-ESC-14: next round's checks; blessings draw none
+
+    # (3) struggles in party order (R-ESC-32), then unties and items, then rests
+    struggled = [-1] * C
+    harness_on = [c.tiers[HARNESS] >= 1 for c in chars]
+    for i, a in enumerate(plan):
+        if a is None or a.kind != "struggle":
+            continue
+        c = chars[i]
+        s = a.slot
+        struggled[i] = s
+        tier = c.tiers[s]
+        spec = check_spec(p, i, c, s, a.ability, assisted=assisted[i], guide=guide[i], mage=mage[i],
+                          breath=a.breath)
+        if a.breath:
+            c.breath -= 1
+        success = src.check(i, spec.net, spec.need, spec.blessed, spec.breath)
+        c.checks += 1
+        c.checks_at_tier[tier] += 1
+        if success:
+            c.successes += 1
+            c.successes_at_tier[tier] += 1
+            c.tiers[s] = int(p.becomes[tier])
+            c.acc[s] = 0  # R-ESC-33: a success always resets acc and streak
+            c.streak[s] = 0
+            # R-ESC-14 strength of will: the paladin itself, and paladins who helped
+            for k in [i, *helpers[i]]:
+                if p.is_paladin[k] and chars[k].dazed_left == 0:
+                    ck = chars[k]
+                    ck.composure = min(ck.composure + max(0, int(p.cha_mod[k])), int(p.comp_max[k]) - ck.craving)
+        else:
+            mark = int(p.mark[tier])  # R-ESC-3 accumulation
+            if mark == MARK_STAR:
+                if c.streak[s] == 1:
+                    c.tiers[s] = 0  # second consecutive round: released
+                    c.acc[s] = 0
+                    c.streak[s] = 0
+                    continue
+            elif mark == MARK_PLUS:
+                c.acc[s] += 2 + (2 if assisted[i] else 0)
+            elif mark == MARK_HASH:
+                c.acc[s] += 1 + (1 if assisted[i] else 0)
+            elif mark == MARK_X:
+                c.acc[s] += 1 if assisted[i] else 0
+            c.streak[s] += 1
+    for i, c in enumerate(chars):  # R-ESC-3: a streak breaks in a round without that struggle
+        c.last_slot = struggled[i]
+        for s in range(N_SLOTS):
+            if s != struggled[i]:
+                c.acc[s] = 0
+                c.streak[s] = 0
+    for i, a in enumerate(plan):  # unties and items, each on the tier left so far
+        if a is None:
+            continue
+        if a.kind == "untie":
+            t = chars[a.target]
+            if t.tiers[a.slot] > 0:
+                t.tiers[a.slot] = untie_result(t.tiers[a.slot])  # R-ESC-10b
+                t.acc[a.slot] = 0
+                t.streak[a.slot] = 0
+        elif a.kind == "use_item":
+            c = chars[i]
+            t = chars[a.target]
+            item = c.held[a.item]
+            if 1 <= t.tiers[a.slot] <= int(p.item_max_tier[item]):  # R-ESC-10 release item
+                t.tiers[a.slot] = 0
+                t.acc[a.slot] = 0
+                t.streak[a.slot] = 0
+                del c.held[a.item]
+    for i, a in enumerate(plan):  # R-ESC-10a rest
+        if a is not None and a.kind == "rest":
+            c = chars[i]
+            gain = max(0, src.roll(i, "rest", p.rest_expr))
+            c.composure = min(c.composure + gain, int(p.comp_max[i]) - c.craving)
+
+    # (4) searches in party order (R-ESC-10)
+    for i, a in enumerate(plan):
+        if a is None or a.kind != "search":
+            continue
+        c = chars[i]
+        if not src.search(i, p.search_dc - int(p.search_mod[i])):
+            continue
+        weights = np.where(np.array(st.item_left, dtype=np.int64) != 0, p.item_weight, 0.0)
+        if p.n_items == 0 or not (weights > 0).any():
+            continue  # R-ESC-36: an empty pool finds nothing
+        k = src.item(i, weights)
+        if st.item_left[k] > 0:
+            st.item_left[k] -= 1
+        c.items_found += 1
+        if p.item_kind[k] == 0:
+            c.item_bonus += int(p.item_value[k])
+        else:
+            c.held.append(k)
+
+    # (5) attention (R-ESC-9a)
+    st.attention += attention
+
+    # (6) composure damage and overload (R-ESC-12, R-ESC-13, R-ESC-34, R-ESC-35)
+    for i, c in enumerate(chars):
+        damage = 0
+        if struggled[i] >= 0 and harness_on[i]:
+            damage += max(0, src.roll(i, "harness", p.harness_expr))  # R-ESC-11 harness
+        if p.stimulus_expr is not None:
+            stim = max(0, src.roll(i, "stimulus", p.stimulus_expr))
+            damage += stim
+            if p.craving:
+                c.craving += stim  # R-ESC-13 craving lowers the maximum
+        top = int(p.comp_max[i]) - c.craving
+        if c.dazed_left > 0:  # dazed after an overload: composure stays 0, damage ignored
+            c.dazed_left -= 1
+            if c.dazed_left == 0:
+                c.composure = max(0, top)
+            continue
+        if damage <= 0:
+            continue
+        c.composure = max(0, c.composure - damage)
+        if c.composure > 0 or rnd <= c.immune_until:
+            continue
+        if p.is_monk[i] and c.breath > 0:  # R-ESC-14 inner breath save
+            c.breath -= 1
+            need = 10 + damage + c.save_bonus - int(p.wis_mod[i])
+            c.save_bonus += 2
+            if src.save(i, need):
+                c.composure = max(0, top // 2)
+                continue
+        elif p.is_focus[i]:  # R-ESC-14 absolute focus
+            if src.save(i, 10 + damage // 2 - int(p.focus_mod[i])):
+                c.composure = min(max(0, src.focus(i) + int(p.focus_mod[i])), max(0, top))
+                c.immune_until = rnd + 1
+                continue
+        c.overloads += 1  # R-ESC-12 overload
+        c.save_bonus = 0
+        if p.dazed_rounds > 0:
+            c.dazed_left = p.dazed_rounds
+        else:
+            c.composure = max(0, top)
+
+    for i, c in enumerate(chars):
+        c.blessed = bless_next[i]
+        if c.freed_round == 0 and goal_done(p, c):
+            c.freed_round = rnd
+
+    # (7) end tests: caught before escaped (R-ESC-5)
+    if p.attention_limit and st.attention >= p.attention_limit:
+        st.outcome = "caught"
+    elif all(goal_done(p, c) for c in chars):
+        st.outcome = "escaped"
+    elif rnd >= p.max_rounds:
+        st.outcome = "timeout"
+
+
+def run_one(p: EscapeParams, policy: Callable, blocks: list[np.ndarray], validate: bool = False) -> PartyState:
+    """Play one run to its end reading ``blocks[r]`` (characters, width) in round r+1."""
+    st = initial_state(p)
+    while not st.outcome:
+        play_round(p, st, policy, DrawSource(p, blocks[st.round]), validate)
+    return st

@@ -1,0 +1,178 @@
+"""Monte Carlo driver of the escape challenge: chunks (R-GEN-7), engines, per-run rows (R-ESC-15)
+and the summary of SCENARIOS.md."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+import pandas as pd
+
+from sim.batch import map_chunks
+from sim.errors import ScenarioError
+from sim.escape import kernel as K
+from sim.escape.model import TIER_IDS, Scenario
+from sim.escape.params import EscapeParams, compile_params
+from sim.escape.policy import load_policy
+from sim.escape.reference import DrawSource, play_round
+from sim.escape.state import initial_state
+from sim.result import SimulationResult, provenance
+from sim.stats import wilson_interval
+
+KERNEL_POLICIES = {"greedy": K.greedy_plan, "arms_first": K.arms_first_plan}
+ENGINES = ("auto", "kernel", "reference")
+
+
+def _columns_from_batch(p: EscapeParams, st: K.BatchState) -> dict[str, np.ndarray]:
+    return {
+        "outcome": st.outcome.astype(np.int8),
+        "rounds": st.rounds.astype(np.int32),
+        "attention": st.attention.astype(np.int64),
+        "freed_round": st.freed_round.astype(np.int32),
+        "checks": st.checks.astype(np.int32),
+        "successes": st.successes.astype(np.int32),
+        "overloads": st.overloads.astype(np.int32),
+        "items_found": st.items_found.astype(np.int32),
+        "rounds_at_tier": st.rounds_at_tier.astype(np.int32),
+        "checks_at_tier": st.checks_at_tier.astype(np.int32),
+        "successes_at_tier": st.successes_at_tier.astype(np.int32),
+    }
+
+
+def kernel_chunk(p: EscapeParams, n: int, rng: np.random.Generator, policy: str = "greedy") -> dict:
+    """One chunk with the vectorized kernel."""
+    return _columns_from_batch(p, K.run_batch(p, n, rng, KERNEL_POLICIES[policy]))
+
+
+def reference_chunk(p: EscapeParams, n: int, rng: np.random.Generator, policy: Callable | str = "greedy",
+                    validate: bool = False) -> dict:
+    """One chunk with the scalar reference, drawing exactly the kernel's blocks."""
+    fn = load_policy(policy) if isinstance(policy, str) else policy
+    states = [initial_state(p) for _ in range(n)]
+    for _ in range(p.max_rounds):
+        active = [j for j, s in enumerate(states) if not s.outcome]
+        if not active:
+            break
+        block = rng.random((n, p.n_chars, p.layout.width))
+        for j in active:
+            play_round(p, states[j], fn, DrawSource(p, block[j]), validate)
+    codes = {"escaped": K.ESCAPED, "caught": K.CAUGHT, "timeout": K.TIMEOUT}
+
+    def per_char(attr):
+        return np.array([[getattr(c, attr) for c in s.chars] for s in states], dtype=np.int32).reshape(n, p.n_chars)
+
+    def per_tier(attr):
+        return np.array([[getattr(c, attr) for c in s.chars] for s in states], dtype=np.int32).reshape(n, p.n_chars, 9)
+
+    return {
+        "outcome": np.array([codes[s.outcome] for s in states], dtype=np.int8),
+        "rounds": np.array([s.round for s in states], dtype=np.int32),
+        "attention": np.array([s.attention for s in states], dtype=np.int64),
+        "freed_round": per_char("freed_round"),
+        "checks": per_char("checks"),
+        "successes": per_char("successes"),
+        "overloads": per_char("overloads"),
+        "items_found": per_char("items_found"),
+        "rounds_at_tier": per_tier("rounds_at_tier"),
+        "checks_at_tier": per_tier("checks_at_tier"),
+        "successes_at_tier": per_tier("successes_at_tier"),
+    }
+
+
+def _concat(parts: list[dict]) -> dict[str, np.ndarray]:
+    return {k: np.concatenate([part[k] for part in parts]) for k in parts[0]}
+
+
+def runs_frame(p: EscapeParams, cols: dict[str, np.ndarray]) -> pd.DataFrame:
+    """Per-run rows (R-ESC-15)."""
+    n = len(cols["outcome"])
+    data: dict[str, object] = {
+        "run": np.arange(n, dtype=np.int64),
+        "outcome": pd.Categorical.from_codes(cols["outcome"] - 1, ["escaped", "caught", "timeout"]),
+        "rounds": cols["rounds"],
+        "attention": cols["attention"],
+    }
+    for t in range(1, 9):
+        data[f"checks_{TIER_IDS[t]}"] = cols["checks_at_tier"][:, :, t].sum(axis=1)
+        data[f"successes_{TIER_IDS[t]}"] = cols["successes_at_tier"][:, :, t].sum(axis=1)
+    for i, name in enumerate(p.names):
+        fr = cols["freed_round"][:, i]
+        freed = pd.array(fr, dtype="Int64")
+        freed[fr == 0] = pd.NA  # never freed
+        data[f"{name}.freed_round"] = freed
+        for key in ("checks", "successes", "overloads", "items_found"):
+            data[f"{name}.{key}"] = cols[key][:, i]
+        for t in range(1, 9):
+            data[f"{name}.rounds_{TIER_IDS[t]}"] = cols["rounds_at_tier"][:, i, t]
+    return pd.DataFrame(data)
+
+
+def summarize(scenario: Scenario, p: EscapeParams, cols: dict, runs: int, seed: int) -> dict:
+    """The SCENARIOS.md summary with Wilson intervals and provenance."""
+    outcome, rounds = cols["outcome"], cols["rounds"]
+    escaped = outcome == K.ESCAPED
+    n_esc = int(escaped.sum())
+    n_caught = int((outcome == K.CAUGHT).sum())
+    n_timeout = int((outcome == K.TIMEOUT).sum())
+    by_round = np.bincount(rounds[escaped], minlength=p.max_rounds + 1)[1 : p.max_rounds + 1]
+    summary = {
+        "kind": "escape",
+        "name": scenario.name,
+        "runs": runs,
+        "seed": seed,
+        "policy": p.policy,
+        "escape_rate": n_esc / runs,
+        "escape_rate_ci": wilson_interval(n_esc, runs),
+        "caught_rate": n_caught / runs,
+        "caught_rate_ci": wilson_interval(n_caught, runs),
+        "timeout_rate": n_timeout / runs,
+        "timeout_rate_ci": wilson_interval(n_timeout, runs),
+        "mean_rounds": float(rounds[escaped].mean()) if n_esc else None,
+        "mean_rounds_se": float(rounds[escaped].std(ddof=1) / np.sqrt(n_esc)) if n_esc > 1 else None,
+        "escape_by_round": (np.cumsum(by_round) / runs).tolist(),
+        "mean_checks": float(cols["checks"].sum(axis=1).mean()),
+        "mean_overloads": float(cols["overloads"].sum(axis=1).mean()),
+    }
+    summary.update({k: v for k, v in provenance(scenario, seed, runs).items() if k not in ("seed", "runs")})
+    return summary
+
+
+def resolve_engine(p: EscapeParams, engine: str) -> str:
+    if engine not in ENGINES:
+        raise ScenarioError(f"expected engine one of {', '.join(ENGINES)}; given {engine!r}")
+    if engine == "auto":
+        return "kernel" if p.policy in KERNEL_POLICIES else "reference"
+    if engine == "kernel" and p.policy not in KERNEL_POLICIES:
+        raise ScenarioError(f"the kernel runs the built-in policies {', '.join(KERNEL_POLICIES)}; "
+                            f"policy {p.policy!r} runs on the reference engine", key="policy.name")
+    return engine
+
+
+def simulate(scenario: Scenario, runs: int, seed: int, n_jobs: int = 1, engine: str = "auto",
+             chunks_per_task: int = 1) -> SimulationResult:
+    """Simulate ``runs`` escape challenges (R-GEN-7: identical for any n_jobs / engine)."""
+    p = compile_params(scenario)
+    engine = resolve_engine(p, engine)
+    if engine == "kernel":
+        fn, params = _kernel_task, (p, p.policy)
+    else:
+        load_policy(p.policy)  # fail early on a bad custom policy
+        fn, params = _reference_task, (p, p.policy)
+    parts = [res for _, res in map_chunks(fn, params, runs, seed, n_jobs, chunks_per_task)]
+    cols = _concat(parts)
+    result = SimulationResult(scenario, runs_frame(p, cols), summarize(scenario, p, cols, runs, seed))
+    result.extra["columns"] = cols
+    result.extra["params"] = p
+    result.extra["engine"] = engine
+    return result
+
+
+def _kernel_task(params, n, rng):
+    p, policy = params
+    return kernel_chunk(p, n, rng, policy)
+
+
+def _reference_task(params, n, rng):
+    p, policy = params
+    custom = policy not in ("greedy", "arms_first", "team")
+    return reference_chunk(p, n, rng, policy, validate=custom)

@@ -1,0 +1,232 @@
+"""Scalar state of one escape run, actions, and the check arithmetic shared by the reference,
+the policies and the exact engine (RULES.md section 1)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from sim.dice import CHECK_DENOMINATOR, check_numerator, net_dice
+from sim.escape.params import (
+    ARMS,
+    BLINDFOLD,
+    BODY,
+    COMPLETE,
+    DEX,
+    EARPLUGS,
+    FINGERS,
+    GAG,
+    INT,
+    LEGS,
+    MARK_STAR,
+    MASK,
+    MODERATE,
+    N_SLOTS,
+    STR,
+    UTTER,
+    EscapeParams,
+)
+
+ACTION_KINDS = ("struggle", "assist", "guide", "search", "rest", "untie", "use_item", "bless")
+
+
+@dataclass(frozen=True)
+class Action:
+    """One declared action (R-ESC-5). ``target`` is a party index; ``item`` an index into the
+    actor's held release items."""
+
+    kind: str
+    slot: int = -1
+    ability: int = -1
+    target: int = -1
+    item: int = -1
+    breath: bool = False
+
+
+REST = Action("rest")
+SEARCH = Action("search")
+BLESS = Action("bless")
+
+
+@dataclass
+class CharState:
+    tiers: list[int]
+    acc: list[int]
+    streak: list[int]
+    last_slot: int
+    composure: int
+    craving: int
+    dazed_left: int
+    breath: int
+    save_bonus: int
+    immune_until: int
+    item_bonus: int
+    held: list[int]  # indices of held release items
+    blessed: bool
+    # statistics (R-ESC-15), not part of the dynamics
+    freed_round: int = 0
+    checks: int = 0
+    successes: int = 0
+    overloads: int = 0
+    items_found: int = 0
+    rounds_at_tier: list[int] = field(default_factory=lambda: [0] * 9)
+    checks_at_tier: list[int] = field(default_factory=lambda: [0] * 9)
+    successes_at_tier: list[int] = field(default_factory=lambda: [0] * 9)
+
+    def copy(self) -> CharState:
+        return CharState(
+            list(self.tiers), list(self.acc), list(self.streak), self.last_slot, self.composure,
+            self.craving, self.dazed_left, self.breath, self.save_bonus, self.immune_until,
+            self.item_bonus, list(self.held), self.blessed, self.freed_round, self.checks,
+            self.successes, self.overloads, self.items_found, list(self.rounds_at_tier),
+            list(self.checks_at_tier), list(self.successes_at_tier),
+        )
+
+    def key(self) -> tuple:
+        return (
+            tuple(self.tiers), tuple(self.acc), tuple(self.streak), self.last_slot, self.composure,
+            self.craving, self.dazed_left, self.breath, self.save_bonus, self.immune_until,
+            self.item_bonus, tuple(sorted(self.held)), self.blessed,
+        )
+
+
+@dataclass
+class PartyState:
+    chars: list[CharState]
+    attention: int
+    item_left: list[int]  # remaining count per item, -1 unlimited
+    round: int = 0  # rounds played
+    outcome: str = ""  # "", escaped, caught, timeout
+
+    def copy(self) -> PartyState:
+        return PartyState([c.copy() for c in self.chars], self.attention, list(self.item_left), self.round,
+                          self.outcome)
+
+    def key(self) -> tuple:
+        return (tuple(c.key() for c in self.chars), self.attention, tuple(self.item_left), self.outcome)
+
+
+def initial_state(p: EscapeParams) -> PartyState:
+    chars = []
+    for i in range(p.n_chars):
+        chars.append(CharState(
+            tiers=[int(t) for t in p.init_tiers[i]], acc=[0] * N_SLOTS, streak=[0] * N_SLOTS, last_slot=-1,
+            composure=int(p.comp_max[i]), craving=0, dazed_left=0, breath=int(p.breath_points[i]), save_bonus=0,
+            immune_until=0, item_bonus=0, held=[], blessed=False,
+        ))
+    return PartyState(chars, 0, [int(c) for c in p.item_count])
+
+
+# ---------------------------------------------------------------------------------------------
+# who may do what (R-ESC-7, R-ESC-9, R-ESC-10, R-ESC-10b, R-ESC-11)
+
+
+def can_untie_self(c: CharState) -> bool:
+    """R-ESC-10b / R-ESC-31: free hands = arms, fingers and body at 0."""
+    return c.tiers[ARMS] == 0 and c.tiers[FINGERS] == 0 and c.tiers[BODY] == 0
+
+
+def can_help_physically(c: CharState) -> bool:
+    """R-ESC-7 (with R-ESC-11): fingers 0, arms and legs below complete, body 0."""
+    t = c.tiers
+    return t[FINGERS] == 0 and t[ARMS] < COMPLETE and t[LEGS] < COMPLETE and t[BODY] == 0
+
+
+def can_untie_other(c: CharState) -> bool:
+    return can_untie_self(c) and can_help_physically(c)
+
+
+def has_mage_hand(p: EscapeParams, i: int, c: CharState) -> bool:
+    """R-ESC-14 mage hand: a wizard or sorcerer with arms and fingers at 0."""
+    return bool(p.is_mage_hand[i]) and c.tiers[ARMS] == 0 and c.tiers[FINGERS] == 0
+
+
+def can_assist(p: EscapeParams, i: int, c: CharState) -> bool:
+    return can_help_physically(c) or has_mage_hand(p, i, c)
+
+
+def mage_hand_bonus(p: EscapeParams, i: int, c: CharState) -> int:
+    """R-ESC-33: an assist by a wizard or sorcerer with arms, fingers and gag at 0 adds int + prof."""
+    if p.is_mage_hand[i] and c.tiers[ARMS] == 0 and c.tiers[FINGERS] == 0 and c.tiers[GAG] == 0:
+        return int(p.mage_bonus[i])
+    return 0
+
+
+def can_guide(c: CharState) -> bool:
+    """R-ESC-9: the guide needs gag and blindfold at 0 (a body wrap does not stop it, R-ESC-33)."""
+    return c.tiers[GAG] == 0 and c.tiers[BLINDFOLD] == 0
+
+
+def can_be_guided(c: CharState) -> bool:
+    return c.tiers[EARPLUGS] == 0  # R-ESC-11 earplugs
+
+
+def can_search(p: EscapeParams, c: CharState) -> bool:
+    """R-ESC-10: search configured, blindfold 0, legs below complete, body 0."""
+    return p.search_on and c.tiers[BLINDFOLD] == 0 and c.tiers[LEGS] < COMPLETE and c.tiers[BODY] == 0
+
+
+def can_bless(p: EscapeParams, i: int, c: CharState) -> bool:
+    return bool(p.is_cleric[i]) and c.tiers[GAG] == 0  # R-ESC-14 blessing, R-ESC-11 gag
+
+
+def allowed_abilities(c: CharState, slot: int) -> tuple[int, ...]:
+    """R-ESC-11: body restricts to str on the body slot; fingers at moderate or above force str."""
+    if c.tiers[BODY] >= 1 and slot != BODY:
+        return ()
+    if c.tiers[BODY] >= 1 or c.tiers[FINGERS] >= MODERATE:
+        return (STR,)
+    return (STR, DEX, INT)
+
+
+def may_struggle(c: CharState, slot: int) -> bool:
+    """A restraint its wearer may struggle: tier 1..despair (utter cannot, R-ESC-2), body rule (R-ESC-11)."""
+    t = c.tiers[slot]
+    return 1 <= t < UTTER and bool(allowed_abilities(c, slot))
+
+
+def goal_done(p: EscapeParams, c: CharState) -> bool:
+    return all(c.tiers[s] == 0 for s in range(N_SLOTS) if p.goal[s])
+
+
+# ---------------------------------------------------------------------------------------------
+# the check (R-ESC-3, R-ESC-4, R-ESC-11, R-ESC-14, R-GEN-4)
+
+
+@dataclass(frozen=True)
+class CheckSpec:
+    net: int
+    need: int  # the random part must reach this
+    blessed: bool
+    breath: bool
+    dc: int
+    auto_release: bool  # a `*` restraint in its second consecutive round (R-ESC-3)
+
+
+def check_spec(p: EscapeParams, i: int, c: CharState, slot: int, ability: int, *, assisted: bool = False,
+               guide: int = 0, mage: int = 0, breath: bool = False) -> CheckSpec:
+    tier = c.tiers[slot]
+    dc = int(p.dc[tier])
+    static = int(p.escape_mod[i, ability]) + c.acc[slot] + c.item_bonus + int(p.artist_bonus[i, ability])
+    static += guide + mage
+    if breath:
+        static += int(p.wis_mod[i])  # R-ESC-14 inner breath: + d20 + wis mod
+    penalty = 0
+    if ability == DEX and c.tiers[FINGERS] >= 1 and slot != FINGERS:
+        penalty += 1  # R-ESC-11 fingers: penalty die on dex checks of other slots
+    if ability == STR and c.tiers[MASK] >= 1:
+        penalty += 1  # R-ESC-11 mask: penalty die on every str check (R-ESC-33)
+    net = net_dice(1 if assisted else 0, penalty, p.stacking)
+    auto = int(p.mark[tier]) == MARK_STAR and c.streak[slot] == 1
+    return CheckSpec(net, dc - static, c.blessed, breath, dc, auto)
+
+
+def spec_numerator(spec: CheckSpec) -> int:
+    """Success probability numerator over CHECK_DENOMINATOR; a `*` auto-release counts as 1."""
+    if spec.auto_release:
+        return CHECK_DENOMINATOR
+    return check_numerator(spec.net, spec.need, spec.blessed, spec.breath)
+
+
+def roll_numerator(spec: CheckSpec) -> int:
+    """P(the roll meets the DC), auto-release not counted (for the exact engine)."""
+    return check_numerator(spec.net, spec.need, spec.blessed, spec.breath)
