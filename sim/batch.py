@@ -57,8 +57,7 @@ def map_chunks(
     tasks = [all_chunks[i : i + chunks_per_task] for i in range(0, len(all_chunks), chunks_per_task)]
     if n_jobs == 1 or len(tasks) <= 1:
         for task in tasks:
-            for c, r in zip(task, _run_tasks(fn, params, seed, task), strict=True):
-                yield c, r
+            yield from zip(task, _run_tasks(fn, params, seed, task), strict=True)
         return
     from joblib import Parallel, delayed
 

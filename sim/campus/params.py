@@ -1,0 +1,402 @@
+"""Compiled, immutable parameters of a campus scenario and the per-turn random column layout.
+
+Both engines read one uniform block ``u`` of shape (n, K) per turn; :class:`Layout` fixes which
+column means what, so the scalar reference and the vectorized kernel draw identical choices from
+identical numbers (a random order is the argsort of a block of uniforms; a uniform choice among m
+is floor(u * m)).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from fractions import Fraction
+
+import numpy as np
+
+from sim.campus.model import STANCES, Scenario
+from sim.campus.rules import best_stance, to_fraction
+
+FREE, CAPTURED, CLEARED, GAME_OVER = 0, 1, 2, 3
+STATUS_NAMES = ("free", "captured", "cleared", "game_over")
+STANCE_POLICIES = ("fixed", "random", "best", "counter")
+MISO_NAME = "miso_bomb"
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Column indices into the per-turn uniform block (R-GEN-7; see docs/decisions-campus.md)."""
+
+    K: int
+    pc_move: np.ndarray  # (P,)
+    pc_stance: np.ndarray | None  # (P,) policy `random`
+    pc_team_order: np.ndarray | None  # (P,) order of team battles of equal size (anchor PC)
+    pc_member_key: np.ndarray | None  # (P,) random order of a team's members
+    pc_duel_key: np.ndarray  # (P,) random order of one-on-one confrontations
+    pc_duel_pick: np.ndarray  # (P,) the adversary drawn for a one-on-one confrontation
+    pc_capture_room: np.ndarray | None  # (P,) room among several for a default capture
+    pc_rescue_pick: np.ndarray  # (P,) the captive a rescuer supports when it named none
+    pc_nurse_tie: np.ndarray | None  # (P,) ties among lowest-vitality PCs
+    pc_miso_loc: np.ndarray | None  # (P,) miso bomb placement
+    adv_chance: np.ndarray  # (A,) placement chance (miso slots: unused, -1)
+    adv_loc: np.ndarray  # (A,) location (miso slots: the PC's pc_miso_loc)
+    adv_stance: np.ndarray  # (A, P) stance draw of the slot's j-th confrontation this turn
+    adv_order: np.ndarray | None  # (A, P) order key of the slot's j-th confrontation (team battles)
+    options: np.ndarray | None  # (L,) keys of the k-subset of options
+    missions: np.ndarray  # (M,) mission chance
+
+
+@dataclass(frozen=True)
+class Params:
+    """The validated scenario compiled into arrays (R-CAM-1..59)."""
+
+    scenario: Scenario
+    P: int
+    L: int
+    T: int
+    team_max: int
+    miso: bool
+    k_options: int  # L when every location is an option
+    pc_names: tuple[str, ...]
+    loc_names: tuple[str, ...]
+    # locations
+    is_room: np.ndarray  # (L,) bool
+    is_exit: np.ndarray  # (L,) bool
+    opens_on: np.ndarray  # (L,) int
+    room_offset: np.ndarray  # (L,) escape offset of each capture room (R-CAM-11)
+    rooms: np.ndarray  # indices of capture rooms
+    plain: np.ndarray  # indices of locations that are not capture rooms
+    # PCs
+    pc_base: np.ndarray  # (P, 3) int64
+    pc_vit: np.ndarray  # (P,) starting vitality
+    pc_bonus: np.ndarray  # (P, 3) int64
+    pc_num: np.ndarray  # (P, 3, 2) int64 multiplier numerators [no advantage, advantage]
+    pc_den: np.ndarray  # (P, 3, 2)
+    pc_mult_always: tuple  # per PC, 3 Fractions
+    pc_mult_adv: tuple  # per PC, 3 Fractions (without the x2 of the stance advantage)
+    pc_team: np.ndarray  # (P,) team id or -1
+    team_names: tuple[str, ...]
+    pc_ears: np.ndarray  # (P,) bool
+    pc_nurse: np.ndarray  # (P,) bool
+    pc_gpt: np.ndarray  # (P,) int
+    pc_excl: np.ndarray  # (P, P) bool: row excludes column
+    # adversary slots: spawn slots first, then one miso slot per PC when miso_bomb is on
+    A: int
+    S: int
+    adv_template: np.ndarray  # (A,) template index; miso slots: n_templates
+    template_names: tuple[str, ...]
+    adv_boss: np.ndarray  # (A,) bool
+    adv_reward: np.ndarray  # (A,)
+    adv_room: np.ndarray  # (A,) fixed capture room location or -1 (default rule)
+    adv_base: np.ndarray  # (A, 3) spawn slots (miso rows unused)
+    adv_bonus: np.ndarray  # (A, 3)
+    adv_num: np.ndarray  # (A, 3, 2)
+    adv_den: np.ndarray  # (A, 3, 2)
+    adv_mult_always: tuple
+    adv_mult_adv: tuple
+    adv_c1: np.ndarray  # (A,) stance thresholds: stance = (u >= c1) + (u >= c2)
+    adv_c2: np.ndarray
+    adv_wnum: np.ndarray  # (A, 3) stance weights as integers over weight_den (counter)
+    weight_den: int
+    adv_first: np.ndarray  # (A,) first turn of the slot's spawn entry
+    adv_last: np.ndarray
+    adv_chance: np.ndarray  # (A,)
+    adv_cands: tuple  # per slot: array of candidate location indices
+    adv_cand_table: np.ndarray  # (A, L) padded candidates
+    adv_n_cands: np.ndarray  # (A,)
+    adv_fixed_stance: np.ndarray  # (A,) stance when the weights name one stance, else -1
+    # missions
+    M: int
+    mis_loc: np.ndarray
+    mis_first: np.ndarray
+    mis_last: np.ndarray
+    mis_chance: np.ndarray
+    mis_stance: np.ndarray
+    mis_each: np.ndarray  # bool
+    mis_target: np.ndarray
+    mis_reward: np.ndarray
+    mis_pen_vit: np.ndarray  # vitality loss (0 if none)
+    mis_pen_ability: np.ndarray  # stance index or -1
+    mis_pen_amount: np.ndarray
+    # policy
+    move_avoid: bool
+    stance_policy: int  # index in STANCE_POLICIES
+    stance_value: int
+    growth: str
+    rescue: bool
+    has_teams: bool
+    layout: Layout
+
+    @property
+    def n_templates(self) -> int:
+        return len(self.template_names)
+
+
+def _frac_pair(f: Fraction) -> tuple[int, int]:
+    return f.numerator, f.denominator
+
+
+def compile_params(s: Scenario) -> Params:
+    P = len(s.party)
+    L = len(s.locations)
+    T = s.rules.turns
+    loc_names = tuple(loc.id for loc in s.locations)
+    loc_index = {name: i for i, name in enumerate(loc_names)}
+    is_room = np.array([loc.capture_room for loc in s.locations], dtype=bool)
+    is_exit = np.array([loc.exit for loc in s.locations], dtype=bool)
+    opens_on = np.array([loc.opens_on for loc in s.locations], dtype=np.int64)
+    room_offset = np.array(
+        [loc.escape_offset if loc.escape_offset is not None else s.rules.escape_offset for loc in s.locations],
+        dtype=np.int64,
+    )
+    rooms = np.flatnonzero(is_room)
+    plain = np.flatnonzero(~is_room)
+    k_options = L if s.rules.options == "all" else min(int(s.rules.options), L)
+
+    # ---- PCs (R-CAM-1, R-CAM-30)
+    team_names: list[str] = []
+    pc_base = np.zeros((P, 3), np.int64)
+    pc_vit = np.zeros(P, np.int64)
+    pc_bonus = np.zeros((P, 3), np.int64)
+    pc_num = np.ones((P, 3, 2), np.int64)
+    pc_den = np.ones((P, 3, 2), np.int64)
+    pc_team = np.full(P, -1, np.int64)
+    pc_ears = np.zeros(P, bool)
+    pc_nurse = np.zeros(P, bool)
+    pc_gpt = np.zeros(P, np.int64)
+    pc_excl = np.zeros((P, P), bool)
+    mult_always_all = []
+    mult_adv_all = []
+    names = [p.name for p in s.party]
+    for i, pc in enumerate(s.party):
+        pc_base[i] = pc.abilities.as_tuple()
+        pc_vit[i] = pc.vitality if pc.vitality is not None else s.rules.vitality
+        always = [Fraction(1)] * 3
+        adv = [Fraction(1)] * 3
+        team = pc.team
+        for sk in pc.skills:
+            stances = [STANCES.index(x) for x in (sk.stances if sk.stances is not None else STANCES)]
+            if sk.kind == "bonus":
+                for st in stances:
+                    pc_bonus[i, st] += int(sk.value)
+            elif sk.kind == "multiplier":
+                f = to_fraction(sk.value if sk.value is not None else 2)
+                for st in stances:
+                    if (sk.when or "always") == "always":
+                        always[st] *= f
+                    else:
+                        adv[st] *= f
+            elif sk.kind == "team":
+                team = sk.name
+            elif sk.kind == "early_ears":
+                pc_ears[i] = True
+            elif sk.kind == "nursing":
+                pc_nurse[i] = True
+            elif sk.kind == "gp_per_turn":
+                pc_gpt[i] += int(sk.value)
+        if team is not None:
+            if team not in team_names:
+                team_names.append(team)
+            pc_team[i] = team_names.index(team)
+        for st in range(3):
+            pc_num[i, st, 0], pc_den[i, st, 0] = _frac_pair(always[st])
+            pc_num[i, st, 1], pc_den[i, st, 1] = _frac_pair(always[st] * adv[st] * 2)
+        mult_always_all.append(tuple(always))
+        mult_adv_all.append(tuple(adv))
+        for ex in pc.exclude:
+            pc_excl[i, names.index(ex)] = True
+    # a team needs two members to ever fight a team battle
+    has_teams = any(np.sum(pc_team == k) >= 2 for k in range(len(team_names)))
+
+    # ---- adversary slots (R-CAM-20, R-CAM-50)
+    tmpl_index = {a.name: i for i, a in enumerate(s.adversaries)}
+    template_names = tuple(a.name for a in s.adversaries) + ((MISO_NAME,) if s.rules.miso_bomb else ())
+    slots = []
+    for sp in s.spawns:
+        first, last = sp.turns if sp.turns is not None else (1, T)
+        if sp.locations == "any":
+            cands = plain.copy()
+        else:
+            cands = np.array([loc_index[x] for x in sp.locations], np.int64)
+        for _ in range(sp.count):
+            slots.append((tmpl_index[sp.adversary], first, last, sp.chance, cands))
+    S = len(slots)
+    miso = bool(s.rules.miso_bomb)
+    A = S + (P if miso else 0)
+    adv_template = np.zeros(A, np.int64)
+    adv_boss = np.zeros(A, bool)
+    adv_reward = np.zeros(A, np.int64)
+    adv_room = np.full(A, -1, np.int64)
+    adv_base = np.zeros((A, 3), np.int64)
+    adv_bonus = np.zeros((A, 3), np.int64)
+    adv_num = np.ones((A, 3, 2), np.int64)
+    adv_den = np.ones((A, 3, 2), np.int64)
+    adv_c1 = np.zeros(A)
+    adv_c2 = np.zeros(A)
+    adv_first = np.zeros(A, np.int64)
+    adv_last = np.zeros(A, np.int64)
+    adv_chance = np.ones(A)
+    adv_fixed = np.full(A, -1, np.int64)
+    adv_cand_table = np.zeros((A, L), np.int64)
+    adv_n_cands = np.zeros(A, np.int64)
+    probs: list[tuple[Fraction, Fraction, Fraction]] = []
+    adv_mult_always = []
+    adv_mult_adv = []
+    cand_list = []
+    for a, (ti, first, last, chance, cands) in enumerate(slots):
+        t = s.adversaries[ti]
+        adv_template[a] = ti
+        adv_boss[a] = t.boss
+        adv_reward[a] = t.reward
+        adv_room[a] = loc_index[t.capture_room] if t.capture_room is not None else -1
+        adv_base[a] = t.abilities.as_tuple()
+        adv_bonus[a] = t.bonus.as_tuple()
+        mults = tuple(to_fraction(x) for x in t.multiplier.as_tuple())
+        adv_mult_always.append(mults)
+        adv_mult_adv.append((Fraction(1),) * 3)
+        for st in range(3):
+            adv_num[a, st, 0], adv_den[a, st, 0] = _frac_pair(mults[st])
+            adv_num[a, st, 1], adv_den[a, st, 1] = _frac_pair(mults[st] * 2)
+        if t.stance is None:
+            w = (Fraction(1), Fraction(1), Fraction(1))
+        elif isinstance(t.stance, str):
+            w = tuple(Fraction(int(t.stance == x)) for x in STANCES)
+        else:
+            w = tuple(Fraction(str(x)) for x in t.stance.as_tuple())
+        total = sum(w)
+        p = tuple(x / total for x in w)
+        probs.append(p)
+        # R-CAM-21: stance = number of cumulative thresholds u has passed
+        adv_c1[a] = float(p[0])
+        adv_c2[a] = float(p[0] + p[1]) if p[2] > 0 else 1.0
+        if p[0] == 0:
+            adv_c1[a] = 0.0
+        nonzero = [k for k in range(3) if p[k] > 0]
+        if len(nonzero) == 1:
+            adv_fixed[a] = nonzero[0]
+        adv_first[a], adv_last[a] = first, last
+        adv_chance[a] = chance
+        cand_list.append(cands)
+        adv_cand_table[a, : len(cands)] = cands
+        adv_n_cands[a] = len(cands)
+    for i in range(P):  # miso slots (R-CAM-57)
+        a = S + i
+        if a >= A:
+            break
+        adv_template[a] = len(s.adversaries)
+        adv_bonus[a] = pc_bonus[i]
+        adv_num[a] = pc_num[i]
+        adv_den[a] = pc_den[i]
+        adv_mult_always.append(mult_always_all[i])
+        adv_mult_adv.append(mult_adv_all[i])
+        cand_list.append(plain.copy())
+        adv_cand_table[a, : len(plain)] = plain
+        adv_n_cands[a] = len(plain)
+        adv_first[a], adv_last[a] = 1, T
+    # counter (R-CAM-51): stance probabilities over one common denominator
+    den = 1
+    for p in probs:
+        for x in p:
+            den = math.lcm(den, x.denominator)
+    if den > 10**9:
+        probs = [tuple(x.limit_denominator(1000) for x in p) for p in probs]
+        den = 1
+        for p in probs:
+            for x in p:
+                den = math.lcm(den, x.denominator)
+    adv_wnum = np.zeros((A, 3), np.int64)
+    for a, p in enumerate(probs):
+        adv_wnum[a] = [int(x * den) for x in p]
+
+    # ---- missions (R-CAM-25, R-CAM-56)
+    ms = s.missions
+    M = len(ms)
+    mis_loc = np.array([loc_index[m.location] for m in ms], np.int64)
+    mis_first = np.array([(m.turns or [1, T])[0] for m in ms], np.int64)
+    mis_last = np.array([(m.turns or [1, T])[1] for m in ms], np.int64)
+    mis_chance = np.array([m.chance for m in ms], float)
+    mis_stance = np.array([STANCES.index(m.stance) for m in ms], np.int64)
+    mis_each = np.array([m.mode == "each" for m in ms], bool)
+    mis_target = np.array([m.target for m in ms], np.int64)
+    mis_reward = np.array([m.reward for m in ms], np.int64)
+    mis_pen_vit = np.array([(m.penalty.vitality or 0) if m.penalty else 0 for m in ms], np.int64)
+    mis_pen_ability = np.array(
+        [STANCES.index(m.penalty.ability) if m.penalty and m.penalty.ability else -1 for m in ms], np.int64
+    )
+    mis_pen_amount = np.array([(m.penalty.amount or 0) if m.penalty else 0 for m in ms], np.int64)
+
+    pol = s.policy
+    stance_policy = STANCE_POLICIES.index(pol.stance)
+
+    # ---- random column layout
+    counter = [0]
+
+    def take(shape) -> np.ndarray:
+        size = int(np.prod(shape))
+        cols = np.arange(counter[0], counter[0] + size, dtype=np.int64).reshape(shape)
+        counter[0] += size
+        return cols
+
+    pc_move = take(P)
+    pc_stance = take(P) if pol.stance == "random" else None
+    pc_team_order = take(P) if has_teams else None
+    pc_member_key = take(P) if has_teams else None
+    pc_duel_key = take(P)
+    pc_duel_pick = take(P)
+    pc_capture_room = take(P) if len(rooms) > 1 else None
+    pc_rescue_pick = take(P)
+    pc_nurse_tie = take(P) if pc_nurse.any() else None
+    pc_miso_loc = take(P) if miso else None
+    lay_chance = np.full(A, -1, np.int64)
+    lay_loc = np.full(A, -1, np.int64)
+    lay_stance = np.full((A, P), -1, np.int64)
+    lay_order = np.full((A, P), -1, np.int64) if has_teams else None
+    for a in range(A):
+        spawn = a < S
+        if spawn:
+            lay_chance[a] = take(1)[0]
+            lay_loc[a] = take(1)[0]
+        else:
+            lay_loc[a] = pc_miso_loc[a - S]
+        n_conf = P if (spawn and adv_boss[a]) else 1  # a boss may confront every PC once a turn
+        cols = take(n_conf)
+        lay_stance[a, :] = cols[-1]
+        lay_stance[a, :n_conf] = cols
+        if has_teams:
+            cols = take(n_conf)
+            lay_order[a, :] = cols[-1]
+            lay_order[a, :n_conf] = cols
+    options = take(L) if k_options < L else None
+    missions = take(M)
+    layout = Layout(
+        K=counter[0], pc_move=pc_move, pc_stance=pc_stance, pc_team_order=pc_team_order,
+        pc_member_key=pc_member_key, pc_duel_key=pc_duel_key, pc_duel_pick=pc_duel_pick,
+        pc_capture_room=pc_capture_room, pc_rescue_pick=pc_rescue_pick, pc_nurse_tie=pc_nurse_tie,
+        pc_miso_loc=pc_miso_loc, adv_chance=lay_chance, adv_loc=lay_loc, adv_stance=lay_stance,
+        adv_order=lay_order, options=options, missions=missions,
+    )
+    return Params(
+        scenario=s, P=P, L=L, T=T, team_max=s.rules.team_max, miso=miso, k_options=k_options,
+        pc_names=tuple(names), loc_names=loc_names, is_room=is_room, is_exit=is_exit, opens_on=opens_on,
+        room_offset=room_offset, rooms=rooms, plain=plain, pc_base=pc_base, pc_vit=pc_vit,
+        pc_bonus=pc_bonus, pc_num=pc_num, pc_den=pc_den, pc_mult_always=tuple(mult_always_all),
+        pc_mult_adv=tuple(mult_adv_all), pc_team=pc_team, team_names=tuple(team_names), pc_ears=pc_ears,
+        pc_nurse=pc_nurse, pc_gpt=pc_gpt, pc_excl=pc_excl, A=A, S=S, adv_template=adv_template,
+        template_names=template_names, adv_boss=adv_boss, adv_reward=adv_reward, adv_room=adv_room,
+        adv_base=adv_base, adv_bonus=adv_bonus, adv_num=adv_num, adv_den=adv_den,
+        adv_mult_always=tuple(adv_mult_always), adv_mult_adv=tuple(adv_mult_adv), adv_c1=adv_c1,
+        adv_c2=adv_c2, adv_wnum=adv_wnum, weight_den=den, adv_first=adv_first, adv_last=adv_last,
+        adv_chance=adv_chance, adv_cands=tuple(cand_list), adv_cand_table=adv_cand_table,
+        adv_n_cands=adv_n_cands, adv_fixed_stance=adv_fixed, M=M, mis_loc=mis_loc, mis_first=mis_first,
+        mis_last=mis_last, mis_chance=mis_chance, mis_stance=mis_stance, mis_each=mis_each,
+        mis_target=mis_target, mis_reward=mis_reward, mis_pen_vit=mis_pen_vit,
+        mis_pen_ability=mis_pen_ability, mis_pen_amount=mis_pen_amount, move_avoid=pol.move == "avoid",
+        stance_policy=stance_policy, stance_value=STANCES.index(pol.stance_value), growth=pol.growth,
+        rescue=pol.rescue, has_teams=has_teams, layout=layout,
+    )
+
+
+def miso_best(params: Params, i: int, base) -> int:
+    """R-CAM-57: a miso bomb's own `best` stance on its final base abilities."""
+    return best_stance(tuple(int(x) for x in base), tuple(int(x) for x in params.pc_bonus[i]),
+                       params.pc_mult_always[i])

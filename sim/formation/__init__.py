@@ -1,0 +1,20 @@
+"""kind = "formation": the 魔導界 house rules on the 絶対隷奴 base check (RULES.md section 4).
+
+- :mod:`sim.formation.rules`: R-MDK-1 .. R-MDK-3, R-MDK-12, R-MDK-13, R-MDK-20, R-MDK-21 as scalar
+  functions and their exact analysis (36 × 36 outcomes).
+- :mod:`sim.formation.targeting`: the targeting engine (R-MDK-6 .. R-MDK-9, R-MDK-11, R-MDK-14).
+- :mod:`sim.formation.reference` / :mod:`sim.formation.kernel`: the per-run simulation (ambush,
+  session DP, skirmish with R-MDK-4, R-MDK-5, R-MDK-10), scalar and vectorized, same columns.
+- :mod:`sim.formation.report`: report.html with the ambush heat map, targeting table, DP income
+  and skirmish outcomes.
+"""
+
+from __future__ import annotations
+
+from sim.formation.engine import exact, simulate, supports_exact
+from sim.formation.model import Scenario, check_scenario
+from sim.formation.report import write_report
+from sim.formation.targeting import targeting_table
+
+__all__ = ["Scenario", "check_scenario", "exact", "simulate", "supports_exact", "targeting_table",
+           "write_report"]

@@ -1,0 +1,244 @@
+"""The formation scenario model (SCENARIOS.md, kind = "formation") and its compiled parameters.
+
+The SCENARIOS.md tables ``[ambush]``, ``[[units]]``, ``[session]`` and ``[run]`` keep their names
+and meanings; the extra fields (unit armor, troop size, grapples, summoners, the ``[skirmish]``
+table and the target ``[policy]``) are this package's and are documented in
+``docs/decisions-formation.md``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Annotated, Literal
+
+import numpy as np
+from pydantic import Field
+
+from sim.errors import ScenarioError
+from sim.scenario import RunSettings, ScenarioBase, Strict
+
+MAX_UNITS = 32
+MAX_ROUNDS = 1000
+MAX_CHECKS = 10_000
+ABILITY_MIN, ABILITY_MAX = -100, 200
+
+# Encodings shared by the reference and the kernel.
+SIDES = ("A", "B")
+AREAS = ("front", "back")  # 0 front, 1 back (R-MDK-6)
+ATTACKS = ("melee", "ranged", "magic")  # R-MDK-6
+GRAPPLES = ("none", "assault", "training", "service")  # R-MDK-10
+FRONT, BACK = 0, 1
+MELEE, RANGED, MAGIC = 0, 1, 2
+G_NONE, G_ASSAULT, G_TRAINING, G_SERVICE = 0, 1, 2, 3
+
+class Ambush(Strict):
+    """R-MDK-12 / R-MDK-20: the opposed ambush check."""
+
+    ambusher_athletics: int = Field(7, ge=ABILITY_MIN, le=ABILITY_MAX)  # 運動
+    powered_armor: int = Field(0, ge=0, le=1000)
+    party_size: int = Field(4, ge=1, le=1000)
+    defender_information: int = Field(7, ge=ABILITY_MIN, le=ABILITY_MAX)  # 情報
+    super_perception: int = Field(0, ge=0, le=1000)
+    side: Literal["A", "B"] = "A"  # which [[units]] side ambushes in the skirmish
+
+
+class Unit(Strict):
+    """One unit of the formation (R-MDK-4 .. R-MDK-11)."""
+
+    side: Literal["A", "B"] = "A"
+    name: str = Field(..., min_length=1, max_length=100)
+    area: Literal["front", "back"] = "front"
+    attack: Literal["melee", "ranged", "magic"] = "melee"
+    combat: int = Field(7, ge=ABILITY_MIN, le=ABILITY_MAX)  # 戦闘
+    evade: int = Field(5, ge=ABILITY_MIN, le=ABILITY_MAX)
+    damage: int = Field(3, ge=0, le=10_000)
+    hp: int = Field(10, ge=1, le=100_000)
+    stars: int = Field(1, ge=0, le=50)
+    troop: bool = False
+    summoned: bool = False
+    # additions (docs/decisions-formation.md)
+    monster: bool = True  # R-MDK-4 armor ★×3 applies to monsters
+    armor: int | None = Field(None, ge=0, le=10_000)  # explicit armor replaces ★×3
+    armor_stripped: bool = False  # R-MDK-4 armor-stripping magic: halved, round up
+    troop_size: int = Field(1, ge=1, le=1000)  # R-MDK-8, only read when troop = true
+    super_perception: bool = False  # R-MDK-12: acts in the ambushed round
+    grapple: Literal["none", "assault", "training", "service"] = "none"  # R-MDK-10
+    stamina: int = Field(5, ge=ABILITY_MIN, le=ABILITY_MAX)  # 体力, leaving an assault grapple
+    resolve: int = Field(5, ge=ABILITY_MIN, le=ABILITY_MAX)  # 自尊, leaving a training grapple
+    summoner: str = Field("", max_length=100)  # R-MDK-5: enters when this unit calls it
+
+
+class Session(Strict):
+    """R-MDK-3 / R-MDK-21: one session's DP income."""
+
+    checks: int = Field(40, ge=0, le=MAX_CHECKS)
+    stars: list[Annotated[int, Field(ge=0, le=50)]] = Field(default_factory=lambda: [1, 1, 1, 1], max_length=100)
+
+
+class Skirmish(Strict):
+    """The skirmish (R-MDK-14); every choice RULES.md leaves open is a field here."""
+
+    enabled: bool = True
+    max_rounds: int = Field(10, ge=1, le=MAX_ROUNDS)
+    order: Literal["listed", "combat"] = "listed"
+    damage_model: Literal["flat", "margin"] = "flat"
+    min_damage: int = Field(1, ge=0, le=10_000)
+    ambush: bool = True  # start with the R-MDK-12 ambush check of [ambush]
+    focus_target: int = Field(5, ge=ABILITY_MIN, le=ABILITY_MAX)  # leaving a training grapple
+
+
+class FormationPolicy(Strict):
+    """Target choice of the skirmish: minimal penalty first, then ``name`` breaks ties."""
+
+    name: Literal["greedy", "first", "random"] = "greedy"
+
+
+class Scenario(ScenarioBase):
+    """kind = "formation" (RULES.md section 4)."""
+
+    kind: Literal["formation"]
+    run: RunSettings = Field(default_factory=RunSettings)
+    ambush: Ambush = Field(default_factory=Ambush)
+    units: list[Unit] = Field(default_factory=list, max_length=MAX_UNITS)
+    session: Session = Field(default_factory=Session)
+    skirmish: Skirmish = Field(default_factory=Skirmish)
+    policy: FormationPolicy = Field(default_factory=FormationPolicy)
+
+
+def check_scenario(s: Scenario) -> None:
+    """Cross-field checks, each naming the dotted key of the offending value."""
+    names = [u.name for u in s.units]
+    for i, name in enumerate(names):
+        if name in names[:i]:
+            raise ScenarioError(f"expected unique unit names; given {name!r} twice", key=f"units.{i}.name")
+    by_name = {u.name: u for u in s.units}
+    for i, u in enumerate(s.units):
+        if not u.summoner:
+            continue
+        master = by_name.get(u.summoner)
+        if master is None:
+            raise ScenarioError(f"expected the name of a unit; given {u.summoner!r}", key=f"units.{i}.summoner")
+        if master.side != u.side:
+            raise ScenarioError("expected a summoner on the unit's own side", key=f"units.{i}.summoner")
+        if master.summoner:
+            raise ScenarioError("a summoner must itself be on the field at the start (no chains)",
+                                key=f"units.{i}.summoner")
+    if s.units and s.skirmish.enabled:
+        for side in SIDES:
+            if not any(u.side == side and not u.summoner for u in s.units):
+                raise ScenarioError(
+                    f"expected at least one unit of side {side!r} on the field at the start "
+                    "(or skirmish.enabled = false)", key="units")
+
+
+# --------------------------------------------------------------------------------------------
+# compiled parameters
+
+
+def unit_armor(u: Unit) -> int:
+    """R-MDK-4: a monster has armor ★×3, a summoned monster none; stripping halves it, round up."""
+    if u.armor is not None:
+        base = u.armor
+    elif u.monster and not u.summoned:
+        base = 3 * u.stars
+    else:
+        base = 0
+    if u.armor_stripped:
+        base = -(-base // 2)  # round up (R-MDK-4 overrides R-GEN-6 flooring)
+    return base
+
+
+@dataclass(frozen=True)
+class Params:
+    """The validated scenario as flat arrays (index = unit in file order)."""
+
+    names: tuple[str, ...]
+    side: np.ndarray  # int8 0 = A, 1 = B
+    area: np.ndarray  # int8 FRONT / BACK
+    attack: np.ndarray  # int8 MELEE / RANGED / MAGIC
+    combat: np.ndarray  # int32
+    evade: np.ndarray
+    damage: np.ndarray
+    hp: np.ndarray
+    armor: np.ndarray
+    stars: np.ndarray
+    troop: np.ndarray  # bool
+    troop_size: np.ndarray
+    super_perception: np.ndarray  # bool
+    grapple: np.ndarray  # int8 G_*
+    stamina: np.ndarray
+    resolve: np.ndarray
+    master: np.ndarray  # int16, -1 = on the field at the start
+    companions: tuple[tuple[int, ...], ...]  # per unit, the units it calls, in file order
+    order: tuple[int, ...]  # acting order
+    # ambush and session
+    ambusher_base: int
+    defender_base: int
+    ambush_possible: bool
+    ambush_side: int
+    use_ambush: bool
+    checks: int
+    reward_dp: int
+    # skirmish
+    skirmish: bool
+    max_rounds: int
+    margin_damage: bool
+    min_damage: int
+    focus_target: int
+    policy: str
+
+    @property
+    def n_units(self) -> int:
+        return len(self.names)
+
+
+def compile_params(s: Scenario) -> Params:
+    from sim.formation.rules import ambush_bases, session_reward_dp
+
+    units = s.units
+    idx = {u.name: i for i, u in enumerate(units)}
+
+    def arr(values, dtype):
+        return np.array(list(values), dtype=dtype)
+
+    master = arr((idx[u.summoner] if u.summoner else -1 for u in units), np.int16)
+    companions = tuple(tuple(k for k in range(len(units)) if master[k] == j) for j in range(len(units)))
+    if s.skirmish.order == "combat":
+        order = tuple(sorted(range(len(units)), key=lambda i: (-units[i].combat, i)))
+    else:
+        order = tuple(range(len(units)))
+    a_base, d_base, possible = ambush_bases(s.ambush)
+    return Params(
+        names=tuple(u.name for u in units),
+        side=arr((SIDES.index(u.side) for u in units), np.int8),
+        area=arr((AREAS.index(u.area) for u in units), np.int8),
+        attack=arr((ATTACKS.index(u.attack) for u in units), np.int8),
+        combat=arr((u.combat for u in units), np.int32),
+        evade=arr((u.evade for u in units), np.int32),
+        damage=arr((u.damage for u in units), np.int32),
+        hp=arr((u.hp for u in units), np.int32),
+        armor=arr((unit_armor(u) for u in units), np.int32),
+        stars=arr((u.stars for u in units), np.int32),
+        troop=arr((u.troop for u in units), bool),
+        troop_size=arr((u.troop_size for u in units), np.int32),
+        super_perception=arr((u.super_perception for u in units), bool),
+        grapple=arr((GRAPPLES.index(u.grapple) for u in units), np.int8),
+        stamina=arr((u.stamina for u in units), np.int32),
+        resolve=arr((u.resolve for u in units), np.int32),
+        master=master,
+        companions=companions,
+        order=order,
+        ambusher_base=a_base,
+        defender_base=d_base,
+        ambush_possible=possible,
+        ambush_side=SIDES.index(s.ambush.side),
+        use_ambush=bool(s.skirmish.ambush),
+        checks=s.session.checks,
+        reward_dp=session_reward_dp(s.session.stars),
+        skirmish=bool(s.skirmish.enabled and len(units) > 0),
+        max_rounds=s.skirmish.max_rounds,
+        margin_damage=s.skirmish.damage_model == "margin",
+        min_damage=s.skirmish.min_damage,
+        focus_target=s.skirmish.focus_target,
+        policy=s.policy.name,
+    )

@@ -1,0 +1,230 @@
+"""The scalar reference: one run at a time, written to read like RULES.md section 4.
+
+It reads the same uniform columns as the kernel (``sim.formation.layout``), so for the same seed
+both give identical per-run results (a test checks this). Slow on purpose; clarity first.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from sim.dice import dark_roll, faces_from_uniform
+from sim.formation import layout as L
+from sim.formation.model import (
+    G_ASSAULT,
+    G_NONE,
+    G_SERVICE,
+    G_TRAINING,
+    MAGIC,
+    Params,
+)
+from sim.formation.rules import (
+    GRAPPLE_PENALTY,
+    PASSIVE_PENALTY,
+    active_wins,
+    check_succeeds,
+    enslave_dp,
+    roleplay_bonus,
+)
+from sim.formation.targeting import attack_penalty, in_contact
+
+DRAW = 2  # winner code of a skirmish that reached the round limit
+NO_SKIRMISH = -1
+
+
+def ambush_run(p: Params, u_row) -> dict:
+    """R-MDK-12, R-MDK-20: one ambush check."""
+    f = faces_from_uniform(np.asarray(u_row), 6)
+    ra, rd = dark_roll(f[0], f[1]), dark_roll(f[2], f[3])
+    a_total = p.ambusher_base - ra.sum
+    d_total = p.defender_base - rd.sum
+    win = p.ambush_possible and active_wins(a_total, ra, d_total, rd)  # ties to the defenders
+    by2 = win and a_total - d_total >= 2
+    return {"ambush_ambusher_total": a_total, "ambush_defender_total": d_total,
+            "ambush_win": bool(win), "ambush_win_by_2": bool(by2)}
+
+
+def session_run(p: Params, u_row) -> dict:
+    """R-MDK-3 (rewards of a successful session) + R-MDK-1 DP from sixes over the session's checks
+    (R-MDK-21)."""
+    f = faces_from_uniform(np.asarray(u_row), 6)
+    sixes_dp = 0
+    for i in range(p.checks):
+        sixes_dp += dark_roll(f[2 * i], f[2 * i + 1]).dp
+    return {"dp_rewards": p.reward_dp, "dp_sixes": sixes_dp, "dp_session": p.reward_dp + sixes_dp}
+
+
+class _Field:
+    """The skirmish state of one run."""
+
+    def __init__(self, p: Params):
+        n = p.n_units
+        self.hp = [int(h) for h in p.hp]
+        self.alive = [True] * n
+        self.present = [bool(p.master[k] < 0) for k in range(n)]  # R-MDK-5: called units wait
+        self.entered = [0] * n
+        self.partner = [-1] * n
+        self.initiator = [False] * n
+        self.gkind = [G_NONE] * n
+        self.winner = NO_SKIRMISH
+
+    def onfield(self) -> list[bool]:
+        return [a and pr for a, pr in zip(self.alive, self.present, strict=True)]
+
+    def release(self, k: int) -> None:
+        """End the grapple ``k`` is in (leaving costs no action, R-MDK-10)."""
+        g = self.partner[k]
+        for x in (k, g):
+            if x >= 0:
+                self.partner[x] = -1
+                self.initiator[x] = False
+                self.gkind[x] = G_NONE
+
+
+def _choose(p: Params, field: _Field, cands: list[int], u_pick: float) -> int:
+    """Policy tie-break among candidates that share the minimal penalty (file order)."""
+    if p.policy == "first":
+        return cands[0]
+    if p.policy == "random":
+        return cands[math.floor(u_pick * len(cands))]
+    return min(cands, key=lambda k: (field.hp[k], k))  # greedy: the weakest
+
+
+def unit_turn(p: Params, field: _Field, j: int, r: int, f6, f4, u_row, free: bool, by2: bool) -> None:
+    """One unit's turn in round ``r``."""
+    if not (field.alive[j] and field.present[j] and field.entered[j] < r):
+        return  # R-MDK-5: a called unit acts from the round after it is called
+    ambushed = 1 - p.ambush_side
+    if free and p.side[j] == ambushed and not p.super_perception[j]:
+        return  # R-MDK-12: the ambushers' free round; super-perception monsters act normally
+    base = j * L.UNIT_COLS
+
+    # R-MDK-10 leaving a grapple (no action): assault by an opposed 体力 check, training by a
+    # 自尊 focus check, service freely.
+    g = field.partner[j]
+    if g >= 0 and not field.initiator[j]:
+        kind = field.gkind[j]
+        mine = dark_roll(f6[base + L.LEAVE_DICE[0]], f6[base + L.LEAVE_DICE[1]])
+        if kind == G_SERVICE:
+            leave = True
+        elif kind == G_ASSAULT:
+            theirs = dark_roll(f6[base + L.HOLD_DICE[0]], f6[base + L.HOLD_DICE[1]])
+            leave = active_wins(int(p.stamina[j]) - mine.sum, mine, int(p.stamina[g]) - theirs.sum, theirs)
+        else:
+            leave = check_succeeds(int(p.resolve[j]) - mine.sum, p.focus_target, mine)
+        if leave:
+            field.release(j)
+
+    # R-MDK-5 summons and slave monsters: one in combat at a time; calling costs the action.
+    comps = p.companions[j]
+    if comps and not any(field.alive[c] and field.present[c] for c in comps):
+        pending = [c for c in comps if not field.present[c]]
+        if pending:
+            field.present[pending[0]] = True
+            field.entered[pending[0]] = r
+            return
+
+    onfield = field.onfield()
+    g = field.partner[j]
+    grapple_try = False
+    if g >= 0:
+        target, penalty = g, 0  # inside a grapple the pair attack each other (R-MDK-10)
+    else:
+        enemies = [k for k in range(p.n_units) if onfield[k] and p.side[k] != p.side[j]]
+        cands: list[int] = []
+        if p.grapple[j] != G_NONE:  # R-MDK-9: grappling needs contact
+            cands = [k for k in enemies if field.partner[k] < 0 and in_contact(p, onfield, j, k)]
+            grapple_try = bool(cands)
+            penalty = 0
+        if not grapple_try:
+            pens = {k: attack_penalty(p, onfield, j, k)[0] for k in enemies}  # R-MDK-6/7/8
+            penalty = min(pens.values())
+            cands = [k for k in enemies if pens[k] == penalty]
+        target = _choose(p, field, cands, float(u_row[base + L.TARGET_PICK]))
+
+    victim = target
+    if g < 0 and field.partner[target] >= 0 and p.attack[j] != MAGIC:
+        # R-MDK-10: an attack from outside at a grappled pair picks its victim at random
+        if u_row[base + L.VICTIM_PICK] >= 0.5:
+            victim = field.partner[target]
+
+    modifier = -penalty
+    if g >= 0:
+        modifier -= GRAPPLE_PENALTY  # R-MDK-10
+    if p.grapple[j] in (G_TRAINING, G_SERVICE) and (grapple_try or (g >= 0 and field.initiator[j])):
+        modifier += roleplay_bonus(f4[base + L.ROLEPLAY_D4])  # R-MDK-13
+    a_roll = dark_roll(f6[base + L.ATTACK_DICE[0]], f6[base + L.ATTACK_DICE[1]])
+    d_roll = dark_roll(f6[base + L.DEFENSE_DICE[0]], f6[base + L.DEFENSE_DICE[1]])
+    a_total = int(p.combat[j]) + modifier - a_roll.sum  # R-MDK-1
+    passive = PASSIVE_PENALTY if (free and by2 and p.side[victim] == ambushed) else 0  # R-MDK-12
+    d_total = int(p.evade[victim]) - passive - d_roll.sum
+    if not active_wins(a_total, a_roll, d_total, d_roll):  # R-MDK-2, ties to the defender
+        return
+    # R-MDK-14 damage model; R-MDK-4 armor
+    dmg = int(p.damage[j]) - int(p.armor[victim])
+    if p.margin_damage:
+        dmg += a_total - d_total
+    field.hp[victim] -= max(p.min_damage, dmg)
+    if field.hp[victim] <= 0:
+        field.alive[victim] = False
+        field.release(victim)
+    elif grapple_try:  # R-MDK-10: assault, training and service grapple the two
+        field.partner[j], field.partner[victim] = victim, j
+        field.initiator[j] = True
+        field.gkind[j] = field.gkind[victim] = int(p.grapple[j])
+
+    onfield = field.onfield()
+    for side in (0, 1):
+        if not any(onfield[k] and p.side[k] == side for k in range(p.n_units)):
+            field.winner = 1 - side
+
+
+def skirmish_run(p: Params, round_rows, ambush_win: bool, by2: bool) -> dict:
+    """The skirmish of one run: units act in order each round until one side falls or the round
+    limit (a draw). ``round_rows[r - 1]`` is round r's row of uniforms."""
+    if not p.skirmish:
+        return {"skirmish_winner": NO_SKIRMISH, "skirmish_rounds": 0, "survivors_a": 0,
+                "survivors_b": 0, "enslave_dp": 0}
+    field = _Field(p)
+    won = bool(p.use_ambush and ambush_win)
+    rounds = p.max_rounds
+    for r in range(1, p.max_rounds + 1):
+        row = np.asarray(round_rows[r - 1])
+        f6 = faces_from_uniform(row, 6)
+        f4 = faces_from_uniform(row, 4)
+        free = won and r == 1
+        for j in p.order:
+            unit_turn(p, field, j, r, f6, f4, row, free, won and by2)
+            if field.winner != NO_SKIRMISH:
+                break
+        if field.winner != NO_SKIRMISH:
+            rounds = r
+            break
+    winner = DRAW if field.winner == NO_SKIRMISH else field.winner
+    onfield = field.onfield()
+    dp = 0
+    if winner == 0:  # R-MDK-3: side A enslaves the fallen of side B
+        dp = sum(enslave_dp(p.stars[k]) for k in range(p.n_units) if p.side[k] == 1 and not field.alive[k])
+    return {
+        "skirmish_winner": winner,
+        "skirmish_rounds": rounds,
+        "survivors_a": sum(1 for k in range(p.n_units) if onfield[k] and p.side[k] == 0),
+        "survivors_b": sum(1 for k in range(p.n_units) if onfield[k] and p.side[k] == 1),
+        "enslave_dp": dp,
+    }
+
+
+def run_chunk_reference(p: Params, n: int, rng: np.random.Generator) -> dict[str, np.ndarray]:
+    """Draw the chunk's blocks (layout order) and play its runs one at a time."""
+    u_ambush = rng.random((n, L.AMBUSH_COLS))
+    u_session = rng.random((n, L.session_cols(p.checks)))
+    u_rounds = [rng.random((n, L.round_cols(p.n_units))) for _ in range(p.max_rounds)] if p.skirmish else []
+    rows = []
+    for i in range(n):
+        row = ambush_run(p, u_ambush[i])
+        row.update(session_run(p, u_session[i]))
+        row.update(skirmish_run(p, [u[i] for u in u_rounds], row["ambush_win"], row["ambush_win_by_2"]))
+        rows.append(row)
+    return {k: np.array([r[k] for r in rows]) for k in rows[0]} if rows else {}

@@ -1,0 +1,216 @@
+"""Exact analysis: forward dynamic programming over the distribution of the duel's state
+(R-RST-13, a small Markov chain), and the distribution of rounds until overload (R-RST-24).
+
+The duel's state is (levels per slot, rages left, ranger uses left); each round moves probability
+mass through the binder's attempt and the target's two escape checks with the same rule functions
+the scalar reference uses. Composure pools are independent of the duel and get their own chain
+over the composure left.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from functools import lru_cache
+
+import numpy as np
+
+from sim.dice import CHECK_DENOMINATOR
+from sim.errors import ExactUnsupported
+from sim.restraint import rules as R
+from sim.restraint.rules import Params
+
+MAX_EXACT_STATES = 200_000
+
+State = tuple[tuple[int, ...], int, int]  # (levels, rages left, ranger uses left)
+
+
+@lru_cache(maxsize=4096)
+def _contest_win(binder_mod: int, target_mod: int, penalty: bool) -> float:
+    return R.contest_win_probability(binder_mod, target_mod, penalty)
+
+
+def _binder_step(p: Params, dist: dict[State, float]) -> dict[State, float]:
+    """R-RST-9 … R-RST-11, R-RST-27, R-RST-28 over a distribution."""
+    out: dict[State, float] = defaultdict(float)
+    for (levels, rages, ranger), prob in dist.items():
+        slot = R.binding_slot(p, levels)
+        if slot is None:
+            out[(levels, rages, ranger)] += prob
+            continue
+        target_mod = R.contest_modifier(p.str_score, p.dex_score, levels)
+        win = _contest_win(p.binder_mod, target_mod, p.flank_penalty)
+        raised = list(levels)
+        raised[slot] = R.bound_level(levels[slot], p.method_action, p.flank_extra)
+        out[(tuple(raised), rages, ranger)] += prob * win
+        out[(levels, rages, ranger)] += prob * (1 - win)
+    return out
+
+
+def _check_branches(p: Params, state: State, slot: int) -> list[tuple[State, float]]:
+    """R-RST-3, R-RST-12, R-RST-29 … R-RST-31: the states after one escape check, with probabilities."""
+    levels, rages, ranger = state
+    spec, num = R.best_check(p, levels, slot, rages)
+    extra = 0
+    if R.ranger_spends(p, num, ranger):
+        ranger -= 1
+        extra = p.ranger_bonus
+    success = spec.numerator(extra) / CHECK_DENOMINATOR
+    fail_state = (levels, rages, ranger)
+    if success <= 0.0:
+        return [(fail_state, 1.0)]
+    dropped = list(levels)
+    dropped[slot] = R.dropped_level(levels[slot], spec.rage)
+    win_state = (tuple(dropped), rages - (1 if spec.rage else 0), ranger)
+    if success >= 1.0:
+        return [(win_state, 1.0)]
+    return [(win_state, success), (fail_state, 1.0 - success)]
+
+
+def _target_step(p: Params, dist: dict[State, float]) -> tuple[dict[State, float], float]:
+    """R-RST-4 / R-RST-30 over a distribution; also the expected number of checks made."""
+    checks = 0.0
+    after_bonus: dict[State, float] = defaultdict(float)
+    for state, prob in dist.items():
+        slot = R.bonus_action_slot(state[0])
+        if slot is None:
+            after_bonus[state] += prob
+            continue
+        checks += prob
+        for nxt, q in _check_branches(p, state, slot):
+            after_bonus[nxt] += prob * q
+    out: dict[State, float] = defaultdict(float)
+    for state, prob in after_bonus.items():
+        slot = R.action_slot(p, state[0], state[1])
+        if slot is None:
+            out[state] += prob
+            continue
+        checks += prob
+        for nxt, q in _check_branches(p, state, slot):
+            out[nxt] += prob * q
+    return out, checks
+
+
+def duel_distribution(p: Params):
+    """Yield, for each duel round, the state distribution at its end and the expected checks made."""
+    dist: dict[State, float] = {(tuple(p.initial_levels), p.rages, p.ranger_uses): 1.0}
+    for _ in range(p.rounds):
+        checks = 0.0
+        if p.binder_first:
+            dist = _binder_step(p, dist)
+            dist, checks = _target_step(p, dist)
+        else:
+            dist, checks = _target_step(p, dist)
+            dist = _binder_step(p, dist)
+        if len(dist) > MAX_EXACT_STATES:
+            raise ExactUnsupported(f"more than {MAX_EXACT_STATES} duel states; use simulation")
+        yield dist, checks
+
+
+def duel_exact(p: Params) -> dict:
+    """R-RST-13 / R-RST-26 outputs per round, exactly."""
+    incap, arms, either, checks_by_round = [], [], [], []
+    level_dist = np.zeros((p.rounds, R.N_SLOTS, R.N_LEVELS))
+    rages_left = ranger_left = 0.0
+    for r, (dist, checks) in enumerate(duel_distribution(p)):
+        pi = pa = pe = 0.0
+        for (levels, rages, ranger), prob in dist.items():
+            inc = R.is_incapacitated(p, levels)
+            ac = levels[R.ARMS] >= R.COMPLETE
+            pi += prob * inc
+            pa += prob * ac
+            pe += prob * (inc or ac)
+            for s in range(R.N_SLOTS):
+                level_dist[r, s, levels[s]] += prob
+        incap.append(pi)
+        arms.append(pa)
+        either.append(pe)
+        checks_by_round.append(checks)
+        if r == p.rounds - 1:
+            rages_left = sum(prob * st[1] for st, prob in dist.items())
+            ranger_left = sum(prob * st[2] for st, prob in dist.items())
+    return {
+        "incapacitated_by_round": incap,
+        "arms_complete_by_round": arms,
+        "incapacitated_or_arms_complete_by_round": either,
+        "mean_escape_checks": float(sum(checks_by_round)),
+        "escape_checks_by_round": checks_by_round,
+        "level_distribution": level_dist,
+        "mean_rages_left": rages_left,
+        "mean_ranger_uses_left": ranger_left,
+    }
+
+
+# ---------------------------------------------------------------------------------------------
+# R-RST-21, R-RST-22, R-RST-24: rounds until overload
+
+
+def damage_distribution(p: Params, pool: int) -> dict[int, float]:
+    """Exact distribution of one round's stimulus for ``pool``; rolls below 0 count as 0."""
+    counts = {p.pool_constant[pool]: 1.0}
+    for sides, sign in zip(p.die_sides, p.die_signs, strict=True):
+        nxt: dict[int, float] = defaultdict(float)
+        for v, c in counts.items():
+            for f in range(1, sides + 1):
+                nxt[v + sign * f] += c / sides
+        counts = nxt
+    out: dict[int, float] = defaultdict(float)
+    for v, c in counts.items():
+        out[max(0, v)] += c
+    return dict(sorted(out.items()))
+
+
+def overload_by_round(maximum: int, damage: dict[int, float], rounds: int) -> list[float]:
+    """P(first overload by the end of round k), k = 1..rounds, starting at ``maximum``."""
+    alive = np.zeros(maximum + 1)
+    alive[maximum] = 1.0
+    out = []
+    for _ in range(rounds):
+        nxt = np.zeros_like(alive)
+        for d, q in damage.items():
+            if d == 0:
+                nxt += q * alive
+            elif d <= maximum:
+                nxt[: maximum + 1 - d] += q * alive[d:]
+        nxt[0] = 0.0  # composure 0 reached by damage > 0: overloaded (R-RST-21)
+        alive = nxt
+        out.append(float(1.0 - alive.sum()))
+    return out
+
+
+def expected_rounds_to_overload(maximum: int, damage: dict[int, float]) -> np.ndarray:
+    """E[rounds until the first overload] from every composure 0..maximum (entry 0 is 0).
+
+    E[c] = (1 + sum_{d>0} P(d) E[max(c-d, 0)]) / (1 - P(0)); inf when no roll can hurt."""
+    p0 = damage.get(0, 0.0)
+    e = np.zeros(maximum + 1)
+    if p0 >= 1.0:
+        e[1:] = np.inf
+        return e
+    positive = [(d, q) for d, q in damage.items() if d > 0]
+    for c in range(1, maximum + 1):
+        total = 1.0
+        for d, q in positive:
+            if d < c:
+                total += q * e[c - d]
+        e[c] = total / (1.0 - p0)
+    return e
+
+
+def composure_exact(p: Params) -> dict:
+    """Exact overload outputs for every pool (R-RST-24)."""
+    out = {}
+    for pool, name in enumerate(p.pool_names):
+        damage = damage_distribution(p, pool)
+        by_round = overload_by_round(p.pool_max[pool], damage, p.composure_rounds)
+        mean = float(expected_rounds_to_overload(p.pool_max[pool], damage)[-1])
+        craving = None
+        if p.craving:  # R-RST-22: expected maximum lost through the horizon (rolls until the overload)
+            mean_damage = sum(d * q for d, q in damage.items())
+            alive_before = [1.0] + [1.0 - x for x in by_round[:-1]]
+            craving = float(mean_damage * sum(alive_before))
+        out[name] = {
+            "overload_by_round": by_round,
+            "mean_rounds_to_overload": None if not np.isfinite(mean) else mean,
+            "mean_craving": craving,
+        }
+    return out

@@ -1,0 +1,149 @@
+"""The scalar reference: one duel at a time, reading like RULES.md section 2.
+
+It draws nothing itself: it reads the same uniform block as the kernel
+(:func:`sim.restraint.state.draw_uniforms`), so both must give identical traces (STYLE.md practice 6).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from sim.dice import faces_from_uniform, keep_d20
+from sim.restraint import rules as R
+from sim.restraint.rules import Params
+from sim.restraint.state import DuelState, Trace, empty_trace_arrays
+
+
+@dataclass
+class Target:
+    """One target's mutable state during a scalar duel."""
+
+    levels: list[int]
+    rages: int
+    ranger: int
+    checks: int = 0
+    successes: int = 0
+    bindings: int = 0
+    composure: list[int] = field(default_factory=list)
+    craving: list[int] = field(default_factory=list)
+    overload_round: list[int] = field(default_factory=list)
+
+
+def binder_turn(p: Params, t: Target, d20: np.ndarray) -> None:
+    """R-RST-9 … R-RST-11, R-RST-27, R-RST-28: one binding attempt."""
+    slot = R.binding_slot(p, t.levels)
+    if slot is None:
+        return
+    binder_roll = int(d20[R.COL_BINDER]) + p.binder_mod
+    target_die = int(d20[R.COL_TARGET[0]])
+    if p.flank_penalty:  # R-RST-11: the flank penalty die is the only die of the contest (R-RST-27)
+        target_die = min(target_die, int(d20[R.COL_TARGET[1]]))
+    target_roll = target_die + R.contest_modifier(p.str_score, p.dex_score, t.levels)
+    if binder_roll > target_roll:  # R-RST-10: the binder wins only if strictly higher
+        t.levels[slot] = R.bound_level(t.levels[slot], p.method_action, p.flank_extra)
+        t.bindings += 1
+
+
+def escape_check(p: Params, t: Target, slot: int, dice: np.ndarray) -> None:
+    """R-RST-3, R-RST-8, R-RST-12, R-RST-29 … R-RST-31: one escape check on ``slot``."""
+    spec, num = R.best_check(p, t.levels, slot, t.rages)
+    extra = 0
+    if p.ranger_uses and R.ranger_spends(p, num, t.ranger):
+        t.ranger -= 1
+        extra = p.ranger_bonus
+    t.checks += 1
+    if spec.auto_fail:
+        return
+    kept = keep_d20(dice, spec.net)
+    if kept + spec.static + extra >= spec.dc:
+        t.successes += 1
+        t.levels[slot] = R.dropped_level(t.levels[slot], spec.rage)
+        if spec.rage:
+            t.rages -= 1  # the rage is kept if the check fails (R-RST-12)
+
+
+def target_turn(p: Params, t: Target, d20: np.ndarray) -> int:
+    """R-RST-4 / R-RST-30: the bonus-action escape, then the action escape. Returns checks made."""
+    before = t.checks
+    slot = R.bonus_action_slot(t.levels)
+    if slot is not None:
+        escape_check(p, t, slot, d20[list(R.COL_BONUS)])
+    slot = R.action_slot(p, t.levels, t.rages)
+    if slot is not None:
+        escape_check(p, t, slot, d20[list(R.COL_ACTION)])
+    return t.checks - before
+
+
+def stimulus_damage(p: Params, pool: int, row: np.ndarray) -> int:
+    """R-RST-24: one round's stimulus for one pool; a roll below 0 counts as 0."""
+    total = p.pool_constant[pool]
+    for sides, sign, col in zip(p.die_sides, p.die_signs, p.stimulus_cols(pool), strict=True):
+        total += sign * int(faces_from_uniform(row[col], sides))
+    return max(0, total)
+
+
+def composure_round(p: Params, t: Target, row: np.ndarray, round_no: int) -> None:
+    """R-RST-21 / R-RST-22 / R-RST-24: the stimulus wears each pool down until its first overload."""
+    if round_no > p.composure_rounds:
+        return
+    for pool in range(p.n_pools):
+        if t.overload_round[pool]:
+            continue
+        damage = stimulus_damage(p, pool, row)
+        t.composure[pool] = max(0, t.composure[pool] - damage)
+        if p.craving:
+            t.craving[pool] += damage
+        if damage > 0 and t.composure[pool] == 0:
+            t.overload_round[pool] = round_no
+
+
+def reference_run(p: Params, u: np.ndarray) -> tuple[Target, np.ndarray, np.ndarray]:
+    """One duel from its uniform rows ``u`` (horizon, n_cols)."""
+    t = Target(
+        levels=list(p.initial_levels),
+        rages=p.rages,
+        ranger=p.ranger_uses,
+        composure=list(p.pool_max),
+        craving=[0] * p.n_pools,
+        overload_round=[0] * p.n_pools,
+    )
+    levels = np.zeros((p.rounds, R.N_SLOTS), dtype=np.int8)
+    checks = np.zeros(p.rounds, dtype=np.int8)
+    for r in range(p.horizon):
+        row = u[r]
+        if r < p.rounds:
+            d20 = faces_from_uniform(row[: R.COL_STIMULUS], 20)
+            if p.binder_first:  # R-RST-13 initiative
+                binder_turn(p, t, d20)
+                checks[r] = target_turn(p, t, d20)
+            else:
+                checks[r] = target_turn(p, t, d20)
+                binder_turn(p, t, d20)
+            levels[r] = t.levels
+        composure_round(p, t, row, r + 1)
+    return t, levels, checks
+
+
+def run_reference(p: Params, u: np.ndarray) -> Trace:
+    """All runs of the block ``u`` (horizon, n, n_cols), one at a time."""
+    n = u.shape[1]
+    levels, checks = empty_trace_arrays(p, n)
+    finals = []
+    for i in range(n):
+        t, levels[i], checks[i] = reference_run(p, u[:, i, :])
+        finals.append(t)
+    pools = p.n_pools
+    final = DuelState(
+        levels=np.array([t.levels for t in finals], dtype=np.int8).reshape(n, R.N_SLOTS),
+        rages=np.array([t.rages for t in finals], dtype=np.int8),
+        ranger=np.array([t.ranger for t in finals], dtype=np.int8),
+        checks=np.array([t.checks for t in finals], dtype=np.int16),
+        successes=np.array([t.successes for t in finals], dtype=np.int16),
+        bindings=np.array([t.bindings for t in finals], dtype=np.int16),
+        composure=np.array([t.composure for t in finals], dtype=np.int32).reshape(n, pools),
+        craving=np.array([t.craving for t in finals], dtype=np.int32).reshape(n, pools),
+        overload_round=np.array([t.overload_round for t in finals], dtype=np.int16).reshape(n, pools),
+    )
+    return Trace(levels=levels, checks_by_round=checks, final=final)
