@@ -26,6 +26,7 @@ MAX_PARTY = 16
 MAX_ROUNDS = 1000
 
 TierId = Literal["simple", "light", "moderate", "heavy", "severe", "complete", "despair", "utter"]
+BecomesId = Literal["free", "simple", "light", "moderate", "heavy", "severe", "complete", "despair", "utter"]
 SlotId = Literal["arms", "fingers", "body", "legs", "harness", "mask", "gag", "blindfold", "earplugs"]
 ClassId = Literal[
     "barbarian", "bard", "cleric", "druid", "fighter", "monk", "paladin",
@@ -48,7 +49,7 @@ class EscapeRun(RunSettings):
 
 class TierOverride(Strict):
     dc: int | None = Field(None, ge=-100, le=200)
-    becomes: Literal["free", "simple", "light", "moderate", "heavy", "severe", "complete", "despair", "utter"] | None = None
+    becomes: BecomesId | None = None
 
 
 class EscapeRules(Strict):
