@@ -32,6 +32,7 @@ from sim.escape.params import (
     MODERATE,
     N_SLOTS,
     SEVERE,
+    INT,
     STR,
     UTTER,
     EscapeParams,
@@ -85,15 +86,15 @@ class BatchState:
 def initial_batch(p: EscapeParams, n: int) -> BatchState:
     C, S, I = p.n_chars, N_SLOTS, p.n_items
 
-    def z(*shape, dtype=np.int32):
+    def z(*shape, dtype=np.int64):
         return np.zeros((n, *shape), dtype=dtype)
 
     return BatchState(
-        tiers=np.broadcast_to(p.init_tiers.astype(np.int16), (n, C, S)).copy(),
-        acc=z(C, S), streak=z(C, S, dtype=np.int16), last_slot=np.full((n, C), -1, dtype=np.int16),
-        composure=np.broadcast_to(p.comp_max.astype(np.int32), (n, C)).copy(), craving=z(C), dazed_left=z(C),
-        breath=np.broadcast_to(p.breath_points.astype(np.int32), (n, C)).copy(), save_bonus=z(C),
-        immune_until=z(C), item_bonus=z(C), held=z(C, I, dtype=np.int16), blessed=z(C, dtype=bool),
+        tiers=np.broadcast_to(p.init_tiers.astype(np.int64), (n, C, S)).copy(),
+        acc=z(C, S), streak=z(C, S), last_slot=np.full((n, C), -1, dtype=np.int64),
+        composure=np.broadcast_to(p.comp_max.astype(np.int64), (n, C)).copy(), craving=z(C), dazed_left=z(C),
+        breath=np.broadcast_to(p.breath_points.astype(np.int64), (n, C)).copy(), save_bonus=z(C),
+        immune_until=z(C), item_bonus=z(C), held=z(C, I), blessed=z(C, dtype=bool),
         attention=z(dtype=np.int64), item_left=np.broadcast_to(p.item_count, (n, I)).copy(),
         outcome=z(dtype=np.int8), rounds=z(), freed_round=z(C), checks=z(C), successes=z(C), overloads=z(C),
         items_found=z(C), rounds_at_tier=z(C, 9), checks_at_tier=z(C, 9), successes_at_tier=z(C, 9),
@@ -107,13 +108,18 @@ def initial_batch(p: EscapeParams, n: int) -> BatchState:
 def _net(bonus: np.ndarray, penalty: np.ndarray, mode: str) -> np.ndarray:
     """R-GEN-4 stacking, vectorized (see sim.dice.net_dice)."""
     if mode == "cancel":
-        return np.where((bonus > 0) & (penalty > 0), 0, np.where(bonus > 0, 1, np.where(penalty > 0, -1, 0)))
-    return bonus.astype(np.int64) - penalty
+        return (bonus > 0).astype(np.int64) - (penalty > 0)
+    return bonus - penalty
+
+
+_FLAT = _TABLE.ravel()
+_S_NET, _S_BLESS, _S_BREATH = _TABLE.strides[0] // 8, _TABLE.strides[1] // 8, _TABLE.strides[2] // 8
 
 
 def _numerator(net, need, blessed, breath) -> np.ndarray:
-    idx = np.clip(need, 0, _NEED_MAX)
-    return _TABLE[net + MAX_NET_DICE, blessed.astype(np.int64), breath.astype(np.int64), idx]
+    """Exact check numerators from the flattened lookup table (sim.dice.check_table_array)."""
+    idx = (net + MAX_NET_DICE) * _S_NET + blessed * _S_BLESS + breath * _S_BREATH + np.clip(need, 0, _NEED_MAX)
+    return _FLAT[idx]
 
 
 def _roll(u: np.ndarray, col: int, expr: DiceExpr, mods: dict) -> np.ndarray:
@@ -140,32 +146,35 @@ def can_untie_self(t: np.ndarray) -> np.ndarray:
     return (t[:, ARMS] == 0) & (t[:, FINGERS] == 0) & (t[:, BODY] == 0)
 
 
-def struggle_numerators(p: EscapeParams, st: BatchState, i: int, slots: np.ndarray | None = None) -> np.ndarray:
-    """(m, S, 3) success numerators of every (slot, ability) for character i (R-ESC-20 step 2),
-    -1 where the pair may not be struggled; only ``slots`` (default: the goal slots)."""
-    t = st.tiers[:, i, :].astype(np.int64)  # (m, S)
-    m = t.shape[0]
-    may = (t >= 1) & (t < UTTER) & (p.goal if slots is None else slots)[None, :]
-    abil = np.ones((m, N_SLOTS, 3), dtype=bool)  # R-ESC-11 ability restrictions
-    body = t[:, BODY] >= 1
-    str_only = body | (t[:, FINGERS] >= MODERATE)
-    abil[:, :, 1:] &= ~str_only[:, None, None]
-    slot_ok = np.where(body[:, None], np.arange(N_SLOTS)[None, :] == BODY, True)
-    valid = may[:, :, None] & abil & slot_ok[:, :, None]
-    static = (
-        p.escape_mod[i][None, None, :] + st.acc[:, i, :, None] + st.item_bonus[:, i, None, None]
-        + p.artist_bonus[i][None, None, :]
-    )
-    need = p.dc[t][:, :, None] - static
-    pen = np.zeros((m, N_SLOTS, 3), dtype=np.int64)
-    pen[:, :, DEX] += ((t[:, FINGERS] >= 1)[:, None] & (np.arange(N_SLOTS) != FINGERS)[None, :])
-    pen[:, :, STR] += (t[:, MASK] >= 1)[:, None]
-    net = _net(np.zeros_like(pen), pen, p.stacking)
-    blessed = np.broadcast_to(st.blessed[:, i, None, None], net.shape)
-    num = _numerator(net, need, blessed, np.zeros_like(blessed))
-    auto = (p.mark[t] == MARK_STAR) & (st.streak[:, i, :] == 1)
-    num = np.where(auto[:, :, None], CHECK_DENOMINATOR, num)
-    return np.where(valid, num, -1)
+def struggle_numerators(p: EscapeParams, st: BatchState, i: int,
+                        slots: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Success numerators (m, k, 3) of every (slot, ability) for character i (R-ESC-20 step 2),
+    -1 where the pair may not be struggled, over the k candidate slots returned alongside: the
+    ``slots`` mask (default: the goal slots) among those bound at the start (tiers never rise)."""
+    mask = (p.goal if slots is None else slots) & (p.init_tiers[i] > 0)
+    cand = np.flatnonzero(mask)
+    t = st.tiers[:, i, :][:, cand]  # (m, k)
+    m, k = t.shape
+    body = st.tiers[:, i, BODY] >= 1
+    str_only = body | (st.tiers[:, i, FINGERS] >= MODERATE)
+    slot_ok = (t >= 1) & (t < UTTER) & np.where(body[:, None], (cand == BODY)[None, :], True)
+    base = p.dc[t] - st.acc[:, i, :][:, cand] - st.item_bonus[:, i, None]
+    blessed = st.blessed[:, i, None].astype(np.int64) * _S_BLESS
+    auto = (p.mark[t] == MARK_STAR) & (st.streak[:, i, :][:, cand] == 1)
+    finger_pen = (st.tiers[:, i, FINGERS] >= 1)[:, None] & (cand != FINGERS)[None, :]
+    mask_pen = (st.tiers[:, i, MASK] >= 1)[:, None]
+    nums = np.empty((m, k, 3), dtype=np.int64)
+    for a, pen in ((STR, mask_pen), (DEX, finger_pen), (INT, None)):
+        need = base - (p.escape_mod[i, a] + p.artist_bonus[i, a])
+        if pen is None:
+            net = np.zeros((m, k), dtype=np.int64)
+        else:
+            net = np.broadcast_to(-(pen.astype(np.int64)), (m, k))
+        idx = (net + MAX_NET_DICE) * _S_NET + blessed + np.clip(need, 0, _NEED_MAX)
+        num = np.where(auto, CHECK_DENOMINATOR, _FLAT[idx])
+        ok = slot_ok if a == STR else slot_ok & ~str_only[:, None]
+        nums[:, :, a] = np.where(ok, num, -1)
+    return nums, cand
 
 
 @dataclass
@@ -198,20 +207,22 @@ def _empty_plan(m: int, C: int) -> Plan:
     )
 
 
-def _choose_struggle(p: EscapeParams, st: BatchState, plan: Plan, i: int, nums: np.ndarray,
+def _choose_struggle(p: EscapeParams, st: BatchState, plan: Plan, i: int, numc: tuple[np.ndarray, np.ndarray],
                      todo: np.ndarray) -> np.ndarray:
-    """Declare the best (slot, ability) of ``nums`` for rows ``todo`` that have one; ties: the slot
+    """Declare the best (slot, ability) of ``numc`` for rows ``todo`` that have one; ties: the slot
     struggled last round, slot order, then str, dex, int (R-ESC-31). Returns the rows chosen."""
-    m = nums.shape[0]
-    arange_s = np.arange(N_SLOTS)
-    last = arange_s[None, :] == st.last_slot[:, i, None]
-    key = nums * 1000 + last[:, :, None] * 100 + (N_SLOTS - 1 - arange_s)[None, :, None] * 3
+    nums, cand = numc
+    m, k, _ = nums.shape
+    if k == 0:
+        return np.zeros(m, dtype=bool)
+    last = cand[None, :] == st.last_slot[:, i, None]
+    key = nums * 1000 + last[:, :, None] * 100 + (N_SLOTS - 1 - cand)[None, :, None] * 3
     key = key + (2 - np.arange(3))[None, None, :]
     key = np.where(nums >= 0, key, -1).reshape(m, -1)
     best = key.argmax(axis=1)
-    sel = todo & (key.max(axis=1) >= 0)
+    sel = todo & (key[np.arange(m), best] >= 0)
     b_num = nums.reshape(m, -1)[np.arange(m), best]
-    plan.kind[sel, i], plan.slot[sel, i], plan.ability[sel, i] = STRUGGLE, (best // 3)[sel], (best % 3)[sel]
+    plan.kind[sel, i], plan.slot[sel, i], plan.ability[sel, i] = STRUGGLE, cand[best // 3][sel], (best % 3)[sel]
     if p.is_monk[i]:  # R-ESC-31: a monk spends breath when the probability is below 1/2
         plan.breath[sel & (st.breath[:, i] > 0) & (2 * b_num < CHECK_DENOMINATOR), i] = True
     return sel
@@ -220,7 +231,7 @@ def _choose_struggle(p: EscapeParams, st: BatchState, plan: Plan, i: int, nums: 
 def _own_steps(p: EscapeParams, st: BatchState, plan: Plan, i: int, todo: np.ndarray) -> None:
     """Greedy steps 1-3 with the item steps (R-ESC-20, R-ESC-31) for character i on rows ``todo``."""
     m, C = plan.kind.shape
-    t = st.tiers[:, i, :].astype(np.int64)
+    t = st.tiers[:, i, :]
     goal_t = np.where(p.goal[None, :], t, 0)
     # step 1: untie its own highest-tier goal restraint
     has_goal, top = _highest_flat(goal_t)
@@ -228,7 +239,7 @@ def _own_steps(p: EscapeParams, st: BatchState, plan: Plan, i: int, todo: np.nda
     plan.kind[sel, i], plan.slot[sel, i], plan.target[sel, i] = UNTIE, top[sel], i
     todo = todo & ~sel
     # after step 1: a held release item on its own highest-tier covered goal restraint
-    if p.n_items:
+    if p.has_release:
         cov, which = _covered(p, st.held[:, i, :], goal_t)
         has, s_pick = _highest_flat(np.where(cov, goal_t, 0))
         sel = todo & has
@@ -238,14 +249,14 @@ def _own_steps(p: EscapeParams, st: BatchState, plan: Plan, i: int, todo: np.nda
     # step 2: struggle the best (slot, ability)
     todo = todo & ~_choose_struggle(p, st, plan, i, struggle_numerators(p, st, i), todo)
     # step 3: untie a teammate's highest-tier restraint (any slot), party then slot order
-    mates = np.where((np.arange(C) != i)[None, :, None], st.tiers.astype(np.int64), 0).reshape(m, -1)
+    mates = np.where((np.arange(C) != i)[None, :, None], st.tiers, 0).reshape(m, -1)
     phys = can_help_physically(t)
     has, pick = _highest_flat(mates)
     sel = todo & can_untie_self(t) & phys & has
     plan.kind[sel, i], plan.target[sel, i], plan.slot[sel, i] = UNTIE, pick[sel] // N_SLOTS, pick[sel] % N_SLOTS
     todo = todo & ~sel
     # after step 3: a held release item on the highest-tier teammate restraint it covers
-    if p.n_items:
+    if p.has_release:
         cov, which = _covered(p, st.held[:, i, :], mates)
         has, pick = _highest_flat(np.where(cov, mates, 0))
         sel = todo & phys & has
@@ -284,35 +295,34 @@ def declared_numerators(p: EscapeParams, st: BatchState, plan: Plan) -> np.ndarr
     """(m, C): each struggle's success numerator without this round's help (blessing and breath
     included); -1 for non-strugglers."""
     out = np.full(plan.kind.shape, -1, dtype=np.int64)
-    rows = np.arange(plan.kind.shape[0])
     for i in range(plan.kind.shape[1]):
-        sel = plan.kind[:, i] == STRUGGLE
-        if not sel.any():
-            continue
-        out[:, i] = np.where(sel, _check_parts(p, st, i, plan, rows, help_=None)[0], -1)
+        sel = np.flatnonzero(plan.kind[:, i] == STRUGGLE)
+        if len(sel):
+            out[sel, i] = _check_parts(p, st, plan, i, sel)[0]
     return out
 
 
-def _check_parts(p, st, i, plan, rows, help_):
-    """Numerator (and net, need) of character i's declared struggle, with ``help_`` =
-    (assisted, guide, mage) arrays or None."""
-    s = np.where(plan.slot[:, i] >= 0, plan.slot[:, i], 0)
-    a = np.where(plan.ability[:, i] >= 0, plan.ability[:, i], 0)
-    t = st.tiers[rows, i, s].astype(np.int64)
-    static = p.escape_mod[i][a] + st.acc[rows, i, s] + st.item_bonus[:, i] + p.artist_bonus[i][a]
-    br = plan.breath[:, i]
+def _check_parts(p: EscapeParams, st: BatchState, plan: Plan, i: int, rows: np.ndarray, help_=None):
+    """(numerator, net, need) of character i's declared struggle on ``rows``, with ``help_`` =
+    (assisted, guide, mage) arrays for those rows, or None (R-ESC-4, R-ESC-8, R-ESC-9, R-ESC-11)."""
+    s = plan.slot[rows, i]
+    a = plan.ability[rows, i]
+    br = plan.breath[rows, i]
+    t = st.tiers[rows, i, s]
+    static = p.escape_mod[i][a] + st.acc[rows, i, s] + st.item_bonus[rows, i] + p.artist_bonus[i][a]
     static = static + np.where(br, p.wis_mod[i], 0)
-    assisted = np.zeros(len(rows), dtype=bool)
+    assisted = np.zeros(len(rows), dtype=np.int64)
     if help_ is not None:
         assisted, guide, mage = help_
+        assisted = assisted.astype(np.int64)
         static = static + guide + mage
-    pen = ((a == DEX) & (st.tiers[:, i, FINGERS] >= 1) & (s != FINGERS)).astype(np.int64)
-    pen += (a == STR) & (st.tiers[:, i, MASK] >= 1)
-    net = _net(assisted.astype(np.int64), pen, p.stacking)
+    pen = ((a == DEX) & (st.tiers[rows, i, FINGERS] >= 1) & (s != FINGERS)).astype(np.int64)
+    pen += (a == STR) & (st.tiers[rows, i, MASK] >= 1)
+    net = _net(assisted, pen, p.stacking)
     need = p.dc[t] - static
-    num = _numerator(net, need, st.blessed[:, i], br)
+    num = _numerator(net, need, st.blessed[rows, i].astype(np.int64), br.astype(np.int64))
     auto = (p.mark[t] == MARK_STAR) & (st.streak[rows, i, s] == 1)
-    return np.where(auto, CHECK_DENOMINATOR, num), net, need, auto
+    return np.where(auto, CHECK_DENOMINATOR, num), net, need
 
 
 def _finish_plan(p: EscapeParams, st: BatchState, dazed: np.ndarray, plan: Plan) -> None:
@@ -366,7 +376,8 @@ def step(p: EscapeParams, st: BatchState, block: np.ndarray, plan_fn=greedy_plan
     not_freed = st.freed_round == 0
     top = np.where(p.goal[None, None, :], st.tiers, 0).max(axis=2)
     rec = not_freed & (top > 0)
-    np.add.at(st.rounds_at_tier, (np.nonzero(rec)[0], np.nonzero(rec)[1], top[rec]), 1)
+    rr, cc = np.nonzero(rec)
+    st.rounds_at_tier[rr, cc, top[rec]] += 1  # (run, char) pairs are unique
 
     # (1) declarations
     plan = plan_fn(p, st, dazed)
@@ -411,11 +422,10 @@ def step(p: EscapeParams, st: BatchState, block: np.ndarray, plan_fn=greedy_plan
             continue
         r = rows[sel]
         s = plan.slot[sel, i]
-        tier = st.tiers[r, i, s].astype(np.int64)
-        _, net, need, _ = _check_parts(p, _Rows(st, r), i, _PlanRows(plan, r), np.arange(len(r)),
-                                      (assisted[r, i], guide[r, i], mage[r, i]))
+        tier = st.tiers[r, i, s]
+        _, net, need = _check_parts(p, st, plan, i, r, (assisted[r, i], guide[r, i], mage[r, i]))
         br = plan.breath[r, i]
-        st.breath[r, i] -= br.astype(np.int32)
+        st.breath[r, i] -= br
         u = block[r, i]
         faces = faces_from_uniform(u[:, lay.check : lay.check + 3], 20)
         k_dice = np.abs(net) + 1
@@ -425,13 +435,13 @@ def step(p: EscapeParams, st: BatchState, block: np.ndarray, plan_fn=greedy_plan
         total = total + np.where(br, faces_from_uniform(u[:, lay.breath], 20), 0)
         success = total >= need
         st.checks[r, i] += 1
-        np.add.at(st.checks_at_tier, (r, i, tier), 1)
+        st.checks_at_tier[r, i, tier] += 1
         st.successes[r, i] += success
-        np.add.at(st.successes_at_tier, (r[success], i, tier[success]), 1)
+        st.successes_at_tier[r[success], i, tier[success]] += 1
         new_tier = np.where(success, p.becomes[tier], tier)
         mark = p.mark[tier]
-        streak = st.streak[r, i, s].astype(np.int64)
-        acc = st.acc[r, i, s].astype(np.int64)
+        streak = st.streak[r, i, s]
+        acc = st.acc[r, i, s]
         hit = assisted[r, i]
         release = ~success & (mark == MARK_STAR) & (streak == 1)  # R-ESC-3 `*` second round
         new_tier = np.where(release, 0, new_tier)
@@ -450,9 +460,9 @@ def step(p: EscapeParams, st: BatchState, block: np.ndarray, plan_fn=greedy_plan
             rr = r[gets]
             cap = p.comp_max[k_] - st.craving[rr, k_]
             st.composure[rr, k_] = np.minimum(st.composure[rr, k_] + max(0, int(p.cha_mod[k_])), cap)
-    not_struggled = np.arange(N_SLOTS)[None, None, :] != struggled[:, :, None]  # R-ESC-3 streaks break
-    st.acc[not_struggled] = 0
-    st.streak[not_struggled] = 0
+    kept = np.arange(N_SLOTS)[None, None, :] == struggled[:, :, None]  # R-ESC-3 streaks break
+    st.acc *= kept
+    st.streak *= kept
     st.last_slot[:] = struggled
     for i in range(C):  # unties and items in party order, each on the tier left so far
         k = kind[:, i]
@@ -520,8 +530,8 @@ def step(p: EscapeParams, st: BatchState, block: np.ndarray, plan_fn=greedy_plan
             stim = np.maximum(0, _roll(u, lay.stimulus, p.stimulus_expr, p.modifiers[i]))
             damage += stim
             if p.craving:
-                st.craving[:, i] += stim.astype(np.int32)
-        top_c = p.comp_max[i] - st.craving[:, i].astype(np.int64)
+                st.craving[:, i] += stim
+        top_c = p.comp_max[i] - st.craving[:, i]
         in_daze = st.dazed_left[:, i] > 0
         st.dazed_left[in_daze, i] -= 1
         wake = in_daze & (st.dazed_left[:, i] == 0)
@@ -561,24 +571,6 @@ def step(p: EscapeParams, st: BatchState, block: np.ndarray, plan_fn=greedy_plan
     escaped = ~caught & done.all(axis=1)
     timeout = ~caught & ~escaped & (rnd >= p.max_rounds)
     st.outcome[:] = np.where(caught, CAUGHT, np.where(escaped, ESCAPED, np.where(timeout, TIMEOUT, ACTIVE)))
-
-
-class _Rows:
-    """A row-subset view of the state for the check arithmetic."""
-
-    def __init__(self, st: BatchState, r: np.ndarray):
-        self.tiers = st.tiers[r]
-        self.acc = st.acc[r]
-        self.item_bonus = st.item_bonus[r]
-        self.blessed = st.blessed[r]
-        self.streak = st.streak[r]
-
-
-class _PlanRows:
-    def __init__(self, plan: Plan, r: np.ndarray):
-        self.slot = plan.slot[r]
-        self.ability = plan.ability[r]
-        self.breath = plan.breath[r]
 
 
 def run_batch(p: EscapeParams, n: int, rng: np.random.Generator, plan_fn=greedy_plan) -> BatchState:
