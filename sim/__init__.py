@@ -27,12 +27,22 @@ def simulate(scenario, runs: int | None = None, seed: int | None = None, n_jobs:
         raise ScenarioError(f"expected runs >= 1; given {runs}", key="run.runs")
     if seed < 0:
         raise ScenarioError(f"expected seed >= 0; given {seed}", key="run.seed")
-    return kind_module(scenario.kind).simulate(scenario, runs=runs, seed=seed, n_jobs=n_jobs, **options)
+    try:
+        return kind_module(scenario.kind).simulate(scenario, runs=runs, seed=seed, n_jobs=n_jobs, **options)
+    except ScenarioError as exc:
+        if exc.file is None:  # name the scenario's file (e.g. a policy module that fails to import)
+            raise ScenarioError(exc.detail, file=scenario.source, key=exc.key) from None
+        raise
 
 
 def exact(scenario) -> dict:
     """Exact summary of ``scenario`` where its kind supports exact analysis."""
-    return kind_module(scenario.kind).exact(scenario)
+    try:
+        return kind_module(scenario.kind).exact(scenario)
+    except ScenarioError as exc:
+        if exc.file is None:
+            raise ScenarioError(exc.detail, file=scenario.source, key=exc.key) from None
+        raise
 
 
 __all__ = [

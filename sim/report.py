@@ -77,7 +77,12 @@ def new_figure(title: str, xlabel: str, ylabel: str, size=(7.5, 4.2)):
 
 def table_html(df: pd.DataFrame, float_format: str = "{:.4f}", index: bool = True) -> str:
     """An HTML table of ``df`` with floats formatted."""
-    fmt = {c: (lambda v, f=float_format: f.format(v) if isinstance(v, float) else v) for c in df.columns}
+    def fmt_value(v, f=float_format):
+        if isinstance(v, float):
+            return "–" if v != v else f.format(v)
+        return str(v)
+
+    fmt = {c: fmt_value for c in df.columns}
     return df.to_html(index=index, formatters=fmt, border=0, escape=True, na_rep="–")
 
 

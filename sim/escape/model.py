@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import difflib
+import re
 from typing import Annotated, Literal
 
 from pydantic import Field, field_validator
@@ -23,6 +25,7 @@ CLASSES = (
     "ranger", "rogue", "sorcerer", "warlock", "wizard", "artificer",
 )
 MAX_PARTY = 16
+BUILTIN_POLICIES = ("greedy", "arms_first", "team")
 MAX_ROUNDS = 1000
 
 TierId = Literal["simple", "light", "moderate", "heavy", "severe", "complete", "despair", "utter"]
@@ -171,6 +174,12 @@ def check(s: Scenario) -> None:
     for tier, override in s.rules.tiers.items():
         if tier == "utter" and (override.dc is not None or override.becomes is not None):
             raise ScenarioError("the utter tier takes no dc or becomes override (R-ESC-33)", key="rules.tiers.utter")
+    name = s.policy.name
+    if name not in BUILTIN_POLICIES and not re.fullmatch(r"[A-Za-z_][\w.]*:[A-Za-z_]\w*", name):
+        near = difflib.get_close_matches(name, BUILTIN_POLICIES, n=1)
+        hint = f"; did you mean {near[0]!r}?" if near else ""
+        raise ScenarioError(f"expected a built-in policy ({', '.join(BUILTIN_POLICIES)}) or "
+                            f"'package.module:callable'; given {name!r}{hint}", key="policy.name")
     if len(set(s.goal.slots)) != len(s.goal.slots):
         raise ScenarioError("expected each slot at most once", key="goal.slots")
     if s.search is not None:

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from sim.dice import CHECK_DENOMINATOR
 from sim.errors import PolicyError, ScenarioError
+from sim.escape.model import BUILTIN_POLICIES
 from sim.escape.params import ARMS, FINGERS, N_SLOTS, SEVERE, EscapeParams
 from sim.escape.state import (
     BLESS,
@@ -34,7 +35,6 @@ from sim.escape.state import (
     spec_numerator,
 )
 
-BUILTIN_POLICIES = ("greedy", "arms_first", "team")
 
 
 @dataclass(frozen=True)
