@@ -23,6 +23,7 @@ from sim.escape.params import (
     FINGERS,
     GAG,
     HARNESS,
+    INT,
     LEGS,
     MARK_HASH,
     MARK_PLUS,
@@ -32,7 +33,6 @@ from sim.escape.params import (
     MODERATE,
     N_SLOTS,
     SEVERE,
-    INT,
     STR,
     UTTER,
     EscapeParams,
@@ -146,35 +146,44 @@ def can_untie_self(t: np.ndarray) -> np.ndarray:
     return (t[:, ARMS] == 0) & (t[:, FINGERS] == 0) & (t[:, BODY] == 0)
 
 
-def struggle_numerators(p: EscapeParams, st: BatchState, i: int,
-                        slots: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """Success numerators (m, k, 3) of every (slot, ability) for character i (R-ESC-20 step 2),
-    -1 where the pair may not be struggled, over the k candidate slots returned alongside: the
-    ``slots`` mask (default: the goal slots) among those bound at the start (tiers never rise)."""
+_KEY_SCALE = 1000  # key = numerator * 1000 + tie-break (< 1000)
+_KEYFLAT = np.append(_FLAT * _KEY_SCALE, -(10**12))  # last entry: "may not be struggled"
+_INVALID = len(_FLAT)
+
+
+def struggle_keys(p: EscapeParams, st: BatchState, i: int, rows: np.ndarray,
+                  slots: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Ranking keys (r, k, 3) of every (slot, ability) of character i on ``rows`` (R-ESC-20 step 2):
+    numerator * 1000 + slot-order and ability-order tie-breaks, negative where the pair may not be
+    struggled; over the k candidate slots returned alongside (the ``slots`` mask, default the goal
+    slots, among those bound at the start: tiers never rise)."""
     mask = (p.goal if slots is None else slots) & (p.init_tiers[i] > 0)
     cand = np.flatnonzero(mask)
-    t = st.tiers[:, i, :][:, cand]  # (m, k)
-    m, k = t.shape
-    body = st.tiers[:, i, BODY] >= 1
-    str_only = body | (st.tiers[:, i, FINGERS] >= MODERATE)
-    slot_ok = (t >= 1) & (t < UTTER) & np.where(body[:, None], (cand == BODY)[None, :], True)
-    base = p.dc[t] - st.acc[:, i, :][:, cand] - st.item_bonus[:, i, None]
-    blessed = st.blessed[:, i, None].astype(np.int64) * _S_BLESS
-    auto = (p.mark[t] == MARK_STAR) & (st.streak[:, i, :][:, cand] == 1)
-    finger_pen = (st.tiers[:, i, FINGERS] >= 1)[:, None] & (cand != FINGERS)[None, :]
-    mask_pen = (st.tiers[:, i, MASK] >= 1)[:, None]
-    nums = np.empty((m, k, 3), dtype=np.int64)
-    for a, pen in ((STR, mask_pen), (DEX, finger_pen), (INT, None)):
-        need = base - (p.escape_mod[i, a] + p.artist_bonus[i, a])
-        if pen is None:
-            net = np.zeros((m, k), dtype=np.int64)
-        else:
-            net = np.broadcast_to(-(pen.astype(np.int64)), (m, k))
-        idx = (net + MAX_NET_DICE) * _S_NET + blessed + np.clip(need, 0, _NEED_MAX)
-        num = np.where(auto, CHECK_DENOMINATOR, _FLAT[idx])
-        ok = slot_ok if a == STR else slot_ok & ~str_only[:, None]
-        nums[:, :, a] = np.where(ok, num, -1)
-    return nums, cand
+    T = st.tiers[rows, i]
+    t = T[:, cand]  # (r, k)
+    r, k = t.shape
+    body = T[:, BODY] >= 1  # R-ESC-11: only the body slot, only str
+    str_only = body | (T[:, FINGERS] >= MODERATE)  # R-ESC-11 fingers at moderate or above
+    slot_ok = (t >= 1) & (t < UTTER)
+    if BODY in cand:
+        slot_ok &= ~body[:, None] | (cand == BODY)[None, :]
+    else:
+        slot_ok &= ~body[:, None]
+    base = p.dc[t] - st.acc[rows, i][:, cand] - st.item_bonus[rows, i][:, None]
+    offset = (st.blessed[rows, i] * _S_BLESS + MAX_NET_DICE * _S_NET)[:, None]
+    not_auto = ~((p.mark[t] == MARK_STAR) & (st.streak[rows, i][:, cand] == 1))  # `*` release: certain
+    tie = (N_SLOTS - 1 - cand) * 3
+    finger_pen = (T[:, FINGERS] >= 1)[:, None] & (cand != FINGERS)[None, :]  # R-ESC-11 fingers
+    mask_pen = (T[:, MASK] >= 1)[:, None]  # R-ESC-11 mask
+    keys = np.empty((r, k, 3), dtype=np.int64)
+    dex_int_ok = slot_ok & ~str_only[:, None]
+    for a, pen, ok in ((STR, mask_pen, slot_ok), (DEX, finger_pen, dex_int_ok), (INT, None, dex_int_ok)):
+        need = np.clip(base - (p.escape_mod[i, a] + p.artist_bonus[i, a]), 0, _NEED_MAX) * not_auto
+        idx = need + offset
+        if pen is not None:
+            idx = idx - pen * _S_NET  # one penalty die (same in both stacking modes)
+        keys[:, :, a] = _KEYFLAT[np.where(ok, idx, _INVALID)] + (tie + (2 - a))[None, :]
+    return keys, cand
 
 
 @dataclass
@@ -207,69 +216,94 @@ def _empty_plan(m: int, C: int) -> Plan:
     )
 
 
-def _choose_struggle(p: EscapeParams, st: BatchState, plan: Plan, i: int, numc: tuple[np.ndarray, np.ndarray],
-                     todo: np.ndarray) -> np.ndarray:
-    """Declare the best (slot, ability) of ``numc`` for rows ``todo`` that have one; ties: the slot
-    struggled last round, slot order, then str, dex, int (R-ESC-31). Returns the rows chosen."""
-    nums, cand = numc
-    m, k, _ = nums.shape
-    if k == 0:
-        return np.zeros(m, dtype=bool)
-    last = cand[None, :] == st.last_slot[:, i, None]
-    key = nums * 1000 + last[:, :, None] * 100 + (N_SLOTS - 1 - cand)[None, :, None] * 3
-    key = key + (2 - np.arange(3))[None, None, :]
-    key = np.where(nums >= 0, key, -1).reshape(m, -1)
-    best = key.argmax(axis=1)
-    sel = todo & (key[np.arange(m), best] >= 0)
-    b_num = nums.reshape(m, -1)[np.arange(m), best]
-    plan.kind[sel, i], plan.slot[sel, i], plan.ability[sel, i] = STRUGGLE, cand[best // 3][sel], (best % 3)[sel]
+def _choose_struggle(p: EscapeParams, st: BatchState, plan: Plan, i: int, rows: np.ndarray,
+                     slots: np.ndarray | None = None) -> np.ndarray:
+    """Declare the best (slot, ability) for each of ``rows`` that has one; ties: the slot struggled
+    last round, slot order, then str, dex, int (R-ESC-31). Returns a mask over ``rows``."""
+    keys, cand = struggle_keys(p, st, i, rows, slots)
+    r, k, _ = keys.shape
+    if k == 0 or r == 0:
+        return np.zeros(r, dtype=bool)
+    keys += ((cand[None, :] == st.last_slot[rows, i, None]) * 100)[:, :, None]
+    flat = keys.reshape(r, -1)
+    best = flat.argmax(axis=1)
+    top = flat[np.arange(r), best]
+    sel = top >= 0
+    rr = rows[sel]
+    b = best[sel]
+    plan.kind[rr, i] = STRUGGLE
+    plan.slot[rr, i] = cand[b // 3]
+    plan.ability[rr, i] = b % 3
+    num = top[sel] // _KEY_SCALE
+    plan.num[rr, i] = num
     if p.is_monk[i]:  # R-ESC-31: a monk spends breath when the probability is below 1/2
-        plan.breath[sel & (st.breath[:, i] > 0) & (2 * b_num < CHECK_DENOMINATOR), i] = True
+        spend = (st.breath[rr, i] > 0) & (2 * num < CHECK_DENOMINATOR)
+        sr = rr[spend]
+        if len(sr):
+            plan.breath[sr, i] = True
+            plan.num[sr, i] = _check_parts(p, st, plan, i, sr)[0]  # the declared check includes the breath
     return sel
 
 
-def _own_steps(p: EscapeParams, st: BatchState, plan: Plan, i: int, todo: np.ndarray) -> None:
-    """Greedy steps 1-3 with the item steps (R-ESC-20, R-ESC-31) for character i on rows ``todo``."""
-    m, C = plan.kind.shape
-    t = st.tiers[:, i, :]
-    goal_t = np.where(p.goal[None, :], t, 0)
+def _own_steps(p: EscapeParams, st: BatchState, plan: Plan, i: int, rows: np.ndarray) -> None:
+    """Greedy steps 1-3 with the item steps (R-ESC-20, R-ESC-31) for character i on ``rows``."""
+    C = plan.kind.shape[1]
+    T = st.tiers[rows, i]
+    goal_t = T * p.goal
     # step 1: untie its own highest-tier goal restraint
-    has_goal, top = _highest_flat(goal_t)
-    sel = todo & can_untie_self(t) & has_goal
-    plan.kind[sel, i], plan.slot[sel, i], plan.target[sel, i] = UNTIE, top[sel], i
-    todo = todo & ~sel
+    top = goal_t.argmax(axis=1)
+    free_hands = (T[:, ARMS] == 0) & (T[:, FINGERS] == 0) & (T[:, BODY] == 0)
+    sel = free_hands & (goal_t.max(axis=1) > 0)
+    rr = rows[sel]
+    plan.kind[rr, i], plan.slot[rr, i], plan.target[rr, i] = UNTIE, top[sel], i
+    rows, T, goal_t = rows[~sel], T[~sel], goal_t[~sel]
     # after step 1: a held release item on its own highest-tier covered goal restraint
-    if p.has_release:
-        cov, which = _covered(p, st.held[:, i, :], goal_t)
-        has, s_pick = _highest_flat(np.where(cov, goal_t, 0))
-        sel = todo & has
-        plan.kind[sel, i], plan.slot[sel, i], plan.target[sel, i] = USE_ITEM, s_pick[sel], i
-        plan.item[sel, i] = which[sel, s_pick[sel]]
-        todo = todo & ~sel
+    if p.has_release and len(rows):
+        cov, which = _covered(p, st.held[rows, i, :], goal_t)
+        covered_t = np.where(cov, goal_t, 0)
+        s_pick = covered_t.argmax(axis=1)
+        sel = covered_t.max(axis=1) > 0
+        rr = rows[sel]
+        plan.kind[rr, i], plan.slot[rr, i], plan.target[rr, i] = USE_ITEM, s_pick[sel], i
+        plan.item[rr, i] = which[sel, s_pick[sel]]
+        rows, T = rows[~sel], T[~sel]
+    if not len(rows):
+        return
     # step 2: struggle the best (slot, ability)
-    todo = todo & ~_choose_struggle(p, st, plan, i, struggle_numerators(p, st, i), todo)
+    sel = _choose_struggle(p, st, plan, i, rows)
+    rows, T = rows[~sel], T[~sel]
+    phys = can_help_physically(T)
+    free_hands = (T[:, ARMS] == 0) & (T[:, FINGERS] == 0) & (T[:, BODY] == 0)
     # step 3: untie a teammate's highest-tier restraint (any slot), party then slot order
-    mates = np.where((np.arange(C) != i)[None, :, None], st.tiers, 0).reshape(m, -1)
-    phys = can_help_physically(t)
-    has, pick = _highest_flat(mates)
-    sel = todo & can_untie_self(t) & phys & has
-    plan.kind[sel, i], plan.target[sel, i], plan.slot[sel, i] = UNTIE, pick[sel] // N_SLOTS, pick[sel] % N_SLOTS
-    todo = todo & ~sel
+    sub = rows[phys & free_hands]
+    if len(sub):
+        mates = st.tiers[sub] * (np.arange(C) != i)[None, :, None]
+        flat = mates.reshape(len(sub), -1)
+        pick = flat.argmax(axis=1)
+        sel = flat[np.arange(len(sub)), pick] > 0
+        rr = sub[sel]
+        plan.kind[rr, i], plan.target[rr, i], plan.slot[rr, i] = UNTIE, pick[sel] // N_SLOTS, pick[sel] % N_SLOTS
+        done = np.zeros(len(rows), dtype=bool)
+        done[np.flatnonzero(phys & free_hands)[sel]] = True
+        rows, phys = rows[~done], phys[~done]
     # after step 3: a held release item on the highest-tier teammate restraint it covers
-    if p.has_release:
-        cov, which = _covered(p, st.held[:, i, :], mates)
-        has, pick = _highest_flat(np.where(cov, mates, 0))
-        sel = todo & phys & has
-        plan.kind[sel, i], plan.target[sel, i] = USE_ITEM, pick[sel] // N_SLOTS
-        plan.slot[sel, i] = pick[sel] % N_SLOTS
-        plan.item[sel, i] = which[sel, pick[sel]]
+    sub = rows[phys]
+    if p.has_release and len(sub):
+        mates = (st.tiers[sub] * (np.arange(C) != i)[None, :, None]).reshape(len(sub), -1)
+        cov, which = _covered(p, st.held[sub, i, :], mates)
+        covered_t = np.where(cov, mates, 0)
+        pick = covered_t.argmax(axis=1)
+        sel = covered_t.max(axis=1) > 0
+        rr = sub[sel]
+        plan.kind[rr, i], plan.target[rr, i], plan.slot[rr, i] = USE_ITEM, pick[sel] // N_SLOTS, pick[sel] % N_SLOTS
+        plan.item[rr, i] = which[sel, pick[sel]]
 
 
 def greedy_plan(p: EscapeParams, st: BatchState, dazed: np.ndarray) -> Plan:
     """R-ESC-20 / R-ESC-31, vectorized over runs (loops over characters)."""
     plan = _empty_plan(*dazed.shape)
     for i in range(dazed.shape[1]):
-        _own_steps(p, st, plan, i, ~dazed[:, i])
+        _own_steps(p, st, plan, i, np.flatnonzero(~dazed[:, i]))
     _finish_plan(p, st, dazed, plan)
     return plan
 
@@ -278,28 +312,17 @@ def arms_first_plan(p: EscapeParams, st: BatchState, dazed: np.ndarray) -> Plan:
     """`arms_first`: without free hands, struggle the arms while bound, then the fingers; otherwise greedy."""
     plan = _empty_plan(*dazed.shape)
     for i in range(dazed.shape[1]):
-        todo = ~dazed[:, i]
-        t = st.tiers[:, i, :]
-        pre = todo & ~can_untie_self(t)
+        rows = np.flatnonzero(~dazed[:, i])
         for slot in (ARMS, FINGERS):
-            only = np.arange(N_SLOTS) == slot
-            sel = _choose_struggle(p, st, plan, i, struggle_numerators(p, st, i, only), pre & (t[:, slot] > 0))
-            pre &= ~sel
-            todo &= ~sel
-        _own_steps(p, st, plan, i, todo)
+            t = st.tiers[rows, i]
+            pre = ~can_untie_self(t) & (t[:, slot] > 0)
+            sel = _choose_struggle(p, st, plan, i, rows[pre], np.arange(N_SLOTS) == slot)
+            chosen = np.zeros(len(rows), dtype=bool)
+            chosen[np.flatnonzero(pre)[sel]] = True
+            rows = rows[~chosen]
+        _own_steps(p, st, plan, i, rows)
     _finish_plan(p, st, dazed, plan)
     return plan
-
-
-def declared_numerators(p: EscapeParams, st: BatchState, plan: Plan) -> np.ndarray:
-    """(m, C): each struggle's success numerator without this round's help (blessing and breath
-    included); -1 for non-strugglers."""
-    out = np.full(plan.kind.shape, -1, dtype=np.int64)
-    for i in range(plan.kind.shape[1]):
-        sel = np.flatnonzero(plan.kind[:, i] == STRUGGLE)
-        if len(sel):
-            out[sel, i] = _check_parts(p, st, plan, i, sel)[0]
-    return out
 
 
 def _check_parts(p: EscapeParams, st: BatchState, plan: Plan, i: int, rows: np.ndarray, help_=None):
@@ -328,10 +351,9 @@ def _check_parts(p: EscapeParams, st: BatchState, plan: Plan, i: int, rows: np.n
 def _finish_plan(p: EscapeParams, st: BatchState, dazed: np.ndarray, plan: Plan) -> None:
     """Greedy steps 4-6 for every character without a plan, once the struggles are known."""
     m, C = dazed.shape
-    decl = declared_numerators(p, st, plan)
-    plan.num[:] = np.where(decl >= 0, decl, 0)
     struggling = plan.kind == STRUGGLE
-    others_goal = (np.where(p.goal[None, None, :], st.tiers, 0) > 0).any(axis=2)  # (m, C)
+    decl = np.where(struggling, plan.num, -1)
+    others_goal = (st.tiers * p.goal).any(axis=2)  # (m, C)
     big = np.iinfo(np.int64).max
     for i in range(C):
         t = st.tiers[:, i, :]

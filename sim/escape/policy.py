@@ -36,7 +36,6 @@ from sim.escape.state import (
 )
 
 
-
 @dataclass(frozen=True)
 class PolicyView:
     """What a policy sees: the state at the start of the round (read-only by convention)."""

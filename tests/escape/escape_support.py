@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-
 from sim.escape.model import Scenario
 from sim.escape.params import compile_params
 from sim.escape.state import initial_state

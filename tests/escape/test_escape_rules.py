@@ -10,6 +10,9 @@ from sim.errors import PolicyError, ScenarioError
 from sim.escape.params import (
     ARMS,
     BODY,
+    COMPLETE,
+    DESPAIR,
+    DEX,
     FINGERS,
     GAG,
     HARNESS,
@@ -19,15 +22,12 @@ from sim.escape.params import (
     LIGHT,
     MODERATE,
     SEVERE,
+    SIMPLE,
     STR,
     UTTER,
-    DEX,
-    COMPLETE,
-    DESPAIR,
-    SIMPLE,
     compile_params,
 )
-from sim.escape.policy import PolicyView, greedy, check_action
+from sim.escape.policy import PolicyView, check_action, greedy
 from sim.escape.reference import play_round
 from sim.escape.state import Action, check_spec, spec_numerator
 
@@ -388,7 +388,8 @@ def test_R_ESC_14_monk_breath_spend_below_one_half_and_save():
 
 
 def test_R_ESC_14_paladin_recovers_on_own_and_helped_success():
-    p, st = setup(dict(character("P", cls="paladin", cha=16), composure=10), character("B", restraints={"arms": "heavy"}))
+    p, st = setup(dict(character("P", cls="paladin", cha=16), composure=10),
+                  character("B", restraints={"arms": "heavy"}))
     st.chars[0].composure = 5
     play_round(p, st, fixed([Action("assist", target=1), Action("struggle", slot=ARMS, ability=STR)]),
                Script(checks=[True]))
@@ -402,7 +403,6 @@ def test_R_ESC_14_cleric_blessing_next_round_only_for_others():
     assert plan[0].kind == "bless"  # cannot untie, assist or guide: blesses
     play_round(p, st, fixed([Action("bless"), Action("struggle", slot=ARMS, ability=STR)]), Script(checks=[False]))
     assert st.chars[1].blessed and not st.chars[0].blessed
-    src = Script(checks=[False])
     play_round(p, st, fixed([Action("rest"), Action("struggle", slot=ARMS, ability=STR)]),
                Script(checks=[False], rolls={"rest": [0]}))
     assert not st.chars[1].blessed
