@@ -113,7 +113,7 @@ def duel_exact(p: Params) -> dict:
     rages_left = ranger_left = 0.0
     for r, (dist, checks) in enumerate(duel_distribution(p)):
         pi = pa = pe = 0.0
-        for (levels, rages, ranger), prob in dist.items():
+        for (levels, _, _), prob in dist.items():
             inc = R.is_incapacitated(p, levels)
             ac = levels[R.ARMS] >= R.COMPLETE
             pi += prob * inc
@@ -163,17 +163,20 @@ def overload_by_round(maximum: int, damage: dict[int, float], rounds: int) -> li
     """P(first overload by the end of round k), k = 1..rounds, starting at ``maximum``."""
     alive = np.zeros(maximum + 1)
     alive[maximum] = 1.0
+    overloaded = 0.0
     out = []
     for _ in range(rounds):
         nxt = np.zeros_like(alive)
         for d, q in damage.items():
             if d == 0:
                 nxt += q * alive
-            elif d <= maximum:
-                nxt[: maximum + 1 - d] += q * alive[d:]
-        nxt[0] = 0.0  # composure 0 reached by damage > 0: overloaded (R-RST-21)
+                continue
+            # composure c <= d reaches 0 through damage > 0: overloaded (R-RST-21)
+            overloaded += q * float(alive[1 : d + 1].sum())
+            if d < maximum:
+                nxt[1 : maximum + 1 - d] += q * alive[d + 1 :]
         alive = nxt
-        out.append(float(1.0 - alive.sum()))
+        out.append(min(1.0, overloaded))
     return out
 
 

@@ -24,10 +24,13 @@ _LEGS_STR = np.asarray(R.LEGS_STR_PENALTY, dtype=np.int16)
 _LEGS_DEX = np.asarray(R.LEGS_DEX_PENALTY, dtype=np.int16)
 
 
+_NEED_SPAN = CHECK_MAX_SUM + 2
+
+
 @lru_cache(maxsize=1)
 def _check_table() -> np.ndarray:
-    """Check numerators ``[net + 2, need]`` (no blessing or breath in RST)."""
-    return check_table_array()[:, 0, 0, :]
+    """Check numerators, flat: index ``(net + 2) * _NEED_SPAN + clip(need)`` (no blessing or breath in RST)."""
+    return np.ascontiguousarray(check_table_array()[:, 0, 0, :], dtype=np.int32).ravel()  # numerators < 2**31
 
 
 def _modifier(score: np.ndarray) -> np.ndarray:
@@ -96,8 +99,9 @@ def _check_options(state: DuelState, p: Params):
     # R-RST-2 / R-RST-29 escape DCs
     dc = 10 + 4 * levels
     dc[:, R.BODY] = 10 + 4 * R.HEAVY
-    dc += np.where(((fingers == R.LIGHT) | (fingers == R.MODERATE))[:, None] & (_SLOT_IDS != R.FINGERS), 4, 0)
-    dc += np.where((body >= R.LIGHT)[:, None] & (_SLOT_IDS != R.BODY), 8, 0)
+    fingers_dc = ((fingers == R.LIGHT) | (fingers == R.MODERATE)).astype(np.int16) * 4
+    dc += fingers_dc[:, None] * (_SLOT_IDS != R.FINGERS)
+    dc += ((body >= R.LIGHT).astype(np.int16) * 8)[:, None] * (_SLOT_IDS != R.BODY)
     # R-RST-3 / R-RST-30 escapable restraints
     escapable = (levels >= R.LIGHT) & (levels <= R.COMPLETE)
     escapable &= (_SLOT_IDS == R.FINGERS) | (fingers < R.COMPLETE)[:, None]
@@ -116,8 +120,10 @@ def _check_options(state: DuelState, p: Params):
     net = _net_dice(rage.astype(np.int8), penalty, p.stacking)
     auto_fail = is_str & (arms >= R.COMPLETE)[:, None]  # R-RST-5 / R-RST-8
     need = dc[:, :, None] - static[:, None, :]
-    num = _check_table()[net[:, None, :] + MAX_NET_DICE, np.clip(need, 0, CHECK_MAX_SUM + 1)]
-    num = np.where(auto_fail[:, None, :], 0, num)
+    index = np.clip(need, 0, _NEED_SPAN - 1).astype(np.intp)
+    index += ((net.astype(np.intp) + MAX_NET_DICE) * _NEED_SPAN)[:, None, :]
+    num = _check_table().take(index)
+    num[np.broadcast_to(auto_fail[:, None, :], num.shape)] = 0
     return num, need, net, auto_fail, rage, dc, escapable
 
 

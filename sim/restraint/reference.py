@@ -50,7 +50,7 @@ def escape_check(p: Params, t: Target, slot: int, dice: np.ndarray) -> None:
     """R-RST-3, R-RST-8, R-RST-12, R-RST-29 … R-RST-31: one escape check on ``slot``."""
     spec, num = R.best_check(p, t.levels, slot, t.rages)
     extra = 0
-    if p.ranger_uses and R.ranger_spends(p, num, t.ranger):
+    if R.ranger_spends(p, num, t.ranger):
         t.ranger -= 1
         extra = p.ranger_bonus
     t.checks += 1

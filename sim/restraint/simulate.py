@@ -97,8 +97,14 @@ def _relevant_slots(p: Params, level_dist: np.ndarray) -> list[int]:
 def _composure_common(s: Scenario, p: Params) -> dict:
     t = s.target
     party = [
-        {"name": m.name, "class": m.class_, "level": m.level,
-         "composure_max": R.character_composure(m.class_, m.level, m.scores.as_dict(), m.composure_ability, m.composure)}
+        {
+            "name": m.name,
+            "class": m.class_,
+            "level": m.level,
+            "composure_max": R.character_composure(
+                m.class_, m.level, m.scores.as_dict(), m.composure_ability, m.composure
+            ),
+        }
         for m in s.composure.party
     ]
     table = composure_table(t.scores.as_dict())
@@ -109,7 +115,9 @@ def _composure_common(s: Scenario, p: Params) -> dict:
     }
 
 
-def simulate(scenario: Scenario, runs: int, seed: int, n_jobs: int = 1, engine: str = "kernel", **options) -> SimulationResult:
+def simulate(
+    scenario: Scenario, runs: int, seed: int, n_jobs: int = 1, engine: str = "kernel", **options
+) -> SimulationResult:
     """Monte Carlo over ``runs`` duels; ``engine`` = "kernel" (default) or "reference" (scalar)."""
     if options:
         raise TypeError(f"unknown simulate options: {', '.join(sorted(options))}")

@@ -105,7 +105,9 @@ def combat_effect_table(attack_bonus: int, acs: list[int]) -> pd.DataFrame:
                 checks=e["checks"], conditions=e["conditions"],
             )
             rows.append(row)
-    return pd.DataFrame(rows)
+    df = pd.DataFrame(rows)
+    df["escape_dc"] = df["escape_dc"].astype("Int64")  # despair: no DC (cannot be escaped)
+    return df
 
 
 def composure_table(scores: dict, levels: range = range(1, 21)) -> pd.DataFrame:
@@ -196,6 +198,7 @@ def escape_probability_table(p: R.Params) -> pd.DataFrame:
                 row[LEVEL_NAMES[level]] = 0.0
                 continue
             spec, _ = R.best_check(p, levels, slot, p.rages)
-            row[LEVEL_NAMES[level]] = d20_check_probability(spec.static, spec.dc, spec.net) if not spec.auto_fail else 0.0
+            probability = 0.0 if spec.auto_fail else d20_check_probability(spec.static, spec.dc, spec.net)
+            row[LEVEL_NAMES[level]] = probability
         rows.append(row)
     return pd.DataFrame(rows)

@@ -1,0 +1,64 @@
+"""Speed of the restraint kernel against the scalar reference, in one process (STYLE.md practice 13).
+
+    python bench/restraint.py [SCENARIO] [--runs N] [--reference-runs M]
+
+Both engines run the same scenario on the same draws (the draw itself is timed separately); the
+script prints runs per second of each and their ratio. Not a test: nothing is asserted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+
+import numpy as np
+
+import sim
+from sim.restraint.kernel import run_kernel
+from sim.restraint.reference import run_reference
+from sim.restraint.rules import compile_params
+from sim.restraint.state import draw_uniforms
+
+DEFAULT = Path(__file__).resolve().parents[1] / "scenarios" / "restraint" / "raging_barbarian.toml"
+
+
+def _best_of(fn, repeat: int) -> float:
+    best = float("inf")
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("scenario", nargs="?", default=str(DEFAULT))
+    parser.add_argument("--runs", type=int, default=10_000, help="kernel runs (one seed chunk)")
+    parser.add_argument("--reference-runs", type=int, default=1_000)
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+
+    scenario = sim.load_scenario(args.scenario)
+    p = compile_params(scenario)
+    rng = np.random.default_rng(0)
+    draw_time = _best_of(lambda: draw_uniforms(p, args.runs, rng), args.repeat)
+    u = draw_uniforms(p, args.runs, rng)
+    u_ref = u[:, : args.reference_runs]
+    kernel_time = _best_of(lambda: run_kernel(p, u), args.repeat)
+    reference_time = _best_of(lambda: run_reference(p, u_ref), 1)
+    simulate_time = _best_of(lambda: sim.simulate(scenario, runs=args.runs, seed=0), args.repeat)
+
+    kernel_rate = args.runs / kernel_time
+    reference_rate = u_ref.shape[1] / reference_time
+    print(f"scenario: {scenario.name} ({p.rounds} duel rounds, {p.horizon} simulated, {p.n_cols} columns)")
+    print(f"draws:      {args.runs / draw_time:12,.0f} runs/s")
+    print(f"kernel:     {kernel_rate:12,.0f} runs/s  ({args.runs} runs)")
+    print(f"reference:  {reference_rate:12,.0f} runs/s  ({u_ref.shape[1]} runs)")
+    print(f"simulate(): {args.runs / simulate_time:12,.0f} runs/s  (draws, kernel, summary)")
+    print(f"ratio kernel / reference: {kernel_rate / reference_rate:,.1f}x")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,14 @@
+"""kind = "restraint": restraints applied and escaped in combat, and composure pools
+(RULES.md section 2, R-RST-1 … R-RST-31).
+
+- :mod:`.model` the scenario format; :mod:`.rules` the rules as scalar functions;
+- :mod:`.reference` the scalar reference, :mod:`.kernel` the vectorized kernel (same draws, same results);
+- :mod:`.exact` the duel as a Markov chain and rounds until overload; :mod:`.tables` R-RST-14 and R-RST-24;
+- :mod:`.simulate` the Monte Carlo driver and summaries; :mod:`.report` the HTML report.
+"""
+
+from sim.restraint.model import Scenario, check_scenario
+from sim.restraint.report import write_report
+from sim.restraint.simulate import exact, simulate, supports_exact
+
+__all__ = ["Scenario", "check_scenario", "exact", "simulate", "supports_exact", "write_report"]
