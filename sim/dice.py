@@ -277,9 +277,10 @@ class DarkRoll:
 
 def dark_roll(a: int, b: int) -> DarkRoll:
     """R-MDK-1: 2d6, each 6 counts as 0; 0+0 critical, 5+5 fumble; one six 1 DP, two sixes 4 DP."""
+    a, b = int(a), int(b)
     va = 0 if a == 6 else a
     vb = 0 if b == 6 else b
-    sixes = (a == 6) + (b == 6)
+    sixes = int(a == 6) + int(b == 6)
     return DarkRoll(va + vb, sixes == 2, a == 5 and b == 5, {0: 0, 1: 1, 2: 4}[sixes])
 
 

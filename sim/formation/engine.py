@@ -10,7 +10,7 @@ import pandas as pd
 from sim.batch import map_chunks
 from sim.dice import DARK_DICE_EXPECTED_DP, dark_dice_distribution
 from sim.formation.kernel import run_chunk_kernel
-from sim.formation.model import SIDES, Scenario, compile_params
+from sim.formation.model import Scenario, compile_params
 from sim.formation.reference import run_chunk_reference
 from sim.formation.rules import ambush_exact, dp_per_session_exact, dp_variance_per_roll
 from sim.formation.targeting import targeting_table
@@ -101,4 +101,4 @@ def exact(scenario: Scenario) -> dict:
     return out
 
 
-__all__ = ["SIDES", "exact", "simulate", "summarize", "supports_exact"]
+__all__ = ["exact", "simulate", "summarize", "supports_exact"]

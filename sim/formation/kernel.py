@@ -15,7 +15,6 @@ import numpy as np
 from sim.dice import faces_from_uniform
 from sim.formation import layout as L
 from sim.formation.model import (
-    BACK,
     FRONT,
     G_ASSAULT,
     G_NONE,
@@ -23,7 +22,6 @@ from sim.formation.model import (
     G_TRAINING,
     MAGIC,
     MELEE,
-    RANGED,
     Params,
 )
 from sim.formation.rules import AREA_PENALTY, GRAPPLE_PENALTY, PASSIVE_PENALTY
@@ -102,6 +100,30 @@ class SkirmishState:
         return self.winner != NO_SKIRMISH
 
 
+ATTACK, DEFENSE, LEAVE, HOLD = 0, 1, 2, 3  # the four 2DR pairs of a unit's columns
+_FIRST = [L.ATTACK_DICE[0], L.DEFENSE_DICE[0], L.LEAVE_DICE[0], L.HOLD_DICE[0]]
+_SECOND = [L.ATTACK_DICE[1], L.DEFENSE_DICE[1], L.LEAVE_DICE[1], L.HOLD_DICE[1]]
+
+
+@dataclass(frozen=True)
+class RoundDice:
+    """One round's uniforms read as dice once (layout columns), for every unit."""
+
+    dark_sum: np.ndarray  # (n, U, 4) R-MDK-1 dark dice sum of the ATTACK/DEFENSE/LEAVE/HOLD pairs
+    critical: np.ndarray  # (n, U, 4) bool
+    fumble: np.ndarray  # (n, U, 4) bool
+    d4: np.ndarray  # (n, U) R-MDK-13 die
+    target_pick: np.ndarray  # (n, U) uniform
+    victim_pick: np.ndarray  # (n, U) uniform
+
+
+def round_dice(u: np.ndarray, n_units: int) -> RoundDice:
+    v = u.reshape(u.shape[0], n_units, L.UNIT_COLS)
+    s, c, f, _ = dark_arrays(faces_from_uniform(v[:, :, _FIRST], 6), faces_from_uniform(v[:, :, _SECOND], 6))
+    return RoundDice(dark_sum=s, critical=c, fumble=f, d4=faces_from_uniform(v[:, :, L.ROLEPLAY_D4], 4),
+                     target_pick=v[:, :, L.TARGET_PICK], victim_pick=v[:, :, L.VICTIM_PICK])
+
+
 def init_state(p: Params, n: int) -> SkirmishState:
     U = p.n_units
     return SkirmishState(
@@ -137,7 +159,7 @@ def penalty_rows(p: Params, onfield: np.ndarray, j: int) -> tuple[np.ndarray, np
     elif a == MELEE:
         front_pen = 0 if own_area == FRONT else AREA_PENALTY
         back_pen, reach = AREA_PENALTY, overflow | troop_ok
-    else:  # RANGED
+    else:  # ranged
         front_pen = AREA_PENALTY if own_area == FRONT else 0
         back_pen = 0 if own_area == FRONT else AREA_PENALTY
         reach = troop_ok
@@ -161,7 +183,7 @@ def _release(partner, initiator, gkind, rows: np.ndarray, units: np.ndarray) -> 
         gkind[rr, x] = G_NONE
 
 
-def _choose(p: Params, cands: np.ndarray, hp: np.ndarray, u_pick: np.ndarray) -> np.ndarray:
+def _choose(p: Params, cands: np.ndarray, hp: np.ndarray, partner: np.ndarray, u_pick: np.ndarray) -> np.ndarray:
     """Policy tie-break among minimal-penalty candidates (file order)."""
     if p.policy == "first":
         return np.argmax(cands, axis=1)
@@ -169,15 +191,17 @@ def _choose(p: Params, cands: np.ndarray, hp: np.ndarray, u_pick: np.ndarray) ->
         count = cands.sum(axis=1)
         kth = np.floor(u_pick * count)
         return np.argmax(np.cumsum(cands, axis=1) > kth[:, None], axis=1)
-    return np.argmin(np.where(cands, hp, BIG), axis=1)  # greedy: the weakest
+    # greedy: avoid a grappled pair (R-MDK-10 random victim) if possible, then the weakest
+    free = cands & (partner < 0)
+    pool = np.where(free.any(axis=1)[:, None], free, cands)
+    return np.argmin(np.where(pool, hp, BIG), axis=1)
 
 
-def unit_turn(p: Params, st: SkirmishState, j: int, r: int, f6: np.ndarray, f4: np.ndarray,
-              u: np.ndarray, free: np.ndarray, by2: np.ndarray) -> SkirmishState:
+def unit_turn(p: Params, st: SkirmishState, j: int, r: int, dice: RoundDice, free: np.ndarray,
+              by2: np.ndarray) -> SkirmishState:
     """Pure step: unit ``j`` takes its turn of round ``r`` in every unfinished run."""
     n = st.hp.shape[0]
     ar = np.arange(n)
-    base = j * L.UNIT_COLS
     ambushed = 1 - p.ambush_side
     act = ~st.finished & st.alive[:, j] & st.present[:, j] & (st.entered[:, j] < r)  # R-MDK-5
     if p.side[j] == ambushed and not p.super_perception[j]:
@@ -195,8 +219,8 @@ def unit_turn(p: Params, st: SkirmishState, j: int, r: int, f6: np.ndarray, f4: 
     if held.any():
         gi = np.maximum(g, 0)
         kind = gkind[:, j]
-        ms, mc, mf, _ = dark_arrays(f6[:, base + L.LEAVE_DICE[0]], f6[:, base + L.LEAVE_DICE[1]])
-        ts, tc, tf, _ = dark_arrays(f6[:, base + L.HOLD_DICE[0]], f6[:, base + L.HOLD_DICE[1]])
+        ms, mc, mf = dice.dark_sum[:, j, LEAVE], dice.critical[:, j, LEAVE], dice.fumble[:, j, LEAVE]
+        ts, tc, tf = dice.dark_sum[:, j, HOLD], dice.critical[:, j, HOLD], dice.fumble[:, j, HOLD]
         assault = active_wins_arrays(p.stamina[j] - ms, mc, mf, p.stamina[gi] - ts, tc, tf)
         focus = np.where(mc, True, np.where(mf, False, p.resolve[j] - ms - p.focus_target >= 0))
         leave = np.where(kind == G_SERVICE, True, np.where(kind == G_ASSAULT, assault, focus))
@@ -232,19 +256,19 @@ def unit_turn(p: Params, st: SkirmishState, j: int, r: int, f6: np.ndarray, f4: 
         try_grapple = ~grappled & gc.any(axis=1)
         cands = np.where(try_grapple[:, None], gc, cands)
         penalty = np.where(try_grapple, 0, penalty)
-    target = _choose(p, cands, hp, u[:, base + L.TARGET_PICK])
+    target = _choose(p, cands, hp, partner, dice.target_pick[:, j])
     target = np.where(grappled, g, target)
     penalty = np.where(grappled, 0, penalty)
     tp = partner[ar, target].astype(np.int64)
-    redirect = ~grappled & (tp >= 0) & (p.attack[j] != MAGIC) & (u[:, base + L.VICTIM_PICK] >= 0.5)
+    redirect = ~grappled & (tp >= 0) & (p.attack[j] != MAGIC) & (dice.victim_pick[:, j] >= 0.5)
     victim = np.where(redirect, tp, target)  # R-MDK-10 random victim
 
     modifier = -penalty - GRAPPLE_PENALTY * grappled
     if p.grapple[j] in (G_TRAINING, G_SERVICE):  # R-MDK-13
         uses = try_grapple | (grappled & initiator[:, j])
-        modifier = modifier + np.where(uses, f4[:, base + L.ROLEPLAY_D4] - 1, 0)
-    sa, ca, fa, _ = dark_arrays(f6[:, base + L.ATTACK_DICE[0]], f6[:, base + L.ATTACK_DICE[1]])
-    sd, cd, fd, _ = dark_arrays(f6[:, base + L.DEFENSE_DICE[0]], f6[:, base + L.DEFENSE_DICE[1]])
+        modifier = modifier + np.where(uses, dice.d4[:, j] - 1, 0)
+    sa, ca, fa = dice.dark_sum[:, j, ATTACK], dice.critical[:, j, ATTACK], dice.fumble[:, j, ATTACK]
+    sd, cd, fd = dice.dark_sum[:, j, DEFENSE], dice.critical[:, j, DEFENSE], dice.fumble[:, j, DEFENSE]
     a_total = p.combat[j] + modifier - sa
     passive = np.where(free & by2 & (p.side[victim] == ambushed), PASSIVE_PENALTY, 0)  # R-MDK-12
     d_total = p.evade[victim] - passive - sd
@@ -293,12 +317,10 @@ def skirmish_kernel(p: Params, n: int, rng: np.random.Generator, ambush_win: np.
     for r in range(1, p.max_rounds + 1):
         if st.finished.all():
             break
-        u = rng.random((n, L.round_cols(p.n_units)))
-        f6 = faces_from_uniform(u, 6)
-        f4 = faces_from_uniform(u, 4)
+        dice = round_dice(rng.random((n, L.round_cols(p.n_units))), p.n_units)
         free = won if r == 1 else no_free
         for j in p.order:
-            st = unit_turn(p, st, j, r, f6, f4, u, free, by2)
+            st = unit_turn(p, st, j, r, dice, free, by2)
     winner = np.where(st.finished, st.winner, DRAW).astype(np.int64)
     rounds = np.where(st.finished, st.rounds, p.max_rounds).astype(np.int64)
     onfield = st.alive & st.present
@@ -321,4 +343,4 @@ def run_chunk_kernel(p: Params, n: int, rng: np.random.Generator) -> dict[str, n
     return out
 
 
-__all__ = ["BACK", "RANGED", "G_ASSAULT", "run_chunk_kernel", "penalty_rows", "unit_turn"]
+__all__ = ["penalty_rows", "round_dice", "run_chunk_kernel", "unit_turn"]

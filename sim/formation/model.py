@@ -123,12 +123,6 @@ def check_scenario(s: Scenario) -> None:
         if master.summoner:
             raise ScenarioError("a summoner must itself be on the field at the start (no chains)",
                                 key=f"units.{i}.summoner")
-    if s.units and s.skirmish.enabled:
-        for side in SIDES:
-            if not any(u.side == side and not u.summoner for u in s.units):
-                raise ScenarioError(
-                    f"expected at least one unit of side {side!r} on the field at the start "
-                    "(or skirmish.enabled = false)", key="units")
 
 
 # --------------------------------------------------------------------------------------------
@@ -235,7 +229,9 @@ def compile_params(s: Scenario) -> Params:
         use_ambush=bool(s.skirmish.ambush),
         checks=s.session.checks,
         reward_dp=session_reward_dp(s.session.stars),
-        skirmish=bool(s.skirmish.enabled and len(units) > 0),
+        # the skirmish needs a unit of each side on the field at the start
+        skirmish=bool(s.skirmish.enabled and all(any(u.side == side and not u.summoner for u in units)
+                                                 for side in SIDES)),
         max_rounds=s.skirmish.max_rounds,
         margin_damage=s.skirmish.damage_model == "margin",
         min_damage=s.skirmish.min_damage,

@@ -30,13 +30,15 @@ from sim.formation.rules import (
 )
 from sim.formation.targeting import attack_penalty, in_contact
 
+# Faces are converted to Python ints before sim.dice.dark_roll: with numpy integers its
+# ``(a == 6) + (b == 6)`` adds two numpy bools (logical or), so a double six would count as one.
 DRAW = 2  # winner code of a skirmish that reached the round limit
 NO_SKIRMISH = -1
 
 
 def ambush_run(p: Params, u_row) -> dict:
     """R-MDK-12, R-MDK-20: one ambush check."""
-    f = faces_from_uniform(np.asarray(u_row), 6)
+    f = faces_from_uniform(np.asarray(u_row), 6).tolist()  # Python ints (see DRAW note)
     ra, rd = dark_roll(f[0], f[1]), dark_roll(f[2], f[3])
     a_total = p.ambusher_base - ra.sum
     d_total = p.defender_base - rd.sum
@@ -49,7 +51,7 @@ def ambush_run(p: Params, u_row) -> dict:
 def session_run(p: Params, u_row) -> dict:
     """R-MDK-3 (rewards of a successful session) + R-MDK-1 DP from sixes over the session's checks
     (R-MDK-21)."""
-    f = faces_from_uniform(np.asarray(u_row), 6)
+    f = faces_from_uniform(np.asarray(u_row), 6).tolist()  # Python ints (see DRAW note)
     sixes_dp = 0
     for i in range(p.checks):
         sixes_dp += dark_roll(f[2 * i], f[2 * i + 1]).dp
@@ -89,7 +91,9 @@ def _choose(p: Params, field: _Field, cands: list[int], u_pick: float) -> int:
         return cands[0]
     if p.policy == "random":
         return cands[math.floor(u_pick * len(cands))]
-    return min(cands, key=lambda k: (field.hp[k], k))  # greedy: the weakest
+    # greedy: avoid a grappled pair (R-MDK-10 random victim) if possible, then the weakest
+    pool = [k for k in cands if field.partner[k] < 0] or cands
+    return min(pool, key=lambda k: (field.hp[k], k))
 
 
 def unit_turn(p: Params, field: _Field, j: int, r: int, f6, f4, u_row, free: bool, by2: bool) -> None:
@@ -192,8 +196,8 @@ def skirmish_run(p: Params, round_rows, ambush_win: bool, by2: bool) -> dict:
     rounds = p.max_rounds
     for r in range(1, p.max_rounds + 1):
         row = np.asarray(round_rows[r - 1])
-        f6 = faces_from_uniform(row, 6)
-        f4 = faces_from_uniform(row, 4)
+        f6 = faces_from_uniform(row, 6).tolist()
+        f4 = faces_from_uniform(row, 4).tolist()
         free = won and r == 1
         for j in p.order:
             unit_turn(p, field, j, r, f6, f4, row, free, won and by2)

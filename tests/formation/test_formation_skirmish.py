@@ -1,0 +1,284 @@
+"""The skirmish (R-MDK-14) with R-MDK-4 armor, R-MDK-5 summons, R-MDK-10 grapples, R-MDK-12 free
+round and R-MDK-13 roleplay, hand-traced with chosen dice; the scalar reference and the kernel
+are stepped side by side and must hold identical state after every turn."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import sim
+from sim.dice import faces_from_uniform
+from sim.formation import layout as L
+from sim.formation.kernel import init_state, round_dice
+from sim.formation.kernel import unit_turn as kernel_turn
+from sim.formation.model import compile_params
+from sim.formation.reference import _Field
+from sim.formation.reference import unit_turn as reference_turn
+from sim.scenario import parse_scenario
+
+
+def make(units, **extra):
+    return parse_scenario({"kind": "formation", "name": "t", "units": units, **extra})
+
+
+def d6(face: int) -> float:
+    return (face - 0.5) / 6
+
+
+def rows(p, rounds: int, dice: dict[str, dict[int, float]] | None = None) -> list[np.ndarray]:
+    """Round rows; every die shows 3 unless ``dice[name][column]`` says otherwise (a uniform)."""
+    out = []
+    for _ in range(rounds):
+        row = np.full(L.round_cols(p.n_units), d6(3))
+        row[[j * L.UNIT_COLS + L.VICTIM_PICK for j in range(p.n_units)]] = 0.25
+        row[[j * L.UNIT_COLS + L.TARGET_PICK for j in range(p.n_units)]] = 0.0
+        for name, cols in (dice or {}).items():
+            j = p.names.index(name)
+            for c, v in cols.items():
+                row[j * L.UNIT_COLS + c] = v
+        out.append(row)
+    return out
+
+
+def always_hits():
+    return {L.ATTACK_DICE[0]: d6(6), L.ATTACK_DICE[1]: d6(6)}  # critical (R-MDK-2)
+
+
+def always_misses():
+    return {L.ATTACK_DICE[0]: d6(5), L.ATTACK_DICE[1]: d6(5)}  # fumble (R-MDK-2)
+
+
+def state_of(field: _Field) -> dict:
+    return {"hp": list(field.hp), "alive": list(field.alive), "present": list(field.present),
+            "entered": list(field.entered), "partner": list(field.partner),
+            "initiator": list(field.initiator), "gkind": list(field.gkind)}
+
+
+def kstate_of(st) -> dict:
+    return {"hp": st.hp[0].tolist(), "alive": st.alive[0].tolist(), "present": st.present[0].tolist(),
+            "entered": st.entered[0].tolist(), "partner": st.partner[0].tolist(),
+            "initiator": st.initiator[0].tolist(), "gkind": st.gkind[0].tolist()}
+
+
+def play(p, round_rows, won=False, by2=False):
+    """Step reference and kernel together; return the trace (round, unit, state) and the winner."""
+    field = _Field(p)
+    kst = init_state(p, 1)
+    trace = []
+    won_a, by2_a = np.array([won]), np.array([won and by2])
+    for r, row in enumerate(round_rows, start=1):
+        f6, f4 = faces_from_uniform(row, 6).tolist(), faces_from_uniform(row, 4).tolist()
+        dice = round_dice(row[None, :], p.n_units)
+        free = won and r == 1
+        for j in p.order:
+            reference_turn(p, field, j, r, f6, f4, row, free, won and by2)
+            kst = kernel_turn(p, kst, j, r, dice, won_a & (r == 1), by2_a)
+            assert kstate_of(kst) == state_of(field), f"round {r} unit {p.names[j]}"
+            assert int(kst.winner[0]) == field.winner
+            trace.append((r, p.names[j], state_of(field)))
+            if field.winner != -1:
+                return trace, field.winner, r
+    return trace, None, len(round_rows)
+
+
+def hp_after(trace, r, name):
+    """hp of every unit right after unit ``name`` acted in round ``r``."""
+    for rr, nm, state in trace:
+        if rr == r and nm == name:
+            return state["hp"]
+    raise AssertionError("no such turn")
+
+
+PLAIN = {"monster": False}
+
+
+def test_r_mdk_5_summon_acts_from_the_next_round():
+    """R-MDK-5: calling costs the master's action and the called unit acts from the next round."""
+    units = [{"side": "A", "name": "master", "damage": 1, **PLAIN},
+             {"side": "A", "name": "imp", "summoner": "master", "summoned": True, "damage": 1, **PLAIN},
+             {"side": "B", "name": "dummy", "hp": 3, "evade": 0, **PLAIN}]
+    p = compile_params(make(units))
+    dice = {"master": always_hits(), "imp": always_hits(), "dummy": always_misses()}
+    trace, winner, rounds = play(p, rows(p, 5, dice))
+    assert trace[0][2]["present"] == [True, True, True] and trace[0][2]["entered"][1] == 1
+    assert hp_after(trace, 1, "dummy")[2] == 3  # round 1: only the call, the imp waits
+    assert winner == 0 and rounds == 3
+    # control: with the imp on the field from the start, the dummy falls in round 2
+    units[1] = {k: v for k, v in units[1].items() if k != "summoner"}
+    p2 = compile_params(make(units))
+    assert play(p2, rows(p2, 5, dice))[2] == 2
+
+
+def test_r_mdk_5_one_summon_at_a_time():
+    units = [{"side": "A", "name": "master", "damage": 0, "combat": -50, **PLAIN},
+             {"side": "A", "name": "imp1", "summoner": "master", "hp": 1, "evade": -50, **PLAIN},
+             {"side": "A", "name": "imp2", "summoner": "master", "hp": 1, **PLAIN},
+             {"side": "B", "name": "hunter", "hp": 50, "attack": "magic", "combat": 50, "damage": 50, **PLAIN}]
+    p = compile_params(make(units, policy={"name": "first"}))
+    dice = {"hunter": always_hits(), "master": always_misses(), "imp1": always_misses(), "imp2": always_misses()}
+    trace, winner, _ = play(p, rows(p, 4, dice))
+    present = {(r, nm): s["present"] for r, nm, s in trace}
+    alive = {(r, nm): s["alive"] for r, nm, s in trace}
+    assert present[(1, "master")] == [True, True, False, True]  # one called, the second waits
+    assert alive[(1, "hunter")][0] is False  # the hunter kills the master ('first' policy) ...
+    assert winner is None or winner == 1
+    # ... so imp2 is never called: calls need a living master
+    assert all(not s["present"][2] for _, _, s in trace)
+
+
+def test_r_mdk_5_next_companion_called_after_the_first_falls():
+    units = [{"side": "A", "name": "master", "hp": 50, "evade": 50, **PLAIN},
+             {"side": "A", "name": "imp1", "summoner": "master", "hp": 1, "evade": -50, **PLAIN},
+             {"side": "A", "name": "imp2", "summoner": "master", "hp": 1, **PLAIN},
+             {"side": "B", "name": "hunter", "hp": 50, "evade": 50, "attack": "magic", **PLAIN}]
+    p = compile_params(make(units))  # greedy: the weakest (imp1, hp 1)
+    dice = {"hunter": always_hits(), "master": always_misses()}
+    trace, _, _ = play(p, rows(p, 3, dice))
+    states = {(r, nm): s for r, nm, s in trace}
+    assert states[(1, "hunter")]["alive"][1] is False
+    assert states[(2, "master")]["present"][2] and states[(2, "master")]["entered"][2] == 2
+
+
+@pytest.mark.parametrize("stars,stripped,damage,hp,rounds", [
+    (1, False, 5, 3, 2),  # armor 3: 2 per hit
+    (1, True, 5, 3, 1),  # armor 3 halved round up = 2: 3 per hit
+    (3, False, 5, 2, 2),  # damage below armor: at least 1
+])
+def test_r_mdk_4_armor_in_the_damage_model(stars, stripped, damage, hp, rounds):
+    units = [{"side": "A", "name": "a", "damage": damage, **PLAIN},
+             {"side": "B", "name": "m", "stars": stars, "armor_stripped": stripped, "hp": hp}]
+    p = compile_params(make(units))
+    _, winner, r = play(p, rows(p, 5, {"a": always_hits(), "m": always_misses()}))
+    assert winner == 0 and r == rounds
+
+
+def test_r_mdk_14_margin_damage_model():
+    units = [{"side": "A", "name": "a", "damage": 2, "combat": 10, **PLAIN},
+             {"side": "B", "name": "b", "evade": 4, "hp": 20, **PLAIN}]
+    p = compile_params(make(units, skirmish={"damage_model": "margin"}))
+    trace, _, _ = play(p, rows(p, 1))  # all dice 3: totals 10 − 6 = 4 and 4 − 6 = −2: margin 6
+    assert hp_after(trace, 1, "a")[1] == 20 - (2 + 6)
+
+
+def test_r_mdk_2_tie_in_the_skirmish_is_a_miss():
+    units = [{"side": "A", "name": "a", "combat": 6, **PLAIN}, {"side": "B", "name": "b", "evade": 6, **PLAIN}]
+    p = compile_params(make(units))
+    trace, _, _ = play(p, rows(p, 1))
+    assert hp_after(trace, 1, "a")[1] == 10
+
+
+GRAPPLERS = [{"side": "A", "name": "g", "grapple": "assault", "combat": 20, "stamina": 5, "damage": 1, **PLAIN},
+             {"side": "B", "name": "v", "combat": 7, "evade": 0, "stamina": 5, "hp": 30, **PLAIN}]
+
+
+def test_r_mdk_10_grapple_penalty_and_assault_leave():
+    """R-MDK-10: the grappled take −2; an assault is left by winning an opposed 体力 check."""
+    p = compile_params(make(GRAPPLERS))
+    # g evades with 5 − (2 + 3) = 0; v attacks with dice 3 + 3: 7 − 6 = 1 would hit, 7 − 2 − 6 = −1 misses
+    base = {"g": {L.DEFENSE_DICE[0]: d6(2), L.DEFENSE_DICE[1]: d6(3)}}
+    stay = {**base, "v": {L.LEAVE_DICE[0]: d6(3), L.LEAVE_DICE[1]: d6(3)}}  # 5−6 vs g's hold 5−6: tie, stays
+    trace, _, _ = play(p, rows(p, 1, stay))
+    s1 = dict(((r, nm), s) for r, nm, s in trace)
+    assert s1[(1, "g")]["partner"] == [1, 0] and s1[(1, "g")]["initiator"] == [True, False]
+    assert s1[(1, "v")]["partner"] == [1, 0]  # still grappled
+    assert s1[(1, "v")]["hp"][0] == 10  # −1 against 0: the grapple penalty made it a miss
+    leave = {"g": {**base["g"], L.HOLD_DICE[0]: d6(4), L.HOLD_DICE[1]: d6(4)},
+             "v": {L.LEAVE_DICE[0]: d6(1), L.LEAVE_DICE[1]: d6(1), L.ATTACK_DICE[0]: d6(1),
+                   L.ATTACK_DICE[1]: d6(1)}}
+    trace, _, _ = play(p, rows(p, 1, leave))
+    s2 = dict(((r, nm), s) for r, nm, s in trace)
+    assert s2[(1, "v")]["partner"] == [-1, -1]  # 5 − 2 = 3 beats 5 − 8 = −3: free, no action spent
+    assert s2[(1, "v")]["hp"][0] == 10 - (3 - 0)  # and v attacks without the −2 (armor 0, damage 3)
+
+
+def test_r_mdk_10_service_is_left_freely_and_training_by_focus():
+    units = [dict(GRAPPLERS[0], grapple="service"), GRAPPLERS[1]]
+    p = compile_params(make(units))
+    trace, _, _ = play(p, rows(p, 1))
+    assert dict(((r, nm), s) for r, nm, s in trace)[(1, "v")]["partner"] == [-1, -1]
+    units = [dict(GRAPPLERS[0], grapple="training"), dict(GRAPPLERS[1], resolve=10)]
+    for focus_target, stays in ((4, False), (5, True)):  # 10 − 6 = 4 against the target number
+        p = compile_params(make(units, skirmish={"focus_target": focus_target}))
+        trace, _, _ = play(p, rows(p, 1))
+        partner = dict(((r, nm), s) for r, nm, s in trace)[(1, "v")]["partner"]
+        assert (partner == [1, 0]) is stays
+
+
+def test_r_mdk_13_training_check_gets_1d4_minus_1():
+    """R-MDK-13: 1d4 − 1 on training / service checks (the d4 column), none on plain attacks."""
+    units = [{"side": "A", "name": "g", "grapple": "training", "combat": 5, "damage": 1, **PLAIN},
+             {"side": "B", "name": "v", "evade": 5, "hp": 30, **PLAIN}]
+    p = compile_params(make(units))
+    for face, formed in ((1, False), (2, True), (4, True)):  # tie at +0 goes to the defender
+        d4 = {"g": {L.ROLEPLAY_D4: (face - 0.5) / 4}}
+        trace, _, _ = play(p, rows(p, 1, d4))
+        partner = dict(((r, nm), s) for r, nm, s in trace)[(1, "g")]["partner"]
+        assert (partner == [1, 0]) is formed
+    plain = compile_params(make([dict(units[0], grapple="assault"), units[1]]))
+    trace, _, _ = play(plain, rows(plain, 1, {"g": {L.ROLEPLAY_D4: 3.5 / 4}}))
+    assert dict(((r, nm), s) for r, nm, s in trace)[(1, "g")]["partner"] == [-1, -1]
+
+
+@pytest.mark.parametrize("attack,pick,victim", [("melee", 0.25, "g"), ("melee", 0.75, "v"), ("magic", 0.75, "g")])
+def test_r_mdk_10_attack_at_a_grappled_pair_picks_the_victim_at_random(attack, pick, victim):
+    """R-MDK-10: from outside, the victim is random (may be the attacker's own ally); magic picks freely."""
+    units = [dict(GRAPPLERS[0], evade=0), dict(GRAPPLERS[1], combat=-50),
+             {"side": "B", "name": "x", "attack": attack, "combat": 30, "damage": 4, **PLAIN}]
+    p = compile_params(make(units, policy={"name": "first"}))  # g grapples v, the first listed
+    trace, _, _ = play(p, rows(p, 1, {"x": {L.VICTIM_PICK: pick}}))
+    hp = hp_after(trace, 1, "x")  # g hit v for 1 when grappling; x deals 4 to its victim
+    assert hp[:2] == ([10 - 4, 30 - 1] if victim == "g" else [10, 30 - 1 - 4])
+
+
+def test_r_mdk_12_free_round_and_passive_penalty():
+    """R-MDK-12: winning the ambush gives a free round (super-perception monsters still act);
+    winning by 2 gives the defenders −2 on passive checks (their evade) in that round."""
+    units = [{"side": "A", "name": "a", "combat": 6, "damage": 1, **PLAIN},
+             {"side": "B", "name": "b", "combat": 30, "evade": 6, "damage": 1, **PLAIN},
+             {"side": "B", "name": "seer", "combat": 30, "damage": 1, "super_perception": True, **PLAIN}]
+    p = compile_params(make(units, policy={"name": "first"}))
+    for won, by2, a_hp, b_hp in ((False, False, 8, 10), (True, False, 9, 10), (True, True, 9, 9)):
+        trace, _, _ = play(p, rows(p, 1), won=won, by2=by2)
+        hp = trace[-1][2]["hp"]
+        assert (hp[0], hp[1]) == (a_hp, b_hp), (won, by2)
+    # round 2 is an ordinary round: the penalty is gone and everybody acts
+    trace, _, _ = play(p, rows(p, 2), won=True, by2=True)
+    assert trace[-1][2]["hp"][:2] == [7, 9]
+
+
+unit_st = st.fixed_dictionaries({
+    "side": st.sampled_from(["A", "B"]), "area": st.sampled_from(["front", "back"]),
+    "attack": st.sampled_from(["melee", "ranged", "magic"]), "combat": st.integers(3, 11),
+    "evade": st.integers(2, 9), "damage": st.integers(1, 8), "hp": st.integers(1, 14),
+    "stars": st.integers(0, 2), "troop": st.booleans(), "troop_size": st.integers(1, 3),
+    "grapple": st.sampled_from(["none", "none", "assault", "training", "service"]),
+    "super_perception": st.booleans(), "armor_stripped": st.booleans(),
+})
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(unit_st, min_size=2, max_size=6), st.integers(0, 2**32 - 1),
+       st.sampled_from(["greedy", "first", "random"]), st.sampled_from(["flat", "margin"]), st.booleans())
+def test_reference_equals_kernel_stepwise_on_random_formations(specs, seed, policy, model, summon):
+    """Every rule of the skirmish: identical state after every turn, random dice and formations."""
+    units = [dict(u, name=f"u{i}") for i, u in enumerate(specs)]
+    units[0]["side"], units[1]["side"] = "A", "B"
+    if summon and len(units) > 2:
+        units[2]["summoner"] = "u0" if units[2]["side"] == "A" else "u1"
+    p = compile_params(make(units, policy={"name": policy}, skirmish={"damage_model": model, "max_rounds": 6}))
+    rng = np.random.default_rng(seed)
+    play(p, [rng.random(L.round_cols(p.n_units)) for _ in range(6)],
+         won=bool(seed % 2), by2=bool(seed % 3 == 0))
+
+
+def test_reference_equals_kernel_per_run_on_the_same_seed():
+    """simulate(engine="reference") and the kernel give identical per-run results."""
+    scen = sim.load_scenario("scenarios/formation/summoner_vs_horde.toml")
+    a = sim.simulate(scen, runs=300, seed=11)
+    b = sim.simulate(scen, runs=300, seed=11, engine="reference")
+    pd.testing.assert_frame_equal(a.runs, b.runs)
+    assert a.summary == b.summary
