@@ -151,38 +151,40 @@ _KEYFLAT = np.append(_FLAT * _KEY_SCALE, -(10**12))  # last entry: "may not be s
 _INVALID = len(_FLAT)
 
 
-def struggle_keys(p: EscapeParams, st: BatchState, i: int, rows: np.ndarray,
+def struggle_keys(p: EscapeParams, st: BatchState, i: int,
                   slots: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """Ranking keys (r, k, 3) of every (slot, ability) of character i on ``rows`` (R-ESC-20 step 2):
-    numerator * 1000 + slot-order and ability-order tie-breaks, negative where the pair may not be
-    struggled; over the k candidate slots returned alongside (the ``slots`` mask, default the goal
-    slots, among those bound at the start: tiers never rise)."""
-    mask = (p.goal if slots is None else slots) & (p.init_tiers[i] > 0)
-    cand = np.flatnonzero(mask)
-    T = st.tiers[rows, i]
-    t = T[:, cand]  # (r, k)
-    r, k = t.shape
-    body = T[:, BODY] >= 1  # R-ESC-11: only the body slot, only str
-    str_only = body | (T[:, FINGERS] >= MODERATE)  # R-ESC-11 fingers at moderate or above
-    slot_ok = (t >= 1) & (t < UTTER)
-    if BODY in cand:
-        slot_ok &= ~body[:, None] | (cand == BODY)[None, :]
-    else:
-        slot_ok &= ~body[:, None]
-    base = p.dc[t] - st.acc[rows, i][:, cand] - st.item_bonus[rows, i][:, None]
-    offset = (st.blessed[rows, i] * _S_BLESS + MAX_NET_DICE * _S_NET)[:, None]
-    not_auto = ~((p.mark[t] == MARK_STAR) & (st.streak[rows, i][:, cand] == 1))  # `*` release: certain
-    tie = (N_SLOTS - 1 - cand) * 3
-    finger_pen = (T[:, FINGERS] >= 1)[:, None] & (cand != FINGERS)[None, :]  # R-ESC-11 fingers
-    mask_pen = (T[:, MASK] >= 1)[:, None]  # R-ESC-11 mask
-    keys = np.empty((r, k, 3), dtype=np.int64)
-    dex_int_ok = slot_ok & ~str_only[:, None]
-    for a, pen, ok in ((STR, mask_pen, slot_ok), (DEX, finger_pen, dex_int_ok), (INT, None, dex_int_ok)):
-        need = np.clip(base - (p.escape_mod[i, a] + p.artist_bonus[i, a]), 0, _NEED_MAX) * not_auto
-        idx = need + offset
-        if pen is not None:
-            idx = idx - pen * _S_NET  # one penalty die (same in both stacking modes)
-        keys[:, :, a] = _KEYFLAT[np.where(ok, idx, _INVALID)] + (tie + (2 - a))[None, :]
+    """Ranking keys (3k, m) of every (slot, ability) of character i, batch axis last so the best is
+    a fast max over axis 0 (R-ESC-20 step 2). key = numerator * 1000 + 100 (the slot struggled last
+    round, added by the caller) + slot-order and ability-order tie-breaks (< 100, so the key names its
+    pair); negative where the pair may not be struggled. Candidate slots: the ``slots`` mask (default
+    the goal slots) among those bound at the start (tiers never rise)."""
+    cand = np.flatnonzero((p.goal if slots is None else slots) & (p.init_tiers[i] > 0))
+    m = st.tiers.shape[0]
+    keys = np.empty((3 * len(cand), m), dtype=np.int64)
+    if not len(cand):
+        return keys, cand
+    fingers = st.tiers[:, i, FINGERS]
+    body = st.tiers[:, i, BODY] >= 1  # R-ESC-11 body: only the body slot, only str
+    str_only = body | (fingers >= MODERATE)  # R-ESC-11 fingers at moderate or above: str only
+    offset = st.blessed[:, i] * _S_BLESS + MAX_NET_DICE * _S_NET
+    item = st.item_bonus[:, i]
+    mask_pen = (st.tiers[:, i, MASK] >= 1) * _S_NET  # R-ESC-11 mask: penalty die on str
+    finger_pen = (fingers >= 1) * _S_NET  # R-ESC-11 fingers: penalty die on dex of other slots
+    for j, s in enumerate(cand):
+        t = st.tiers[:, i, s]
+        ok = (t >= 1) & (t < UTTER)
+        if s != BODY:
+            ok &= ~body
+        base = p.dc[t] - st.acc[:, i, s] - item
+        star = (p.mark[t] == MARK_STAR) & (st.streak[:, i, s] == 1)  # `*` second round: certain
+        tie = (N_SLOTS - 1 - s) * 3
+        dex_int_ok = ok & ~str_only
+        for a, pen, ok_a in ((STR, mask_pen, ok), (DEX, finger_pen if s != FINGERS else 0, dex_int_ok),
+                             (INT, 0, dex_int_ok)):
+            need = np.clip(base - (p.escape_mod[i, a] + p.artist_bonus[i, a]), 0, _NEED_MAX)
+            need[star] = 0
+            idx = need + offset - pen
+            keys[3 * j + a] = _KEYFLAT[np.where(ok_a, idx, _INVALID)] + (tie + 2 - a)
     return keys, cand
 
 
@@ -216,94 +218,100 @@ def _empty_plan(m: int, C: int) -> Plan:
     )
 
 
-def _choose_struggle(p: EscapeParams, st: BatchState, plan: Plan, i: int, rows: np.ndarray,
+def _choose_struggle(p: EscapeParams, st: BatchState, plan: Plan, i: int, todo: np.ndarray,
                      slots: np.ndarray | None = None) -> np.ndarray:
-    """Declare the best (slot, ability) for each of ``rows`` that has one; ties: the slot struggled
-    last round, slot order, then str, dex, int (R-ESC-31). Returns a mask over ``rows``."""
-    keys, cand = struggle_keys(p, st, i, rows, slots)
-    r, k, _ = keys.shape
-    if k == 0 or r == 0:
-        return np.zeros(r, dtype=bool)
-    keys += ((cand[None, :] == st.last_slot[rows, i, None]) * 100)[:, :, None]
-    flat = keys.reshape(r, -1)
-    best = flat.argmax(axis=1)
-    top = flat[np.arange(r), best]
-    sel = top >= 0
-    rr = rows[sel]
-    b = best[sel]
+    """Declare the best (slot, ability) for rows ``todo`` that have one; ties: the slot struggled
+    last round, slot order, then str, dex, int (R-ESC-31). Returns the mask of rows chosen."""
+    keys, cand = struggle_keys(p, st, i, slots)
+    if not len(cand):
+        return np.zeros_like(todo)
+    last = st.last_slot[:, i]
+    for j, s in enumerate(cand):
+        keys[3 * j : 3 * j + 3] += (last == s) * 100
+    best = keys.max(axis=0)
+    sel = todo & (best >= 0)
+    rr = np.flatnonzero(sel)
+    b = best[rr]
+    low = b % 100
     plan.kind[rr, i] = STRUGGLE
-    plan.slot[rr, i] = cand[b // 3]
-    plan.ability[rr, i] = b % 3
-    num = top[sel] // _KEY_SCALE
+    plan.slot[rr, i] = N_SLOTS - 1 - low // 3
+    plan.ability[rr, i] = 2 - low % 3
+    num = b // _KEY_SCALE
     plan.num[rr, i] = num
     if p.is_monk[i]:  # R-ESC-31: a monk spends breath when the probability is below 1/2
-        spend = (st.breath[rr, i] > 0) & (2 * num < CHECK_DENOMINATOR)
-        sr = rr[spend]
+        sr = rr[(st.breath[rr, i] > 0) & (2 * num < CHECK_DENOMINATOR)]
         if len(sr):
             plan.breath[sr, i] = True
             plan.num[sr, i] = _check_parts(p, st, plan, i, sr)[0]  # the declared check includes the breath
     return sel
 
 
-def _own_steps(p: EscapeParams, st: BatchState, plan: Plan, i: int, rows: np.ndarray) -> None:
-    """Greedy steps 1-3 with the item steps (R-ESC-20, R-ESC-31) for character i on ``rows``."""
+def _goal_top(p: EscapeParams, st: BatchState, i: int) -> tuple[np.ndarray, np.ndarray]:
+    """(highest goal tier, its slot; ties in slot order) of character i over all rows."""
+    key = np.zeros(st.tiers.shape[0], dtype=np.int64)
+    for s in np.flatnonzero(p.goal & (p.init_tiers[i] > 0)):
+        key = np.maximum(key, st.tiers[:, i, s] * 16 + (15 - s))
+    tier = key >> 4
+    return tier, 15 - (key & 15)
+
+
+def _own_steps(p: EscapeParams, st: BatchState, plan: Plan, i: int, todo: np.ndarray) -> None:
+    """Greedy steps 1-3 with the item steps (R-ESC-20, R-ESC-31) for character i on rows ``todo``."""
     C = plan.kind.shape[1]
-    T = st.tiers[rows, i]
-    goal_t = T * p.goal
+    t = st.tiers[:, i]
+    free_hands = (t[:, ARMS] == 0) & (t[:, FINGERS] == 0) & (t[:, BODY] == 0)
     # step 1: untie its own highest-tier goal restraint
-    top = goal_t.argmax(axis=1)
-    free_hands = (T[:, ARMS] == 0) & (T[:, FINGERS] == 0) & (T[:, BODY] == 0)
-    sel = free_hands & (goal_t.max(axis=1) > 0)
-    rr = rows[sel]
-    plan.kind[rr, i], plan.slot[rr, i], plan.target[rr, i] = UNTIE, top[sel], i
-    rows, T, goal_t = rows[~sel], T[~sel], goal_t[~sel]
+    top_tier, top_slot = _goal_top(p, st, i)
+    sel = todo & free_hands & (top_tier > 0)
+    rr = np.flatnonzero(sel)
+    plan.kind[rr, i], plan.slot[rr, i], plan.target[rr, i] = UNTIE, top_slot[rr], i
+    todo = todo & ~sel
     # after step 1: a held release item on its own highest-tier covered goal restraint
-    if p.has_release and len(rows):
-        cov, which = _covered(p, st.held[rows, i, :], goal_t)
-        covered_t = np.where(cov, goal_t, 0)
-        s_pick = covered_t.argmax(axis=1)
-        sel = covered_t.max(axis=1) > 0
-        rr = rows[sel]
-        plan.kind[rr, i], plan.slot[rr, i], plan.target[rr, i] = USE_ITEM, s_pick[sel], i
-        plan.item[rr, i] = which[sel, s_pick[sel]]
-        rows, T = rows[~sel], T[~sel]
-    if not len(rows):
-        return
+    if p.has_release:
+        rows = np.flatnonzero(todo & (st.held[:, i, :].sum(axis=1) > 0))
+        if len(rows):
+            goal_t = st.tiers[rows, i] * p.goal
+            cov, which = _covered(p, st.held[rows, i, :], goal_t)
+            covered_t = np.where(cov, goal_t, 0)
+            s_pick = covered_t.argmax(axis=1)
+            hit = covered_t.max(axis=1) > 0
+            rr = rows[hit]
+            plan.kind[rr, i], plan.slot[rr, i], plan.target[rr, i] = USE_ITEM, s_pick[hit], i
+            plan.item[rr, i] = which[hit, s_pick[hit]]
+            todo[rr] = False
     # step 2: struggle the best (slot, ability)
-    sel = _choose_struggle(p, st, plan, i, rows)
-    rows, T = rows[~sel], T[~sel]
-    phys = can_help_physically(T)
-    free_hands = (T[:, ARMS] == 0) & (T[:, FINGERS] == 0) & (T[:, BODY] == 0)
+    todo = todo & ~_choose_struggle(p, st, plan, i, todo)
+    phys = can_help_physically(t)
     # step 3: untie a teammate's highest-tier restraint (any slot), party then slot order
-    sub = rows[phys & free_hands]
+    sub = np.flatnonzero(todo & phys & free_hands)
     if len(sub):
         mates = st.tiers[sub] * (np.arange(C) != i)[None, :, None]
         flat = mates.reshape(len(sub), -1)
         pick = flat.argmax(axis=1)
-        sel = flat[np.arange(len(sub)), pick] > 0
-        rr = sub[sel]
-        plan.kind[rr, i], plan.target[rr, i], plan.slot[rr, i] = UNTIE, pick[sel] // N_SLOTS, pick[sel] % N_SLOTS
-        done = np.zeros(len(rows), dtype=bool)
-        done[np.flatnonzero(phys & free_hands)[sel]] = True
-        rows, phys = rows[~done], phys[~done]
+        hit = flat[np.arange(len(sub)), pick] > 0
+        rr = sub[hit]
+        plan.kind[rr, i], plan.target[rr, i], plan.slot[rr, i] = UNTIE, pick[hit] // N_SLOTS, pick[hit] % N_SLOTS
+        todo[rr] = False
     # after step 3: a held release item on the highest-tier teammate restraint it covers
-    sub = rows[phys]
-    if p.has_release and len(sub):
-        mates = (st.tiers[sub] * (np.arange(C) != i)[None, :, None]).reshape(len(sub), -1)
-        cov, which = _covered(p, st.held[sub, i, :], mates)
-        covered_t = np.where(cov, mates, 0)
-        pick = covered_t.argmax(axis=1)
-        sel = covered_t.max(axis=1) > 0
-        rr = sub[sel]
-        plan.kind[rr, i], plan.target[rr, i], plan.slot[rr, i] = USE_ITEM, pick[sel] // N_SLOTS, pick[sel] % N_SLOTS
-        plan.item[rr, i] = which[sel, pick[sel]]
+    if p.has_release:
+        sub = np.flatnonzero(todo & phys & (st.held[:, i, :].sum(axis=1) > 0))
+        if len(sub):
+            mates = (st.tiers[sub] * (np.arange(C) != i)[None, :, None]).reshape(len(sub), -1)
+            cov, which = _covered(p, st.held[sub, i, :], mates)
+            covered_t = np.where(cov, mates, 0)
+            pick = covered_t.argmax(axis=1)
+            hit = covered_t.max(axis=1) > 0
+            rr = sub[hit]
+            plan.kind[rr, i], plan.target[rr, i] = USE_ITEM, pick[hit] // N_SLOTS
+            plan.slot[rr, i] = pick[hit] % N_SLOTS
+            plan.item[rr, i] = which[hit, pick[hit]]
 
 
 def greedy_plan(p: EscapeParams, st: BatchState, dazed: np.ndarray) -> Plan:
     """R-ESC-20 / R-ESC-31, vectorized over runs (loops over characters)."""
     plan = _empty_plan(*dazed.shape)
     for i in range(dazed.shape[1]):
-        _own_steps(p, st, plan, i, np.flatnonzero(~dazed[:, i]))
+        _own_steps(p, st, plan, i, ~dazed[:, i])
     _finish_plan(p, st, dazed, plan)
     return plan
 
@@ -312,15 +320,13 @@ def arms_first_plan(p: EscapeParams, st: BatchState, dazed: np.ndarray) -> Plan:
     """`arms_first`: without free hands, struggle the arms while bound, then the fingers; otherwise greedy."""
     plan = _empty_plan(*dazed.shape)
     for i in range(dazed.shape[1]):
-        rows = np.flatnonzero(~dazed[:, i])
+        todo = ~dazed[:, i] & ~can_untie_self(st.tiers[:, i])
+        rest = ~dazed[:, i]
         for slot in (ARMS, FINGERS):
-            t = st.tiers[rows, i]
-            pre = ~can_untie_self(t) & (t[:, slot] > 0)
-            sel = _choose_struggle(p, st, plan, i, rows[pre], np.arange(N_SLOTS) == slot)
-            chosen = np.zeros(len(rows), dtype=bool)
-            chosen[np.flatnonzero(pre)[sel]] = True
-            rows = rows[~chosen]
-        _own_steps(p, st, plan, i, rows)
+            sel = _choose_struggle(p, st, plan, i, todo & (st.tiers[:, i, slot] > 0), np.arange(N_SLOTS) == slot)
+            todo &= ~sel
+            rest &= ~sel
+        _own_steps(p, st, plan, i, rest)
     _finish_plan(p, st, dazed, plan)
     return plan
 
@@ -396,7 +402,7 @@ def step(p: EscapeParams, st: BatchState, block: np.ndarray, plan_fn=greedy_plan
     dazed = st.dazed_left > 0
     st.blessed &= ~dazed  # R-ESC-33: a dazed character loses its blessing
     not_freed = st.freed_round == 0
-    top = np.where(p.goal[None, None, :], st.tiers, 0).max(axis=2)
+    top = np.stack([_goal_top(p, st, i)[0] for i in range(C)], axis=1)  # highest goal tier per character
     rec = not_freed & (top > 0)
     rr, cc = np.nonzero(rec)
     st.rounds_at_tier[rr, cc, top[rec]] += 1  # (run, char) pairs are unique
@@ -584,7 +590,7 @@ def step(p: EscapeParams, st: BatchState, block: np.ndarray, plan_fn=greedy_plan
             st.composure[over, i] = np.maximum(0, top_c[over])
 
     st.blessed[:] = bless_next
-    done = ~(np.where(p.goal[None, None, :], st.tiers, 0) > 0).any(axis=2)
+    done = (st.tiers * p.goal).max(axis=2) == 0
     newly = done & (st.freed_round == 0)
     st.freed_round[newly] = np.broadcast_to(rnd[:, None], newly.shape)[newly]
 
