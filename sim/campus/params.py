@@ -125,6 +125,7 @@ class Params:
     growth: str
     rescue: bool
     has_teams: bool
+    unit_den: bool  # every multiplier an integer: values need no division
     layout: Layout
 
     @property
@@ -351,13 +352,12 @@ def compile_params(s: Scenario) -> Params:
     lay_loc = np.full(A, -1, np.int64)
     lay_stance = np.full((A, P), -1, np.int64)
     lay_order = np.full((A, P), -1, np.int64) if has_teams else None
+    lay_chance[:S] = take(S)
+    lay_loc[:S] = take(S)
+    if miso:
+        lay_loc[S:] = pc_miso_loc
     for a in range(A):
         spawn = a < S
-        if spawn:
-            lay_chance[a] = take(1)[0]
-            lay_loc[a] = take(1)[0]
-        else:
-            lay_loc[a] = pc_miso_loc[a - S]
         n_conf = P if (spawn and adv_boss[a]) else 1  # a boss may confront every PC once a turn
         cols = take(n_conf)
         lay_stance[a, :] = cols[-1]
@@ -392,7 +392,8 @@ def compile_params(s: Scenario) -> Params:
         mis_target=mis_target, mis_reward=mis_reward, mis_pen_vit=mis_pen_vit,
         mis_pen_ability=mis_pen_ability, mis_pen_amount=mis_pen_amount, move_avoid=pol.move == "avoid",
         stance_policy=stance_policy, stance_value=STANCES.index(pol.stance_value), growth=pol.growth,
-        rescue=pol.rescue, has_teams=has_teams, layout=layout,
+        rescue=pol.rescue, has_teams=has_teams,
+        unit_den=bool((pc_den == 1).all() and (adv_den == 1).all()), layout=layout,
     )
 
 

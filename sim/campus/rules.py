@@ -73,8 +73,8 @@ def best_stance(base, bonus, mult_always) -> int:
 
 
 def duel(pc: Fighter, adv: Fighter) -> tuple[int, int, int]:
-    """R-CAM-2..4: (pc value, adversary value, outcome) with outcome +1 PC wins, -1 adversary wins,
-    0 tie (both lose)."""
+    """R-CAM-2, R-CAM-3, R-CAM-4: (pc value, adversary value, outcome) with outcome +1 PC wins,
+    -1 adversary wins, 0 tie (R-CAM-4: both lose)."""
     pv = fighter_value(pc, beats(pc.stance, adv.stance))
     av = fighter_value(adv, beats(adv.stance, pc.stance))
     return pv, av, (1 if pv > av else (-1 if av > pv else 0))

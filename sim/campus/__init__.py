@@ -1,0 +1,42 @@
+"""kind = "campus": the 12-turn campus game of seed 003 (RULES.md section 3, R-CAM-1..59).
+
+Monte Carlo only: a scalar reference (:mod:`sim.campus.reference`) and a vectorized kernel
+(:mod:`sim.campus.kernel`) read the same per-turn uniform blocks and give identical games.
+"""
+
+from __future__ import annotations
+
+from sim.campus.model import Scenario, check_scenario
+from sim.campus.params import Params, compile_params
+from sim.campus.report import write_report
+from sim.campus.rules import Fighter, TeamBattleResult, beats, duel, fighter_value, team_battle, value
+from sim.campus.simulate import simulate
+from sim.errors import ExactUnsupported
+
+
+def exact(scenario) -> dict:
+    """The campus game has no exact analysis (Monte Carlo only)."""
+    raise ExactUnsupported("campus has no exact analysis; use simulate")
+
+
+def supports_exact(scenario) -> bool:
+    return False
+
+
+__all__ = [
+    "Fighter",
+    "Params",
+    "Scenario",
+    "TeamBattleResult",
+    "beats",
+    "check_scenario",
+    "compile_params",
+    "duel",
+    "exact",
+    "fighter_value",
+    "simulate",
+    "supports_exact",
+    "team_battle",
+    "value",
+    "write_report",
+]

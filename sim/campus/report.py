@@ -1,0 +1,144 @@
+"""Campus report: clear rate with interval, per-turn capture hazard, escape-check success by turn (the
+balance of "target = turn number"), win rate per adversary template and per stance, vitality at the end,
+status over the turns (R-CAM-41, R-CAM-59)."""
+
+from __future__ import annotations
+
+import html
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from sim.campus.model import STANCES
+from sim.campus.params import STATUS_NAMES
+from sim.report import new_figure, save_figure, section, table_html, write_html
+
+
+def _fmt(x) -> str:
+    return "–" if x is None else f"{x:.4f}"
+
+
+def write_report(result, out_dir, exact_summary=None) -> Path:
+    """Write report.html and the PNG charts into ``out_dir`` (campus has no exact analysis)."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    s = result.summary
+    df = result.runs
+    names = s["pc_names"]
+    T = len(s["capture_by_turn"])
+    turns = np.arange(1, T + 1)
+    sections = []
+
+    lo, hi = s["clear_rate_ci"]
+    plo, phi = s["party_clear_rate_ci"]
+    head = pd.DataFrame(
+        {
+            "value": [s["clear_rate"], s["party_clear_rate"], s["game_over_rate"], s["captured_at_end_rate"],
+                      s["rescues_tried_per_game"], s["rescue_success_rate"]],
+            "95% interval": [f"[{lo:.4f}, {hi:.4f}]", f"[{plo:.4f}, {phi:.4f}]", "", "", "", ""],
+        },
+        index=["clear rate (mean over PCs)", "party clear rate", "game over rate", "captured at the end",
+               "rescues tried per game", "rescue success rate"],
+    )
+    desc = html.escape(result.scenario.description.strip()) if result.scenario.description else ""
+    sections.append(section("Summary", (f"<p>{desc}</p>" if desc else "") + table_html(head)))
+
+    # per PC outcomes
+    rows = []
+    for i, nm in enumerate(names):
+        col = df[f"pc{i}_outcome"]
+        rows.append({
+            "PC": nm,
+            "cleared": float((col == "cleared").mean()),
+            "captured at end": float((col == "captured").mean()),
+            "game over": float((col == "game_over").mean()),
+            "mean vitality at end": float(df[f"pc{i}_vitality"].mean()),
+            "mean gp at end": float(df[f"pc{i}_gp"].mean()),
+        })
+    per_pc = pd.DataFrame(rows).set_index("PC")
+    fig, ax = new_figure("Outcome per PC", "PC", "share of games")
+    bottom = np.zeros(len(names))
+    for label, key in (("cleared", "cleared"), ("captured at end", "captured at end"), ("game over", "game over")):
+        vals = per_pc[key].to_numpy()
+        ax.bar(names, vals, bottom=bottom, label=label)
+        bottom += vals
+    ax.legend()
+    save_figure(fig, out / "outcome_by_pc.png")
+    sections.append(section("Outcome per PC", table_html(per_pc), image="outcome_by_pc.png"))
+
+    # status over the turns
+    fig, ax = new_figure("Status of the PCs after each turn", "turn", "share of PCs")
+    status = np.stack([df[[f"pc{i}_t{t}" for i in range(len(names))]].to_numpy() for t in turns], axis=1)
+    shares = [(status == k).mean(axis=(0, 2)) for k in range(len(STATUS_NAMES))]
+    ax.stackplot(turns, *shares, labels=list(STATUS_NAMES))
+    ax.set_ylim(0, 1)
+    ax.legend(loc="lower left")
+    save_figure(fig, out / "status_by_turn.png")
+    sections.append(section("Status over the turns", image="status_by_turn.png"))
+
+    # capture hazard
+    hazard = [np.nan if h is None else h for h in s["capture_hazard_by_turn"]]
+    fig, ax = new_figure("Capture hazard per turn", "turn", "P(captured in turn t | free at its start)")
+    ax.plot(turns, hazard, marker="o", label="hazard")
+    ax.plot(turns, s["capture_by_turn"], marker="s", linestyle="--", label="expected captures per game")
+    ax.legend()
+    save_figure(fig, out / "capture_hazard.png")
+    tab = pd.DataFrame({"capture hazard": [_fmt(h) for h in s["capture_hazard_by_turn"]],
+                        "expected captures": s["capture_by_turn"],
+                        "escape checks per game": s["escape_checks_by_turn"],
+                        "escape success": [_fmt(e) for e in s["escape_success_by_turn"]]}, index=turns)
+    tab.index.name = "turn"
+    sections.append(section("Captures per turn", image="capture_hazard.png"))
+
+    # escape checks: target = turn number
+    esc = [np.nan if e is None else e for e in s["escape_success_by_turn"]]
+    fig, ax = new_figure("Escape-check success by turn (target = turn + offset)", "turn", "P(check succeeds)")
+    ax.plot(turns, esc, marker="o", label="success rate")
+    ax.set_ylim(-0.02, 1.02)
+    ax2 = ax.twinx()
+    ax2.bar(turns, s["escape_checks_by_turn"], alpha=0.25, color="gray", label="checks per game")
+    ax2.set_ylabel("checks per game")
+    ax.legend(loc="upper right")
+    save_figure(fig, out / "escape_by_turn.png")
+    sections.append(section("Escape checks by turn", table_html(tab), image="escape_by_turn.png",
+                            note="Target = turn number + offset (R-CAM-11); pooled over all checks of the turn "
+                                 "(R-CAM-59). Later turns need higher minimum abilities or more rescuers."))
+
+    # win rates
+    adv = pd.DataFrame({
+        "confrontations per game": s["duels_per_game_by_adversary"],
+        "PC win rate": {k: (np.nan if v is None else v) for k, v in s["win_rate_by_adversary"].items()},
+    })
+    adv.index.name = "adversary"
+    fig, ax = new_figure("PC win rate per adversary template", "adversary", "P(PC wins a duel)")
+    ax.bar(adv.index.astype(str), adv["PC win rate"].fillna(0))
+    ax.set_ylim(0, 1)
+    save_figure(fig, out / "win_rate_by_adversary.png")
+    sections.append(section("Win rate per adversary", table_html(adv), image="win_rate_by_adversary.png"))
+    sta = pd.DataFrame({
+        "duels per game": s["duels_per_game_by_stance"],
+        "PC win rate": {k: (np.nan if v is None else v) for k, v in s["win_rate_by_stance"].items()},
+    })
+    sta.index.name = "PC stance"
+    fig, ax = new_figure("PC win rate per stance", "PC stance", "P(PC wins a duel)")
+    ax.bar(list(STANCES), sta["PC win rate"].fillna(0).to_numpy())
+    ax.set_ylim(0, 1)
+    save_figure(fig, out / "win_rate_by_stance.png")
+    sections.append(section("Win rate per stance", table_html(sta), image="win_rate_by_stance.png"))
+
+    # vitality at the end
+    fig, ax = new_figure("Vitality at the end of the game", "vitality", "share of games")
+    vmin = int(min(df[f"pc{i}_vitality"].min() for i in range(len(names))))
+    vmax = int(max(df[f"pc{i}_vitality"].max() for i in range(len(names))))
+    xs = np.arange(vmin, vmax + 1)
+    width = 0.8 / max(len(names), 1)
+    for i, nm in enumerate(names):
+        counts = df[f"pc{i}_vitality"].value_counts(normalize=True).reindex(xs, fill_value=0)
+        ax.bar(xs + i * width - 0.4 + width / 2, counts.to_numpy(), width=width, label=nm)
+    ax.legend()
+    save_figure(fig, out / "vitality_end.png")
+    sections.append(section("Vitality at the end", image="vitality_end.png"))
+
+    write_html(out / "report.html", f"Campus: {s.get('name') or result.scenario.slug}", sections, summary=s)
+    return out / "report.html"

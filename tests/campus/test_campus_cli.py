@@ -1,0 +1,41 @@
+"""End to end: ``python -m sim run|validate|exact`` on campus scenarios (SCENARIOS.md output contract)."""
+
+import json
+from pathlib import Path
+
+import pandas as pd
+
+from sim.cli import main
+
+SCEN = Path(__file__).resolve().parents[2] / "scenarios" / "campus"
+
+
+def test_cli_run_writes_summary_runs_report(tmp_path, capsys):
+    out = tmp_path / "out"
+    assert main(["run", str(SCEN / "seed_trio_vs_hounds.toml"), "--runs", "2000", "--out", str(out), "--quiet"]) == 0
+    summary = json.loads((out / "summary.json").read_text())
+    for key in ("kind", "name", "runs", "seed", "clear_rate", "clear_rate_ci", "party_clear_rate",
+                "game_over_rate", "capture_by_turn", "escape_success_by_turn", "scenario_hash"):
+        assert key in summary
+    assert summary["kind"] == "campus" and summary["runs"] == 2000 and summary["seed"] == 3
+    assert len(summary["capture_by_turn"]) == 12 and len(summary["escape_success_by_turn"]) == 12
+    assert summary["escape_success_by_turn"][0] is None  # R-CAM-59: nobody checks in turn 1
+    lo, hi = summary["clear_rate_ci"]
+    assert 0 <= lo <= summary["clear_rate"] <= hi <= 1
+    runs = pd.read_parquet(out / "runs.parquet")
+    assert len(runs) == 2000 and {"cleared", "captures", "rescues_tried", "rescues_won", "pc0_t12"} <= set(runs)
+    assert (out / "report.html").read_text().count("<img") >= 6
+    assert len(list(out.glob("*.png"))) >= 6
+
+
+def test_cli_validate_and_invalid_input(tmp_path, capsys):
+    assert main(["validate", *map(str, sorted(SCEN.glob("*.toml")))]) == 0
+    bad = tmp_path / "bad.toml"
+    bad.write_text('kind = "campus"\n[[locations]]\nid = "a"\ncapture_room = true\n[[locations]]\nid = "b"\n'
+                   '[[party]]\nname = "A"\nabilities = { fight = 1, flee = 1, hide = 1 }\n'
+                   '[[spawns]]\nadversary = "ghost"\n')
+    assert main(["run", str(bad), "--out", str(tmp_path / "x")]) == 2
+    err = capsys.readouterr().err
+    assert "spawns.0.adversary" in err and "bad.toml" in err
+    assert not (tmp_path / "x").exists()
+    assert main(["exact", str(SCEN / "seed_trio_vs_hounds.toml")]) == 2

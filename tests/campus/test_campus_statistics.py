@@ -1,0 +1,59 @@
+"""Distributions against exact answers (STYLE.md practice 8: fixed seed, 4 standard errors)."""
+
+import math
+
+import numpy as np
+from campus_helpers import scenario_dict
+
+import sim
+from sim.scenario import parse_scenario
+
+RUNS = 20_000
+
+
+def within(p_hat, p, n, k=4.0):
+    return abs(p_hat - p) <= k * math.sqrt(p * (1 - p) / n) + 1e-12
+
+
+def test_r_cam_50_59_capture_clear_and_escape_exact():
+    """R-CAM-50 / R-CAM-11 / R-CAM-15 / R-CAM-59: one PC, a hound at the hall with chance 0.6, the PC moves
+    uniformly between hall and cell and always loses; its min is 0, so every check fails.
+    P(clear) = 0.7^3, P(game over) = 0.3 (captured in turn 1: checks in turns 2 and 3), capture_by_turn[t] =
+    0.7^(t-1) * 0.3, escape success 0."""
+    d = scenario_dict(rules={"turns": 3},
+                      adversaries=[{"name": "h", "abilities": {"fight": 50}, "stance": "fight"}],
+                      spawns=[{"adversary": "h", "chance": 0.6, "locations": ["hall"]}],
+                      party=[{"name": "A", "abilities": {"fight": 10, "flee": 0, "hide": 0}}])
+    r = sim.simulate(parse_scenario(d), runs=RUNS, seed=11)
+    s = r.summary
+    assert within(s["clear_rate"], 0.7**3, RUNS)
+    assert within(s["game_over_rate"], 0.3, RUNS)
+    for t, c in enumerate(s["capture_by_turn"]):
+        assert within(c, 0.7**t * 0.3, RUNS)
+    assert s["escape_success_by_turn"][0] is None and s["escape_success_by_turn"][1] == 0.0
+
+
+def test_r_cam_21_stance_weights_win_rate():
+    """R-CAM-21: weights fight 1, flee 2, hide 1; a PC in hide wins only against flee: P(win) = 1/2."""
+    d = scenario_dict(
+        rules={"turns": 1}, policy={"stance": "fixed", "stance_value": "hide", "move": "avoid"},
+        locations=[{"id": "hall"}, {"id": "cell", "capture_room": True}],
+        adversaries=[{"name": "h", "abilities": {"fight": 15, "flee": 15, "hide": 15},
+                      "stance": {"fight": 1, "flee": 2, "hide": 1}}],
+        spawns=[{"adversary": "h", "locations": ["hall"]}],
+        party=[{"name": "A", "abilities": {"fight": 0, "flee": 0, "hide": 10}}])
+    r = sim.simulate(parse_scenario(d), runs=RUNS, seed=12)
+    assert r.summary["duels_per_game_by_adversary"]["h"] == 1.0
+    assert within(r.summary["win_rate_by_adversary"]["h"], 0.5, RUNS)
+    assert within(r.summary["clear_rate"], 0.5, RUNS)
+
+
+def test_r_cam_50_options_subset_uniform():
+    """R-CAM-50: options = 2 of 4 locations; a random mover visits each location with probability 1/4."""
+    d = scenario_dict(rules={"turns": 1, "options": 2},
+                      locations=[{"id": "a"}, {"id": "b"}, {"id": "c"}, {"id": "cell", "capture_room": True}],
+                      missions=[{"location": "a", "stance": "hide", "target": 0, "reward": 1}])
+    r = sim.simulate(parse_scenario(d), runs=RUNS, seed=13)
+    visited_a = float((r.runs["pc0_gp"] == 2).mean())
+    assert within(visited_a, 0.25, RUNS)
+    assert np.isclose(r.summary["clear_rate"], 1.0)
