@@ -151,41 +151,90 @@ _KEYFLAT = np.append(_FLAT * _KEY_SCALE, -(10**12))  # last entry: "may not be s
 _INVALID = len(_FLAT)
 
 
+@dataclass(frozen=True)
+class StruggleTable:
+    """Best ranking key of each (character, slot) for every context, precomputed from the exact check
+    numerators: key[i, s, need0 - lo, ctx] = max over the allowed abilities of numerator * 1000 +
+    slot-order and ability-order tie-breaks (R-ESC-20 step 2, R-ESC-31). ``need0`` = DC - acc -
+    item bonus (clipped to [lo, hi], outside which every ability is certain or hopeless) and ``ctx``
+    = blessed * 8 + mask penalty * 4 + finger penalty * 2 + str only (R-ESC-11)."""
+
+    keys: np.ndarray  # (C, S, hi - lo + 1, 16)
+    lo: int
+    hi: int
+
+
+def struggle_table(p: EscapeParams) -> StruggleTable:
+    const = p.escape_mod + p.artist_bonus  # (C, 3): ability modifier + escape artist
+    lo, hi = int(const.min()), int(const.max()) + _NEED_MAX
+    need0 = np.arange(lo, hi + 1)
+    keys = np.full((p.n_chars, N_SLOTS, len(need0), 16), -(10**12), dtype=np.int64)
+    for ctx in range(16):
+        blessed, mask_pen, finger_pen, str_only = ctx >> 3 & 1, ctx >> 2 & 1, ctx >> 1 & 1, ctx & 1
+        for a, pen in ((STR, mask_pen), (DEX, finger_pen), (INT, 0)):
+            if a != STR and str_only:
+                continue
+            for i in range(p.n_chars):
+                need = np.clip(need0 - const[i, a], 0, _NEED_MAX)
+                num = _FLAT[(MAX_NET_DICE - pen) * _S_NET + blessed * _S_BLESS + need]
+                for s in range(N_SLOTS):
+                    if a == DEX and s == FINGERS and pen:
+                        continue  # the fingers' own dex check has no fingers penalty (filled by ctx - 2)
+                    key = num * _KEY_SCALE + (N_SLOTS - 1 - s) * 3 + (2 - a)
+                    keys[i, s, :, ctx] = np.maximum(keys[i, s, :, ctx], key)
+    # the fingers slot never takes the fingers penalty: copy the penalty-free context
+    for ctx in range(16):
+        if ctx >> 1 & 1:
+            keys[:, FINGERS, :, ctx] = keys[:, FINGERS, :, ctx - 2]
+    return StruggleTable(keys, lo, hi)
+
+
 def struggle_keys(p: EscapeParams, st: BatchState, i: int,
                   slots: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """Ranking keys (3k, m) of every (slot, ability) of character i, batch axis last so the best is
-    a fast max over axis 0 (R-ESC-20 step 2). key = numerator * 1000 + 100 (the slot struggled last
-    round, added by the caller) + slot-order and ability-order tie-breaks (< 100, so the key names its
-    pair); negative where the pair may not be struggled. Candidate slots: the ``slots`` mask (default
-    the goal slots) among those bound at the start (tiers never rise)."""
+    """Ranking keys (k, m) of the best ability on each candidate slot of character i, batch axis last
+    so the best pair is a fast max over axis 0 (R-ESC-20 step 2). key = numerator * 1000 + 100 (the
+    slot struggled last round, added by the caller) + slot-order and ability-order tie-breaks (< 100,
+    so the key names its pair); negative where the slot may not be struggled. Candidate slots: the
+    ``slots`` mask (default the goal slots) among those bound at the start (tiers never rise)."""
     cand = np.flatnonzero((p.goal if slots is None else slots) & (p.init_tiers[i] > 0))
     m = st.tiers.shape[0]
-    keys = np.empty((3 * len(cand), m), dtype=np.int64)
+    keys = np.empty((len(cand), m), dtype=np.int64)
     if not len(cand):
         return keys, cand
+    table = p_tables(p)
     fingers = st.tiers[:, i, FINGERS]
     body = st.tiers[:, i, BODY] >= 1  # R-ESC-11 body: only the body slot, only str
     str_only = body | (fingers >= MODERATE)  # R-ESC-11 fingers at moderate or above: str only
-    offset = st.blessed[:, i] * _S_BLESS + MAX_NET_DICE * _S_NET
+    finger_bit = (fingers >= 1) * 2  # R-ESC-11 fingers: penalty die on dex of other slots
+    ctx = st.blessed[:, i] * 8 + (st.tiers[:, i, MASK] >= 1) * 4 + finger_bit + str_only  # R-ESC-11 mask
     item = st.item_bonus[:, i]
-    mask_pen = (st.tiers[:, i, MASK] >= 1) * _S_NET  # R-ESC-11 mask: penalty die on str
-    finger_pen = (fingers >= 1) * _S_NET  # R-ESC-11 fingers: penalty die on dex of other slots
+    width = table.hi - table.lo + 1
     for j, s in enumerate(cand):
         t = st.tiers[:, i, s]
+        need0 = p.dc[t] - st.acc[:, i, s] - item
+        idx = (np.clip(need0, table.lo, table.hi) - table.lo) * 16 + ctx
+        key = table.keys[i, s].reshape(width * 16)[idx]
+        star = (p.mark[t] == MARK_STAR) & (st.streak[:, i, s] == 1)  # `*` second round: certain, str first
+        key[star] = CHECK_DENOMINATOR * _KEY_SCALE + (N_SLOTS - 1 - s) * 3 + 2
         ok = (t >= 1) & (t < UTTER)
         if s != BODY:
             ok &= ~body
-        base = p.dc[t] - st.acc[:, i, s] - item
-        star = (p.mark[t] == MARK_STAR) & (st.streak[:, i, s] == 1)  # `*` second round: certain
-        tie = (N_SLOTS - 1 - s) * 3
-        dex_int_ok = ok & ~str_only
-        for a, pen, ok_a in ((STR, mask_pen, ok), (DEX, finger_pen if s != FINGERS else 0, dex_int_ok),
-                             (INT, 0, dex_int_ok)):
-            need = np.clip(base - (p.escape_mod[i, a] + p.artist_bonus[i, a]), 0, _NEED_MAX)
-            need[star] = 0
-            idx = need + offset - pen
-            keys[3 * j + a] = _KEYFLAT[np.where(ok_a, idx, _INVALID)] + (tie + 2 - a)
+        keys[j] = np.where(ok, key, -(10**12))
     return keys, cand
+
+
+_TABLES: dict[int, tuple[EscapeParams, StruggleTable]] = {}
+
+
+def p_tables(p: EscapeParams) -> StruggleTable:
+    """The struggle table of ``p`` (computed once per parameter object)."""
+    hit = _TABLES.get(id(p))
+    if hit is None or hit[0] is not p:
+        if len(_TABLES) > 64:
+            _TABLES.clear()
+        hit = (p, struggle_table(p))
+        _TABLES[id(p)] = hit
+    return hit[1]
 
 
 @dataclass
@@ -227,7 +276,7 @@ def _choose_struggle(p: EscapeParams, st: BatchState, plan: Plan, i: int, todo: 
         return np.zeros_like(todo)
     last = st.last_slot[:, i]
     for j, s in enumerate(cand):
-        keys[3 * j : 3 * j + 3] += (last == s) * 100
+        keys[j] += (last == s) * 100
     best = keys.max(axis=0)
     sel = todo & (best >= 0)
     rr = np.flatnonzero(sel)
