@@ -137,6 +137,14 @@ def _highest_flat(t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return t.max(axis=1) > 0, t.argmax(axis=1)
 
 
+def _col_min(a: np.ndarray) -> np.ndarray:
+    """Row minimum over a small last axis, column by column (faster than a small-axis reduction)."""
+    out = a[:, 0].copy()
+    for j in range(1, a.shape[1]):
+        np.minimum(out, a[:, j], out=out)
+    return out
+
+
 def can_help_physically(t: np.ndarray) -> np.ndarray:
     """R-ESC-7 on tiers (m, S)."""
     return (t[:, FINGERS] == 0) & (t[:, ARMS] < COMPLETE) & (t[:, LEGS] < COMPLETE) & (t[:, BODY] == 0)
@@ -408,22 +416,23 @@ def _finish_plan(p: EscapeParams, st: BatchState, dazed: np.ndarray, plan: Plan)
     m, C = dazed.shape
     struggling = plan.kind == STRUGGLE
     decl = np.where(struggling, plan.num, -1)
-    others_goal = (st.tiers * p.goal).any(axis=2)  # (m, C)
+    others_goal = np.stack([_goal_top(p, st, j)[0] > 0 for j in range(C)], axis=1)  # (m, C)
     big = np.iinfo(np.int64).max
     for i in range(C):
         t = st.tiers[:, i, :]
         todo = (~dazed[:, i]) & (plan.kind[:, i] == NONE)
         cand = struggling & (np.arange(C) != i)[None, :]
-        key = np.where(cand, decl * (C + 1) + np.arange(C)[None, :], big)
+        key = np.where(cand, decl * (C + 1) + np.arange(C)[None, :], big)  # lowest numerator, then party order
         phys = can_help_physically(t)
         mage_hand = p.is_mage_hand[i] & (t[:, ARMS] == 0) & (t[:, FINGERS] == 0)
-        sel = todo & cand.any(axis=1) & (phys | mage_hand)  # step 4: assist the weakest struggler
-        plan.kind[sel, i], plan.target[sel, i] = ASSIST, key.argmin(axis=1)[sel]
+        low = _col_min(key)
+        sel = todo & (low < big) & (phys | mage_hand)  # step 4: assist the weakest struggler
+        plan.kind[sel, i], plan.target[sel, i] = ASSIST, (low % (C + 1))[sel]
         todo &= ~sel
         guidable = cand & (st.tiers[:, :, EARPLUGS] == 0)  # else guide
-        gkey = np.where(guidable, key, big)
-        sel = todo & (t[:, GAG] == 0) & (t[:, BLINDFOLD] == 0) & guidable.any(axis=1)
-        plan.kind[sel, i], plan.target[sel, i] = GUIDE, gkey.argmin(axis=1)[sel]
+        low = _col_min(np.where(guidable, key, big))
+        sel = todo & (t[:, GAG] == 0) & (t[:, BLINDFOLD] == 0) & (low < big)
+        plan.kind[sel, i], plan.target[sel, i] = GUIDE, (low % (C + 1))[sel]
         todo &= ~sel
         if p.is_cleric[i]:  # else bless, while another member has a goal slot above 0
             sel = todo & (t[:, GAG] == 0) & np.where((np.arange(C) != i)[None, :], others_goal, False).any(axis=1)
@@ -505,9 +514,10 @@ def step(p: EscapeParams, st: BatchState, block: np.ndarray, plan_fn=greedy_plan
         st.breath[r, i] -= br
         u = block[r, i]
         faces = faces_from_uniform(u[:, lay.check : lay.check + 3], 20)
-        k_dice = np.abs(net) + 1
-        in_pool = np.arange(3)[None, :] < k_dice[:, None]
-        kept = np.where(net >= 0, np.where(in_pool, faces, 0).max(axis=1), np.where(in_pool, faces, 99).min(axis=1))
+        f0, f1, f2 = faces[:, 0], faces[:, 1], faces[:, 2]
+        hi2, lo2 = np.maximum(f0, f1), np.minimum(f0, f1)
+        kept = np.select([net == 0, net == 1, net == -1, net >= 2], [f0, hi2, lo2, np.maximum(hi2, f2)],
+                         np.minimum(lo2, f2))  # R-GEN-4: keep the best (worst) of |net| + 1 dice
         total = kept + np.where(st.blessed[r, i], faces_from_uniform(u[:, lay.bless], 4), 0)
         total = total + np.where(br, faces_from_uniform(u[:, lay.breath], 20), 0)
         success = total >= need
@@ -639,7 +649,7 @@ def step(p: EscapeParams, st: BatchState, block: np.ndarray, plan_fn=greedy_plan
             st.composure[over, i] = np.maximum(0, top_c[over])
 
     st.blessed[:] = bless_next
-    done = (st.tiers * p.goal).max(axis=2) == 0
+    done = np.stack([_goal_top(p, st, i)[0] == 0 for i in range(C)], axis=1)
     newly = done & (st.freed_round == 0)
     st.freed_round[newly] = np.broadcast_to(rnd[:, None], newly.shape)[newly]
 
