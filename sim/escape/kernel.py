@@ -390,24 +390,27 @@ def arms_first_plan(p: EscapeParams, st: BatchState, dazed: np.ndarray) -> Plan:
 
 def _check_parts(p: EscapeParams, st: BatchState, plan: Plan, i: int, rows: np.ndarray, help_=None):
     """(numerator, net, need) of character i's declared struggle on ``rows``, with ``help_`` =
-    (assisted, guide, mage) arrays for those rows, or None (R-ESC-4, R-ESC-8, R-ESC-9, R-ESC-11)."""
-    s = plan.slot[rows, i]
-    a = plan.ability[rows, i]
-    br = plan.breath[rows, i]
-    t = st.tiers[rows, i, s]
-    static = p.escape_mod[i][a] + st.acc[rows, i, s] + st.item_bonus[rows, i] + p.artist_bonus[i][a]
-    static = static + np.where(br, p.wis_mod[i], 0)
-    assisted = np.zeros(len(rows), dtype=np.int64)
+    (assisted, guide, mage) arrays for those rows, or None (R-ESC-4, R-ESC-8, R-ESC-9, R-ESC-11).
+    Gathers use flat indices (``np.take``), much faster than three-array fancy indexing."""
+    C = plan.kind.shape[1]
+    rc = rows * C + i
+    s = np.take(plan.slot, rc)
+    a = np.take(plan.ability, rc)
+    br = np.take(plan.breath, rc)
+    rcs = rc * N_SLOTS
+    t = np.take(st.tiers, rcs + s)
+    static = p.escape_mod[i][a] + np.take(st.acc, rcs + s) + np.take(st.item_bonus, rc) + p.artist_bonus[i][a]
+    static = static + br * p.wis_mod[i]
+    assisted = 0
     if help_ is not None:
         assisted, guide, mage = help_
-        assisted = assisted.astype(np.int64)
         static = static + guide + mage
-    pen = ((a == DEX) & (st.tiers[rows, i, FINGERS] >= 1) & (s != FINGERS)).astype(np.int64)
-    pen += (a == STR) & (st.tiers[rows, i, MASK] >= 1)
-    net = _net(assisted, pen, p.stacking)
+    pen = (a == DEX) & (np.take(st.tiers, rcs + FINGERS) >= 1) & (s != FINGERS)
+    pen = pen.astype(np.int64) + ((a == STR) & (np.take(st.tiers, rcs + MASK) >= 1))
+    net = _net(np.asarray(assisted, dtype=np.int64), pen, p.stacking)
     need = p.dc[t] - static
-    num = _numerator(net, need, st.blessed[rows, i].astype(np.int64), br.astype(np.int64))
-    auto = (p.mark[t] == MARK_STAR) & (st.streak[rows, i, s] == 1)
+    num = _numerator(net, need, np.take(st.blessed, rc).astype(np.int64), br.astype(np.int64))
+    auto = (p.mark[t] == MARK_STAR) & (np.take(st.streak, rcs + s) == 1)
     return np.where(auto, CHECK_DENOMINATOR, num), net, need
 
 
@@ -507,10 +510,12 @@ def step(p: EscapeParams, st: BatchState, block: np.ndarray, plan_fn=greedy_plan
         if not sel.any():
             continue
         r = rows[sel]
-        s = plan.slot[sel, i]
-        tier = st.tiers[r, i, s]
-        _, net, need = _check_parts(p, st, plan, i, r, (assisted[r, i], guide[r, i], mage[r, i]))
-        br = plan.breath[r, i]
+        rc = r * C + i
+        fl = rc * N_SLOTS + np.take(plan.slot, rc)
+        tier = np.take(st.tiers, fl)
+        hit = np.take(assisted, rc)
+        _, net, need = _check_parts(p, st, plan, i, r, (hit, np.take(guide, rc), np.take(mage, rc)))
+        br = np.take(plan.breath, rc)
         st.breath[r, i] -= br
         u = block[r, i]
         faces = faces_from_uniform(u[:, lay.check : lay.check + 3], 20)
@@ -518,27 +523,27 @@ def step(p: EscapeParams, st: BatchState, block: np.ndarray, plan_fn=greedy_plan
         hi2, lo2 = np.maximum(f0, f1), np.minimum(f0, f1)
         kept = np.select([net == 0, net == 1, net == -1, net >= 2], [f0, hi2, lo2, np.maximum(hi2, f2)],
                          np.minimum(lo2, f2))  # R-GEN-4: keep the best (worst) of |net| + 1 dice
-        total = kept + np.where(st.blessed[r, i], faces_from_uniform(u[:, lay.bless], 4), 0)
-        total = total + np.where(br, faces_from_uniform(u[:, lay.breath], 20), 0)
+        total = kept + np.take(st.blessed, rc) * faces_from_uniform(u[:, lay.bless], 4)
+        total = total + br * faces_from_uniform(u[:, lay.breath], 20)
         success = total >= need
         st.checks[r, i] += 1
-        st.checks_at_tier[r, i, tier] += 1
+        tier_fl = rc * 9 + tier
+        np.put(st.checks_at_tier, tier_fl, np.take(st.checks_at_tier, tier_fl) + 1)
         st.successes[r, i] += success
-        st.successes_at_tier[r[success], i, tier[success]] += 1
-        new_tier = np.where(success, p.becomes[tier], tier)
+        tier_fl = tier_fl[success]
+        np.put(st.successes_at_tier, tier_fl, np.take(st.successes_at_tier, tier_fl) + 1)
         mark = p.mark[tier]
-        streak = st.streak[r, i, s]
-        acc = st.acc[r, i, s]
-        hit = assisted[r, i]
-        release = ~success & (mark == MARK_STAR) & (streak == 1)  # R-ESC-3 `*` second round
-        new_tier = np.where(release, 0, new_tier)
-        acc = acc + np.where(~success & (mark == MARK_PLUS), 2 + 2 * hit, 0)
-        acc = acc + np.where(~success & (mark == MARK_HASH), 1 + hit, 0)
-        acc = acc + np.where(~success & (mark == MARK_X), hit.astype(np.int64), 0)
-        reset = success | release
-        st.tiers[r, i, s] = new_tier
-        st.acc[r, i, s] = np.where(reset, 0, acc)
-        st.streak[r, i, s] = np.where(reset, 0, streak + 1)
+        streak = np.take(st.streak, fl)
+        fail = ~success
+        release = fail & (mark == MARK_STAR) & (streak == 1)  # R-ESC-3 `*` second round
+        new_tier = np.where(success, p.becomes[tier], np.where(release, 0, tier))
+        hit = hit.astype(np.int64)
+        gain = np.where(mark == MARK_PLUS, 2 + 2 * hit, np.where(mark == MARK_HASH, 1 + hit, 0))
+        gain = np.where(mark == MARK_X, hit, gain)  # R-ESC-3: + 2/4, # 1/2, x 0/1 (assisted)
+        keep = fail & ~release
+        np.put(st.tiers, fl, new_tier)
+        np.put(st.acc, fl, (np.take(st.acc, fl) + gain) * keep)
+        np.put(st.streak, fl, (streak + 1) * keep)
         # R-ESC-14 strength of will: the paladin itself and paladins who helped this check
         for k_ in range(C):
             if not p.is_paladin[k_]:
