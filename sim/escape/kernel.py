@@ -312,13 +312,14 @@ def _goal_top(p: EscapeParams, st: BatchState, i: int) -> tuple[np.ndarray, np.n
     return tier, 15 - (key & 15)
 
 
-def _own_steps(p: EscapeParams, st: BatchState, plan: Plan, i: int, todo: np.ndarray) -> None:
+def _own_steps(p: EscapeParams, st: BatchState, plan: Plan, i: int, todo: np.ndarray,
+               goal_top: tuple[np.ndarray, np.ndarray]) -> None:
     """Greedy steps 1-3 with the item steps (R-ESC-20, R-ESC-31) for character i on rows ``todo``."""
     C = plan.kind.shape[1]
     t = st.tiers[:, i]
     free_hands = (t[:, ARMS] == 0) & (t[:, FINGERS] == 0) & (t[:, BODY] == 0)
     # step 1: untie its own highest-tier goal restraint
-    top_tier, top_slot = _goal_top(p, st, i)
+    top_tier, top_slot = goal_top
     sel = todo & free_hands & (top_tier > 0)
     rr = np.flatnonzero(sel)
     plan.kind[rr, i], plan.slot[rr, i], plan.target[rr, i] = UNTIE, top_slot[rr], i
@@ -364,17 +365,20 @@ def _own_steps(p: EscapeParams, st: BatchState, plan: Plan, i: int, todo: np.nda
             plan.item[rr, i] = which[hit, pick[hit]]
 
 
-def greedy_plan(p: EscapeParams, st: BatchState, dazed: np.ndarray) -> Plan:
-    """R-ESC-20 / R-ESC-31, vectorized over runs (loops over characters)."""
+def greedy_plan(p: EscapeParams, st: BatchState, dazed: np.ndarray, goal_top=None) -> Plan:
+    """R-ESC-20 / R-ESC-31, vectorized over runs (loops over characters). ``goal_top``: each
+    character's (highest goal tier, its slot) at the start of the round, if already known."""
+    goal_top = goal_top or [_goal_top(p, st, i) for i in range(dazed.shape[1])]
     plan = _empty_plan(*dazed.shape)
     for i in range(dazed.shape[1]):
-        _own_steps(p, st, plan, i, ~dazed[:, i])
-    _finish_plan(p, st, dazed, plan)
+        _own_steps(p, st, plan, i, ~dazed[:, i], goal_top[i])
+    _finish_plan(p, st, dazed, plan, goal_top)
     return plan
 
 
-def arms_first_plan(p: EscapeParams, st: BatchState, dazed: np.ndarray) -> Plan:
+def arms_first_plan(p: EscapeParams, st: BatchState, dazed: np.ndarray, goal_top=None) -> Plan:
     """`arms_first`: without free hands, struggle the arms while bound, then the fingers; otherwise greedy."""
+    goal_top = goal_top or [_goal_top(p, st, i) for i in range(dazed.shape[1])]
     plan = _empty_plan(*dazed.shape)
     for i in range(dazed.shape[1]):
         todo = ~dazed[:, i] & ~can_untie_self(st.tiers[:, i])
@@ -383,8 +387,8 @@ def arms_first_plan(p: EscapeParams, st: BatchState, dazed: np.ndarray) -> Plan:
             sel = _choose_struggle(p, st, plan, i, todo & (st.tiers[:, i, slot] > 0), np.arange(N_SLOTS) == slot)
             todo &= ~sel
             rest &= ~sel
-        _own_steps(p, st, plan, i, rest)
-    _finish_plan(p, st, dazed, plan)
+        _own_steps(p, st, plan, i, rest, goal_top[i])
+    _finish_plan(p, st, dazed, plan, goal_top)
     return plan
 
 
@@ -414,12 +418,12 @@ def _check_parts(p: EscapeParams, st: BatchState, plan: Plan, i: int, rows: np.n
     return np.where(auto, CHECK_DENOMINATOR, num), net, need
 
 
-def _finish_plan(p: EscapeParams, st: BatchState, dazed: np.ndarray, plan: Plan) -> None:
+def _finish_plan(p: EscapeParams, st: BatchState, dazed: np.ndarray, plan: Plan, goal_top) -> None:
     """Greedy steps 4-6 for every character without a plan, once the struggles are known."""
     m, C = dazed.shape
     struggling = plan.kind == STRUGGLE
     decl = np.where(struggling, plan.num, -1)
-    others_goal = np.stack([_goal_top(p, st, j)[0] > 0 for j in range(C)], axis=1)  # (m, C)
+    others_goal = np.stack([goal_top[j][0] > 0 for j in range(C)], axis=1)  # (m, C)
     big = np.iinfo(np.int64).max
     for i in range(C):
         t = st.tiers[:, i, :]
@@ -463,13 +467,14 @@ def step(p: EscapeParams, st: BatchState, block: np.ndarray, plan_fn=greedy_plan
     dazed = st.dazed_left > 0
     st.blessed &= ~dazed  # R-ESC-33: a dazed character loses its blessing
     not_freed = st.freed_round == 0
-    top = np.stack([_goal_top(p, st, i)[0] for i in range(C)], axis=1)  # highest goal tier per character
+    goal_top = [_goal_top(p, st, i) for i in range(C)]
+    top = np.stack([g[0] for g in goal_top], axis=1)  # highest goal tier per character
     rec = not_freed & (top > 0)
     rr, cc = np.nonzero(rec)
     st.rounds_at_tier[rr, cc, top[rec]] += 1  # (run, char) pairs are unique
 
     # (1) declarations
-    plan = plan_fn(p, st, dazed)
+    plan = plan_fn(p, st, dazed, goal_top)
     kind = plan.kind
 
     # (2) help attaches to this round's checks (R-ESC-8, R-ESC-9, R-ESC-14); attention (R-ESC-9a)
