@@ -47,26 +47,28 @@ _NEED_MAX = _TABLE.shape[-1] - 1
 
 @dataclass
 class BatchState:
-    """State of a batch of runs (batch axis first; C characters, S slots, I items)."""
+    """State of a batch of runs: batch axis first (C characters, S slots, I items), int64, stored in
+    Fortran order so that one character's column ``a[:, i]`` or ``a[:, i, s]`` is contiguous: the kernel
+    works column by column, and small-axis reductions and strided reads were its main cost."""
 
-    tiers: np.ndarray  # (n, C, S) int16
-    acc: np.ndarray  # (n, C, S) int32
-    streak: np.ndarray  # (n, C, S) int16
-    last_slot: np.ndarray  # (n, C) int16, -1 none
-    composure: np.ndarray  # (n, C) int32
+    tiers: np.ndarray  # (n, C, S)
+    acc: np.ndarray  # (n, C, S)
+    streak: np.ndarray  # (n, C, S)
+    last_slot: np.ndarray  # (n, C), -1 none
+    composure: np.ndarray  # (n, C)
     craving: np.ndarray
     dazed_left: np.ndarray
     breath: np.ndarray
     save_bonus: np.ndarray
     immune_until: np.ndarray
     item_bonus: np.ndarray
-    held: np.ndarray  # (n, C, I) int16 counts of held release items
+    held: np.ndarray  # (n, C, I) counts of held release items
     blessed: np.ndarray  # (n, C) bool
     attention: np.ndarray  # (n,) int64
     item_left: np.ndarray  # (n, I) int64, -1 unlimited
     outcome: np.ndarray  # (n,) int8
-    rounds: np.ndarray  # (n,) int32
-    freed_round: np.ndarray  # (n, C) int32, 0 none
+    rounds: np.ndarray  # (n,)
+    freed_round: np.ndarray  # (n, C), 0 none
     checks: np.ndarray
     successes: np.ndarray
     overloads: np.ndarray
@@ -76,7 +78,7 @@ class BatchState:
     successes_at_tier: np.ndarray
 
     def take(self, rows: np.ndarray) -> BatchState:
-        return BatchState(**{f.name: getattr(self, f.name)[rows] for f in fields(self)})
+        return BatchState(**{f.name: np.array(getattr(self, f.name)[rows], order="F") for f in fields(self)})
 
     def put(self, rows: np.ndarray, sub: BatchState) -> None:
         for f in fields(self):
@@ -87,15 +89,17 @@ def initial_batch(p: EscapeParams, n: int) -> BatchState:
     C, S, I = p.n_chars, N_SLOTS, p.n_items
 
     def z(*shape, dtype=np.int64):
-        return np.zeros((n, *shape), dtype=dtype)
+        return np.zeros((n, *shape), dtype=dtype, order="F")
+
+    def full(value):
+        return np.array(np.broadcast_to(np.asarray(value, dtype=np.int64), (n, *np.shape(value))), order="F")
 
     return BatchState(
-        tiers=np.broadcast_to(p.init_tiers.astype(np.int64), (n, C, S)).copy(),
-        acc=z(C, S), streak=z(C, S), last_slot=np.full((n, C), -1, dtype=np.int64),
-        composure=np.broadcast_to(p.comp_max.astype(np.int64), (n, C)).copy(), craving=z(C), dazed_left=z(C),
-        breath=np.broadcast_to(p.breath_points.astype(np.int64), (n, C)).copy(), save_bonus=z(C),
+        tiers=full(p.init_tiers), acc=z(C, S), streak=z(C, S), last_slot=full(np.full(C, -1)),
+        composure=full(p.comp_max), craving=z(C), dazed_left=z(C),
+        breath=full(p.breath_points), save_bonus=z(C),
         immune_until=z(C), item_bonus=z(C), held=z(C, I), blessed=z(C, dtype=bool),
-        attention=z(dtype=np.int64), item_left=np.broadcast_to(p.item_count, (n, I)).copy(),
+        attention=z(dtype=np.int64), item_left=full(p.item_count),
         outcome=z(dtype=np.int8), rounds=z(), freed_round=z(C), checks=z(C), successes=z(C), overloads=z(C),
         items_found=z(C), rounds_at_tier=z(C, 9), checks_at_tier=z(C, 9), successes_at_tier=z(C, 9),
     )
@@ -103,6 +107,13 @@ def initial_batch(p: EscapeParams, n: int) -> BatchState:
 
 # ---------------------------------------------------------------------------------------------
 # helpers
+
+
+def _flat(a: np.ndarray) -> np.ndarray:
+    """The Fortran-order flat view of a state array (index r + m * (i + C * s)); writes go through."""
+    if not a.flags.f_contiguous:
+        raise ValueError("kernel state arrays must be Fortran-contiguous")
+    return a.reshape(-1, order="F")
 
 
 def _net(bonus: np.ndarray, penalty: np.ndarray, mode: str) -> np.ndarray:
@@ -267,12 +278,11 @@ def _covered(p: EscapeParams, held: np.ndarray, tiers: np.ndarray) -> tuple[np.n
 
 
 def _empty_plan(m: int, C: int) -> Plan:
-    return Plan(
-        kind=np.zeros((m, C), dtype=np.int8), slot=np.full((m, C), -1, dtype=np.int64),
-        ability=np.full((m, C), -1, dtype=np.int64), target=np.full((m, C), -1, dtype=np.int64),
-        item=np.full((m, C), -1, dtype=np.int64), breath=np.zeros((m, C), dtype=bool),
-        num=np.zeros((m, C), dtype=np.int64),
-    )
+    def full(value, dtype=np.int64):
+        return np.full((m, C), value, dtype=dtype, order="F")
+
+    return Plan(kind=full(0, np.int8), slot=full(-1), ability=full(-1), target=full(-1), item=full(-1),
+                breath=full(False, bool), num=full(0))
 
 
 def _choose_struggle(p: EscapeParams, st: BatchState, plan: Plan, i: int, todo: np.ndarray,
@@ -395,26 +405,27 @@ def arms_first_plan(p: EscapeParams, st: BatchState, dazed: np.ndarray, goal_top
 def _check_parts(p: EscapeParams, st: BatchState, plan: Plan, i: int, rows: np.ndarray, help_=None):
     """(numerator, net, need) of character i's declared struggle on ``rows``, with ``help_`` =
     (assisted, guide, mage) arrays for those rows, or None (R-ESC-4, R-ESC-8, R-ESC-9, R-ESC-11).
-    Gathers use flat indices (``np.take``), much faster than three-array fancy indexing."""
-    C = plan.kind.shape[1]
-    rc = rows * C + i
-    s = np.take(plan.slot, rc)
-    a = np.take(plan.ability, rc)
-    br = np.take(plan.breath, rc)
-    rcs = rc * N_SLOTS
-    t = np.take(st.tiers, rcs + s)
-    static = p.escape_mod[i][a] + np.take(st.acc, rcs + s) + np.take(st.item_bonus, rc) + p.artist_bonus[i][a]
+    Gathers use flat Fortran-order indices, much faster than three-array fancy indexing."""
+    m, C = plan.kind.shape
+    rc = rows + m * i
+    s = _flat(plan.slot)[rc]
+    a = _flat(plan.ability)[rc]
+    br = _flat(plan.breath)[rc]
+    fl = rc + (m * C) * s
+    t = _flat(st.tiers)[fl]
+    static = p.escape_mod[i][a] + _flat(st.acc)[fl] + _flat(st.item_bonus)[rc] + p.artist_bonus[i][a]
     static = static + br * p.wis_mod[i]
     assisted = 0
     if help_ is not None:
         assisted, guide, mage = help_
         static = static + guide + mage
-    pen = (a == DEX) & (np.take(st.tiers, rcs + FINGERS) >= 1) & (s != FINGERS)
-    pen = pen.astype(np.int64) + ((a == STR) & (np.take(st.tiers, rcs + MASK) >= 1))
+    tiers = _flat(st.tiers)
+    pen = (a == DEX) & (tiers[rc + (m * C) * FINGERS] >= 1) & (s != FINGERS)
+    pen = pen.astype(np.int64) + ((a == STR) & (tiers[rc + (m * C) * MASK] >= 1))
     net = _net(np.asarray(assisted, dtype=np.int64), pen, p.stacking)
     need = p.dc[t] - static
-    num = _numerator(net, need, np.take(st.blessed, rc).astype(np.int64), br.astype(np.int64))
-    auto = (p.mark[t] == MARK_STAR) & (np.take(st.streak, rcs + s) == 1)
+    num = _numerator(net, need, _flat(st.blessed)[rc].astype(np.int64), br.astype(np.int64))
+    auto = (p.mark[t] == MARK_STAR) & (_flat(st.streak)[fl] == 1)
     return np.where(auto, CHECK_DENOMINATOR, num), net, need
 
 
@@ -456,89 +467,99 @@ def _finish_plan(p: EscapeParams, st: BatchState, dazed: np.ndarray, plan: Plan,
 # the round
 
 
-def step(p: EscapeParams, st: BatchState, block: np.ndarray, plan_fn=greedy_plan) -> None:
-    """One round (R-ESC-5) for every run of ``st`` (all active), in place. ``block`` is the
-    round's uniform block (m, C, width) for these runs."""
+def step(p: EscapeParams, st: BatchState, block: np.ndarray, plan_fn=greedy_plan,
+         active: np.ndarray | None = None) -> None:
+    """One round (R-ESC-5) for every run of ``st``, in place. ``block`` is the round's uniform block
+    (m, C, width) for these runs. Runs outside ``active`` are finished: they are masked, not removed
+    (STYLE.md practice 3), and no field of theirs changes."""
     m, C = st.composure.shape
-    rows = np.arange(m)
+    mc = m * C
+    if active is None:
+        active = np.ones(m, dtype=bool)
     lay = p.layout
-    st.rounds += 1
+    st.rounds += active
     rnd = st.rounds
     dazed = st.dazed_left > 0
-    st.blessed &= ~dazed  # R-ESC-33: a dazed character loses its blessing
-    not_freed = st.freed_round == 0
+    live = dazed & active[:, None]
+    st.blessed &= ~live  # R-ESC-33: a dazed character loses its blessing
+    idle = dazed | ~active[:, None]
     goal_top = [_goal_top(p, st, i) for i in range(C)]
-    top = np.stack([g[0] for g in goal_top], axis=1)  # highest goal tier per character
-    rec = not_freed & (top > 0)
-    rr, cc = np.nonzero(rec)
-    st.rounds_at_tier[rr, cc, top[rec]] += 1  # (run, char) pairs are unique
+    rat = _flat(st.rounds_at_tier)
+    for i in range(C):  # statistics: rounds spent at the highest goal tier until freed
+        ti = goal_top[i][0]
+        r = np.flatnonzero((st.freed_round[:, i] == 0) & (ti > 0) & active)
+        rat[r + m * i + mc * ti[r]] += 1
 
     # (1) declarations
-    plan = plan_fn(p, st, dazed, goal_top)
+    plan = plan_fn(p, st, idle, goal_top)
     kind = plan.kind
 
     # (2) help attaches to this round's checks (R-ESC-8, R-ESC-9, R-ESC-14); attention (R-ESC-9a)
-    assisted = np.zeros((m, C), dtype=bool)
-    guide = np.zeros((m, C), dtype=np.int64)
-    mage = np.zeros((m, C), dtype=np.int64)
-    helped_by = np.zeros((m, C, C), dtype=bool)  # [run, target, helper]
-    attention = np.full(m, p.att_per_round, dtype=np.int64)
-    bless_next = np.zeros((m, C), dtype=bool)
+    assisted = np.zeros((m, C), dtype=bool, order="F")
+    guide = np.zeros((m, C), dtype=np.int64, order="F")
+    mage = np.zeros((m, C), dtype=np.int64, order="F")
+    helped_by = np.zeros((m, C, C), dtype=bool, order="F")  # [run, target, helper]
+    attention = active * p.att_per_round
+    bless_next = np.zeros((m, C), dtype=bool, order="F")
+    f_assisted, f_guide, f_mage, f_helped = _flat(assisted), _flat(guide), _flat(mage), _flat(helped_by)
     for i in range(C):
         k = kind[:, i]
-        tgt = np.where(plan.target[:, i] >= 0, plan.target[:, i], 0)
-        a_sel = k == ASSIST
-        t = st.tiers[:, i, :]
-        mb = np.where(p.is_mage_hand[i] & (t[:, ARMS] == 0) & (t[:, FINGERS] == 0) & (t[:, GAG] == 0),
-                      p.mage_bonus[i], 0)
-        r = rows[a_sel]
-        assisted[r, tgt[a_sel]] = True
-        mage[r, tgt[a_sel]] = np.maximum(mage[r, tgt[a_sel]], mb[a_sel])
-        g_sel = k == GUIDE
-        r = rows[g_sel]
-        guide[r, tgt[g_sel]] = np.maximum(guide[r, tgt[g_sel]], p.guide_bonus[i])
-        h = a_sel | g_sel
-        helped_by[rows[h], tgt[h], i] = True
-        attention += np.where(a_sel, p.att_assist, 0) + np.where(g_sel, p.att_guide, 0)
-        attention += np.where(((k == UNTIE) | (k == USE_ITEM)) & (tgt != i), p.att_assist, 0)
-        attention += np.where(k == SEARCH, p.att_search, 0)
+        tgt = plan.target[:, i]
+        a_sel = np.flatnonzero(k == ASSIST)
+        g_sel = np.flatnonzero(k == GUIDE)
+        if len(a_sel):
+            t = st.tiers[:, i, :]
+            hand = p.is_mage_hand[i] & (t[:, ARMS] == 0) & (t[:, FINGERS] == 0) & (t[:, GAG] == 0)
+            fi = a_sel + m * tgt[a_sel]
+            f_assisted[fi] = True  # several assistants count once (R-ESC-8)
+            f_mage[fi] = np.maximum(f_mage[fi], hand[a_sel] * p.mage_bonus[i])  # R-ESC-14 mage hand
+            f_helped[fi + mc * i] = True
+            attention += (k == ASSIST) * p.att_assist
+        if len(g_sel):
+            fi = g_sel + m * tgt[g_sel]
+            f_guide[fi] = np.maximum(f_guide[fi], p.guide_bonus[i])  # only the largest guide counts
+            f_helped[fi + mc * i] = True
+            attention += (k == GUIDE) * p.att_guide
+        attention += (((k == UNTIE) | (k == USE_ITEM)) & (tgt != i)) * p.att_assist
+        if p.att_search:
+            attention += (k == SEARCH) * p.att_search
         if p.is_cleric[i]:
             b = k == BLESS
-            others = np.arange(C) != i
-            bless_next |= b[:, None] & others[None, :]
+            for j in range(C):
+                if j != i:
+                    bless_next[:, j] |= b
 
     # (3) struggles in party order
     struggled = np.where(kind == STRUGGLE, plan.slot, -1)
     harness_on = st.tiers[:, :, HARNESS] >= 1
+    f_tiers, f_acc, f_streak = _flat(st.tiers), _flat(st.acc), _flat(st.streak)
+    f_cat, f_sat = _flat(st.checks_at_tier), _flat(st.successes_at_tier)
     for i in range(C):
-        sel = kind[:, i] == STRUGGLE
-        if not sel.any():
+        r = np.flatnonzero(kind[:, i] == STRUGGLE)
+        if not len(r):
             continue
-        r = rows[sel]
-        rc = r * C + i
-        fl = rc * N_SLOTS + np.take(plan.slot, rc)
-        tier = np.take(st.tiers, fl)
-        hit = np.take(assisted, rc)
-        _, net, need = _check_parts(p, st, plan, i, r, (hit, np.take(guide, rc), np.take(mage, rc)))
-        br = np.take(plan.breath, rc)
-        st.breath[r, i] -= br
+        rc = r + m * i
+        fl = rc + mc * _flat(plan.slot)[rc]
+        tier = f_tiers[fl]
+        hit = f_assisted[rc]
+        _, net, need = _check_parts(p, st, plan, i, r, (hit, f_guide[rc], f_mage[rc]))
+        br = _flat(plan.breath)[rc]
+        _flat(st.breath)[rc] -= br
         u = block[r, i]
         faces = faces_from_uniform(u[:, lay.check : lay.check + 3], 20)
         f0, f1, f2 = faces[:, 0], faces[:, 1], faces[:, 2]
         hi2, lo2 = np.maximum(f0, f1), np.minimum(f0, f1)
         kept = np.select([net == 0, net == 1, net == -1, net >= 2], [f0, hi2, lo2, np.maximum(hi2, f2)],
                          np.minimum(lo2, f2))  # R-GEN-4: keep the best (worst) of |net| + 1 dice
-        total = kept + np.take(st.blessed, rc) * faces_from_uniform(u[:, lay.bless], 4)
+        total = kept + _flat(st.blessed)[rc] * faces_from_uniform(u[:, lay.bless], 4)
         total = total + br * faces_from_uniform(u[:, lay.breath], 20)
         success = total >= need
-        st.checks[r, i] += 1
-        tier_fl = rc * 9 + tier
-        np.put(st.checks_at_tier, tier_fl, np.take(st.checks_at_tier, tier_fl) + 1)
-        st.successes[r, i] += success
-        tier_fl = tier_fl[success]
-        np.put(st.successes_at_tier, tier_fl, np.take(st.successes_at_tier, tier_fl) + 1)
+        _flat(st.checks)[rc] += 1
+        f_cat[rc + mc * tier] += 1
+        _flat(st.successes)[rc] += success
+        f_sat[(rc + mc * tier)[success]] += 1
         mark = p.mark[tier]
-        streak = np.take(st.streak, fl)
+        streak = f_streak[fl]
         fail = ~success
         release = fail & (mark == MARK_STAR) & (streak == 1)  # R-ESC-3 `*` second round
         new_tier = np.where(success, p.becomes[tier], np.where(release, 0, tier))
@@ -546,56 +567,59 @@ def step(p: EscapeParams, st: BatchState, block: np.ndarray, plan_fn=greedy_plan
         gain = np.where(mark == MARK_PLUS, 2 + 2 * hit, np.where(mark == MARK_HASH, 1 + hit, 0))
         gain = np.where(mark == MARK_X, hit, gain)  # R-ESC-3: + 2/4, # 1/2, x 0/1 (assisted)
         keep = fail & ~release
-        np.put(st.tiers, fl, new_tier)
-        np.put(st.acc, fl, (np.take(st.acc, fl) + gain) * keep)
-        np.put(st.streak, fl, (streak + 1) * keep)
+        f_tiers[fl] = new_tier
+        f_acc[fl] = (f_acc[fl] + gain) * keep
+        f_streak[fl] = (streak + 1) * keep
         # R-ESC-14 strength of will: the paladin itself and paladins who helped this check
         for k_ in range(C):
             if not p.is_paladin[k_]:
                 continue
-            gets = success & ((k_ == i) | helped_by[r, i, k_])
-            rr = r[gets]
-            cap = p.comp_max[k_] - st.craving[rr, k_]
-            st.composure[rr, k_] = np.minimum(st.composure[rr, k_] + max(0, int(p.cha_mod[k_])), cap)
-    kept = np.arange(N_SLOTS)[None, None, :] == struggled[:, :, None]  # R-ESC-3 streaks break
-    st.acc *= kept
-    st.streak *= kept
-    st.last_slot[:] = struggled
+            gets = success & ((k_ == i) | f_helped[rc + mc * k_])
+            rr = r[gets] + m * k_
+            comp = _flat(st.composure)
+            cap = p.comp_max[k_] - _flat(st.craving)[rr]
+            comp[rr] = np.minimum(comp[rr] + max(0, int(p.cha_mod[k_])), cap)
+    for i in range(C):  # R-ESC-3: streaks break on every slot not struggled this round
+        sl = struggled[:, i]
+        for s_ in np.flatnonzero(p.init_tiers[i] > 0):
+            drop = (sl != s_) & active
+            st.acc[:, i, s_] *= ~drop
+            st.streak[:, i, s_] *= ~drop
+    st.last_slot[:] = np.where(active[:, None], struggled, st.last_slot)
     for i in range(C):  # unties and items in party order, each on the tier left so far
         k = kind[:, i]
-        sel = k == UNTIE
-        if sel.any():
-            r, tg, s = rows[sel], plan.target[sel, i], plan.slot[sel, i]
-            cur = st.tiers[r, tg, s]
-            st.tiers[r, tg, s] = np.where(cur <= SEVERE, 0, SEVERE)  # R-ESC-10b
-            st.acc[r, tg, s] = 0
-            st.streak[r, tg, s] = 0
-        sel = k == USE_ITEM
-        if sel.any():
-            r, tg, s, it = rows[sel], plan.target[sel, i], plan.slot[sel, i], plan.item[sel, i]
-            cur = st.tiers[r, tg, s]
+        r = np.flatnonzero(k == UNTIE)
+        if len(r):
+            fl = r + m * plan.target[r, i] + mc * plan.slot[r, i]
+            cur = f_tiers[fl]
+            f_tiers[fl] = np.where(cur <= SEVERE, 0, SEVERE)  # R-ESC-10b
+            f_acc[fl] = 0
+            f_streak[fl] = 0
+        r = np.flatnonzero(k == USE_ITEM)
+        if len(r):
+            tg, sl, it = plan.target[r, i], plan.slot[r, i], plan.item[r, i]
+            fl = r + m * tg + mc * sl
+            cur = f_tiers[fl]
             ok = (cur >= 1) & (cur <= p.item_max_tier[it])  # an item aimed at a freed slot is kept
-            r, tg, s, it = r[ok], tg[ok], s[ok], it[ok]
-            st.tiers[r, tg, s] = 0
-            st.acc[r, tg, s] = 0
-            st.streak[r, tg, s] = 0
-            st.held[r, i, it] -= 1
+            fl, r, it = fl[ok], r[ok], it[ok]
+            f_tiers[fl] = 0
+            f_acc[fl] = 0
+            f_streak[fl] = 0
+            _flat(st.held)[r + m * i + mc * it] -= 1
     for i in range(C):  # R-ESC-10a rest
-        sel = kind[:, i] == REST
-        if sel.any():
-            r = rows[sel]
+        r = np.flatnonzero(kind[:, i] == REST)
+        if len(r):
             gain = np.maximum(0, _roll(block[r, i], lay.rest, p.rest_expr, p.modifiers[i]))
-            st.composure[r, i] = np.minimum(st.composure[r, i] + gain, p.comp_max[i] - st.craving[r, i])
+            rc = r + m * i
+            comp = _flat(st.composure)
+            comp[rc] = np.minimum(comp[rc] + gain, p.comp_max[i] - _flat(st.craving)[rc])
 
     # (4) searches in party order (R-ESC-10)
     for i in range(C):
-        sel = kind[:, i] == SEARCH
-        if not sel.any():
+        r = np.flatnonzero(kind[:, i] == SEARCH)
+        if not len(r) or p.n_items == 0:
             continue
-        r = rows[sel]
         found = faces_from_uniform(block[r, i, lay.search], 20) >= p.search_dc - p.search_mod[i]
-        if p.n_items == 0:
-            continue
         weights = np.where(st.item_left[r] != 0, p.item_weight[None, :], 0.0)
         found &= (weights > 0).any(axis=1)
         r, weights = r[found], weights[found]
@@ -606,12 +630,13 @@ def step(p: EscapeParams, st: BatchState, block: np.ndarray, plan_fn=greedy_plan
         idx = (cum <= x[:, None]).sum(axis=1)
         last = p.n_items - 1 - (weights[:, ::-1] > 0).argmax(axis=1)
         k_item = np.minimum(idx, last)
-        dec = st.item_left[r, k_item] > 0
-        st.item_left[r[dec], k_item[dec]] -= 1
-        st.items_found[r, i] += 1
+        left = _flat(st.item_left)
+        fi = r + m * k_item
+        left[fi] -= left[fi] > 0
+        _flat(st.items_found)[r + m * i] += 1
         bonus = p.item_kind[k_item] == 0
-        st.item_bonus[r[bonus], i] += p.item_value[k_item[bonus]]
-        st.held[r[~bonus], i, k_item[~bonus]] += 1
+        _flat(st.item_bonus)[r[bonus] + m * i] += p.item_value[k_item[bonus]]
+        _flat(st.held)[r[~bonus] + m * i + mc * k_item[~bonus]] += 1
 
     # (5) attention
     st.attention += attention
@@ -622,66 +647,87 @@ def step(p: EscapeParams, st: BatchState, block: np.ndarray, plan_fn=greedy_plan
         damage = np.zeros(m, dtype=np.int64)
         harn = (struggled[:, i] >= 0) & harness_on[:, i]
         if harn.any():
-            damage += np.where(harn, np.maximum(0, _roll(u, lay.harness, p.harness_expr, p.modifiers[i])), 0)
+            damage += harn * np.maximum(0, _roll(u, lay.harness, p.harness_expr, p.modifiers[i]))
         if p.stimulus_expr is not None:
-            stim = np.maximum(0, _roll(u, lay.stimulus, p.stimulus_expr, p.modifiers[i]))
+            stim = np.maximum(0, _roll(u, lay.stimulus, p.stimulus_expr, p.modifiers[i])) * active
             damage += stim
             if p.craving:
                 st.craving[:, i] += stim
         top_c = p.comp_max[i] - st.craving[:, i]
-        in_daze = st.dazed_left[:, i] > 0
-        st.dazed_left[in_daze, i] -= 1
+        in_daze = (st.dazed_left[:, i] > 0) & active
+        st.dazed_left[:, i] -= in_daze
         wake = in_daze & (st.dazed_left[:, i] == 0)
-        st.composure[wake, i] = np.maximum(0, top_c[wake])
+        comp = st.composure[:, i]
+        comp[wake] = np.maximum(0, top_c[wake])
         hit = ~in_daze & (damage > 0)
-        comp = np.where(hit, np.maximum(0, st.composure[:, i] - damage), st.composure[:, i])
-        st.composure[:, i] = comp
+        comp[hit] = np.maximum(0, comp[hit] - damage[hit])
         over = hit & (comp == 0) & (rnd > st.immune_until[:, i])
+        if not over.any():
+            continue
         if p.is_monk[i]:  # R-ESC-14 inner breath save
             tries = over & (st.breath[:, i] > 0)
             need = 10 + damage + st.save_bonus[:, i] - p.wis_mod[i]
             saved = tries & (faces_from_uniform(u[:, lay.save], 20) >= need)
-            st.breath[tries, i] -= 1
-            st.save_bonus[tries, i] += 2
-            st.composure[saved, i] = np.maximum(0, top_c[saved] // 2)
+            st.breath[:, i] -= tries
+            st.save_bonus[:, i] += 2 * tries
+            comp[saved] = np.maximum(0, top_c[saved] // 2)
             over &= ~saved
         elif p.is_focus[i]:  # R-ESC-14 absolute focus
             saved = over & (faces_from_uniform(u[:, lay.save], 20) >= 10 + damage // 2 - p.focus_mod[i])
             gain = np.maximum(0, faces_from_uniform(u[:, lay.focus], 8) + p.focus_mod[i])
-            st.composure[saved, i] = np.minimum(gain[saved], np.maximum(0, top_c[saved]))
+            comp[saved] = np.minimum(gain[saved], np.maximum(0, top_c[saved]))
             st.immune_until[saved, i] = rnd[saved] + 1
             over &= ~saved
-        st.overloads[over, i] += 1
+        st.overloads[:, i] += over
         st.save_bonus[over, i] = 0
         if p.dazed_rounds > 0:
             st.dazed_left[over, i] = p.dazed_rounds
         else:
-            st.composure[over, i] = np.maximum(0, top_c[over])
+            comp[over] = np.maximum(0, top_c[over])
 
-    st.blessed[:] = bless_next
+    st.blessed[:] = np.where(active[:, None], bless_next, st.blessed)
     done = np.stack([_goal_top(p, st, i)[0] == 0 for i in range(C)], axis=1)
-    newly = done & (st.freed_round == 0)
-    st.freed_round[newly] = np.broadcast_to(rnd[:, None], newly.shape)[newly]
+    newly = done & (st.freed_round == 0) & active[:, None]
+    st.freed_round[:] = np.where(newly, rnd[:, None], st.freed_round)
 
     # (7) end tests: caught before escaped
     caught = (st.attention >= p.attention_limit) if p.attention_limit else np.zeros(m, dtype=bool)
     escaped = ~caught & done.all(axis=1)
     timeout = ~caught & ~escaped & (rnd >= p.max_rounds)
-    st.outcome[:] = np.where(caught, CAUGHT, np.where(escaped, ESCAPED, np.where(timeout, TIMEOUT, ACTIVE)))
+    new = np.where(caught, CAUGHT, np.where(escaped, ESCAPED, np.where(timeout, TIMEOUT, ACTIVE)))
+    st.outcome[:] = np.where(active, new, st.outcome)
+
+
+def draw_block(rng: np.random.Generator, n: int, p: EscapeParams) -> np.ndarray:
+    """The round's uniform block, logical shape (runs, characters, width), stored so that one
+    character's column over the runs is contiguous. The reference reads ``block[j]``."""
+    return rng.random((p.layout.width, p.n_chars, n)).T
+
+
+COMPACT_BELOW = 0.5  # compact the working set when fewer than half of its runs are still active
 
 
 def run_batch(p: EscapeParams, n: int, rng: np.random.Generator, plan_fn=greedy_plan) -> BatchState:
-    """Simulate ``n`` runs with the chunk's generator; one uniform block per round."""
+    """Simulate ``n`` runs with the chunk's generator; one uniform block per round. Finished runs
+    are masked; the working set is compacted now and then (a speed-up that changes no result)."""
     st = initial_batch(p, n)
+    work, idx = st, None
     for _ in range(p.max_rounds):
-        active = np.flatnonzero(st.outcome == ACTIVE)
-        if len(active) == 0:
+        active = work.outcome == ACTIVE
+        n_active = int(active.sum())
+        if n_active == 0:
             break
-        block = rng.random((n, p.n_chars, p.layout.width))
-        if len(active) == n:
-            step(p, st, block, plan_fn)
-        else:
-            sub = st.take(active)
-            step(p, sub, block[active], plan_fn)
-            st.put(active, sub)
+        block = draw_block(rng, n, p)
+        if n_active < COMPACT_BELOW * len(active):
+            keep = np.flatnonzero(active)
+            if idx is None:
+                sub_idx = keep
+            else:
+                st.put(idx, work)
+                sub_idx = idx[keep]
+            work, idx = st.take(sub_idx), sub_idx
+            active = np.ones(len(keep), dtype=bool)
+        step(p, work, block if idx is None else block[idx], plan_fn, active)
+    if idx is not None:
+        st.put(idx, work)
     return st
