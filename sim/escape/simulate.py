@@ -53,7 +53,7 @@ def reference_chunk(p: EscapeParams, n: int, rng: np.random.Generator, policy: C
         active = [j for j, s in enumerate(states) if not s.outcome]
         if not active:
             break
-        block = rng.random((n, p.n_chars, p.layout.width))
+        block = K.draw_block(rng, n, p)
         for j in active:
             play_round(p, states[j], fn, DrawSource(p, block[j]), validate)
     codes = {"escaped": K.ESCAPED, "caught": K.CAUGHT, "timeout": K.TIMEOUT}
