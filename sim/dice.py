@@ -257,8 +257,9 @@ def parse_dice(text: str, allowed_names: tuple[str, ...] = ()) -> DiceExpr:
 
 def faces_from_uniform(u: np.ndarray, sides: int) -> np.ndarray:
     """Die faces 1..sides from uniforms in [0, 1) (the one conversion every kernel and
-    reference shares, so both read the same faces from the same draws)."""
-    return np.floor(u * sides).astype(np.int64) + 1
+    reference shares, so both read the same faces from the same draws). The product is taken in
+    float64, exact for float32 or float64 uniforms, so a face never reaches sides + 1."""
+    return np.floor(np.asarray(u, dtype=np.float64) * sides).astype(np.int64) + 1
 
 
 # --------------------------------------------------------------------------------------------

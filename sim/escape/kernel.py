@@ -313,6 +313,14 @@ def _choose_struggle(p: EscapeParams, st: BatchState, plan: Plan, i: int, todo: 
     return sel
 
 
+def _any_top(p: EscapeParams, st: BatchState, i: int) -> np.ndarray:
+    """Key tier * 16 + (15 - slot) of character i's highest-tier restraint on any slot (ties: slot order)."""
+    key = np.zeros(st.tiers.shape[0], dtype=np.int64)
+    for s in np.flatnonzero(p.init_tiers[i] > 0):
+        key = np.maximum(key, st.tiers[:, i, s] * 16 + (15 - s))
+    return key
+
+
 def _goal_top(p: EscapeParams, st: BatchState, i: int) -> tuple[np.ndarray, np.ndarray]:
     """(highest goal tier, its slot; ties in slot order) of character i over all rows."""
     key = np.zeros(st.tiers.shape[0], dtype=np.int64)
@@ -323,7 +331,7 @@ def _goal_top(p: EscapeParams, st: BatchState, i: int) -> tuple[np.ndarray, np.n
 
 
 def _own_steps(p: EscapeParams, st: BatchState, plan: Plan, i: int, todo: np.ndarray,
-               goal_top: tuple[np.ndarray, np.ndarray]) -> None:
+               goal_top: tuple[np.ndarray, np.ndarray], any_top: list[np.ndarray]) -> None:
     """Greedy steps 1-3 with the item steps (R-ESC-20, R-ESC-31) for character i on rows ``todo``."""
     C = plan.kind.shape[1]
     t = st.tiers[:, i]
@@ -353,12 +361,15 @@ def _own_steps(p: EscapeParams, st: BatchState, plan: Plan, i: int, todo: np.nda
     # step 3: untie a teammate's highest-tier restraint (any slot), party then slot order
     sub = np.flatnonzero(todo & phys & free_hands)
     if len(sub):
-        mates = st.tiers[sub] * (np.arange(C) != i)[None, :, None]
-        flat = mates.reshape(len(sub), -1)
-        pick = flat.argmax(axis=1)
-        hit = flat[np.arange(len(sub)), pick] > 0
+        best = np.zeros(len(sub), dtype=np.int64)
+        for j in range(C):
+            if j != i:
+                kj = any_top[j][sub]  # tier * 16 + (15 - slot)
+                best = np.maximum(best, (kj >> 4) * (16 * C) + (C - 1 - j) * 16 + (kj & 15))
+        hit = best >= 16 * C  # some teammate restraint at tier >= 1
         rr = sub[hit]
-        plan.kind[rr, i], plan.target[rr, i], plan.slot[rr, i] = UNTIE, pick[hit] // N_SLOTS, pick[hit] % N_SLOTS
+        b = best[hit] % (16 * C)
+        plan.kind[rr, i], plan.target[rr, i], plan.slot[rr, i] = UNTIE, C - 1 - b // 16, 15 - b % 16
         todo[rr] = False
     # after step 3: a held release item on the highest-tier teammate restraint it covers
     if p.has_release:
@@ -379,9 +390,10 @@ def greedy_plan(p: EscapeParams, st: BatchState, dazed: np.ndarray, goal_top=Non
     """R-ESC-20 / R-ESC-31, vectorized over runs (loops over characters). ``goal_top``: each
     character's (highest goal tier, its slot) at the start of the round, if already known."""
     goal_top = goal_top or [_goal_top(p, st, i) for i in range(dazed.shape[1])]
+    any_top = [_any_top(p, st, j) for j in range(dazed.shape[1])]
     plan = _empty_plan(*dazed.shape)
     for i in range(dazed.shape[1]):
-        _own_steps(p, st, plan, i, ~dazed[:, i], goal_top[i])
+        _own_steps(p, st, plan, i, ~dazed[:, i], goal_top[i], any_top)
     _finish_plan(p, st, dazed, plan, goal_top)
     return plan
 
@@ -389,6 +401,7 @@ def greedy_plan(p: EscapeParams, st: BatchState, dazed: np.ndarray, goal_top=Non
 def arms_first_plan(p: EscapeParams, st: BatchState, dazed: np.ndarray, goal_top=None) -> Plan:
     """`arms_first`: without free hands, struggle the arms while bound, then the fingers; otherwise greedy."""
     goal_top = goal_top or [_goal_top(p, st, i) for i in range(dazed.shape[1])]
+    any_top = [_any_top(p, st, j) for j in range(dazed.shape[1])]
     plan = _empty_plan(*dazed.shape)
     for i in range(dazed.shape[1]):
         todo = ~dazed[:, i] & ~can_untie_self(st.tiers[:, i])
@@ -397,7 +410,7 @@ def arms_first_plan(p: EscapeParams, st: BatchState, dazed: np.ndarray, goal_top
             sel = _choose_struggle(p, st, plan, i, todo & (st.tiers[:, i, slot] > 0), np.arange(N_SLOTS) == slot)
             todo &= ~sel
             rest &= ~sel
-        _own_steps(p, st, plan, i, rest, goal_top[i])
+        _own_steps(p, st, plan, i, rest, goal_top[i], any_top)
     _finish_plan(p, st, dazed, plan, goal_top)
     return plan
 
@@ -701,7 +714,7 @@ def step(p: EscapeParams, st: BatchState, block: np.ndarray, plan_fn=greedy_plan
 def draw_block(rng: np.random.Generator, n: int, p: EscapeParams) -> np.ndarray:
     """The round's uniform block, logical shape (runs, characters, width), stored so that one
     character's column over the runs is contiguous. The reference reads ``block[j]``."""
-    return rng.random((p.layout.width, p.n_chars, n)).T
+    return rng.random((p.layout.width, p.n_chars, n), dtype=np.float32).T
 
 
 COMPACT_BELOW = 0.5  # compact the working set when fewer than half of its runs are still active
