@@ -23,7 +23,13 @@ class ScenarioError(SimError, ValueError):
             prefix += f"{file}: "
         if key:
             prefix += f"{key}: "
-        super().__init__(prefix + message)
+        super().__init__(one_line(prefix + message))
+
+
+def one_line(text: str, limit: int = 500) -> str:
+    """A message as one printable line: control characters escaped, very long text cut."""
+    out = "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in text)
+    return out if len(out) <= limit else out[: limit - 3] + "..."
 
 
 class PolicyError(SimError):

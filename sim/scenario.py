@@ -116,6 +116,11 @@ def _model_at(model: type[BaseModel], loc: tuple) -> type[BaseModel] | None:
     return None
 
 
+def _key_part(part: Any) -> str:
+    text = str(part)
+    return text if text and all(ch.isalnum() or ch in "_-" for ch in text) else json.dumps(text)
+
+
 def _short(value: Any, limit: int = 60) -> str:
     text = repr(value)
     return text if len(text) <= limit else text[: limit - 3] + "..."
@@ -131,7 +136,7 @@ def _expected(msg: str) -> str:
 def format_validation_error(model: type[BaseModel], error: dict, file: str) -> ScenarioError:
     """One ScenarioError line from the first pydantic error."""
     loc = tuple(p for p in error["loc"] if not (isinstance(p, str) and "[" in p))
-    key = ".".join(str(p) for p in loc) or "(top level)"
+    key = ".".join(_key_part(p) for p in loc) or "(top level)"
     etype = error["type"]
     if etype == "extra_forbidden":
         parent = _model_at(model, loc[:-1])
