@@ -11,6 +11,7 @@ from __future__ import annotations
 import difflib
 import hashlib
 import json
+import re
 import tomllib
 import types
 import typing
@@ -116,6 +117,9 @@ def _model_at(model: type[BaseModel], loc: tuple) -> type[BaseModel] | None:
     return None
 
 
+_TAG = re.compile(r"[a-z][a-z_-]*\[.*\]")  # pydantic's union and validator tags in an error location
+
+
 def _key_part(part: Any) -> str:
     text = str(part)
     return text if text and all(ch.isalnum() or ch in "_-" for ch in text) else json.dumps(text)
@@ -135,10 +139,10 @@ def _expected(msg: str) -> str:
 
 def format_validation_error(model: type[BaseModel], error: dict, file: str) -> ScenarioError:
     """One ScenarioError line from the first pydantic error."""
-    loc = tuple(p for p in error["loc"] if not (isinstance(p, str) and "[" in p))
+    loc = tuple(p for p in error["loc"] if not (isinstance(p, str) and _TAG.fullmatch(p)))
     key = ".".join(_key_part(p) for p in loc) or "(top level)"
     etype = error["type"]
-    if etype == "extra_forbidden":
+    if etype == "extra_forbidden" and loc:
         parent = _model_at(model, loc[:-1])
         valid = sorted(parent.model_fields) if parent else []
         near = difflib.get_close_matches(str(loc[-1]), valid, n=1, cutoff=0.5)

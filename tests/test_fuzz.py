@@ -110,7 +110,7 @@ def _run_or_clean_error(data: dict) -> None:
     assert len(result.runs) == 20
 
 
-@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(mutated())
 def test_mutated_examples_end_in_a_clean_error_or_a_valid_result(case):
     _path, data = case
