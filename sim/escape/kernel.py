@@ -415,6 +415,116 @@ def arms_first_plan(p: EscapeParams, st: BatchState, dazed: np.ndarray, goal_top
     return plan
 
 
+def _help_arrays(p: EscapeParams, st: BatchState, plan: Plan):
+    """The help attached to each character's check as the plan stands (R-ESC-8, R-ESC-9, R-ESC-33):
+    (assisted, largest guide, largest mage-hand bonus, helped at all), each (m, C)."""
+    m, C = plan.kind.shape
+    assisted = np.zeros((m, C), dtype=bool, order="F")
+    guide = np.zeros((m, C), dtype=np.int64, order="F")
+    mage = np.zeros((m, C), dtype=np.int64, order="F")
+    for k in range(C):
+        _add_help(p, st, plan, k, np.arange(m), assisted, guide, mage)
+    return assisted, guide, mage
+
+
+def _mage_bonus_of(p: EscapeParams, st: BatchState, k: int, rows) -> np.ndarray:
+    """R-ESC-33: int mod + proficiency for an assist by a wizard or sorcerer with arms, fingers, gag at 0."""
+    if not p.is_mage_hand[k]:
+        return np.zeros(len(rows), dtype=np.int64)
+    t = st.tiers[rows, k]
+    return ((t[:, ARMS] == 0) & (t[:, FINGERS] == 0) & (t[:, GAG] == 0)) * p.mage_bonus[k]
+
+
+def _add_help(p, st, plan, k, rows, assisted, guide, mage) -> None:
+    """Attach helper k's planned assist or guide (on ``rows``) to its target's help arrays."""
+    kind, tgt = plan.kind[rows, k], plan.target[rows, k]
+    a = kind == ASSIST
+    if a.any():
+        r, tg = rows[a], tgt[a]
+        assisted[r, tg] = True
+        mage[r, tg] = np.maximum(mage[r, tg], _mage_bonus_of(p, st, k, r))
+    g = kind == GUIDE
+    if g.any():
+        r, tg = rows[g], tgt[g]
+        guide[r, tg] = np.maximum(guide[r, tg], p.guide_bonus[k])
+
+
+def _plan_attention(p: EscapeParams, plan: Plan) -> np.ndarray:
+    """Attention the plan as it stands draws this round, `per_round` excluded (R-ESC-9a)."""
+    C = plan.kind.shape[1]
+    total = np.zeros(plan.kind.shape[0], dtype=np.int64)
+    for i in range(C):
+        k, tgt = plan.kind[:, i], plan.target[:, i]
+        total += (k == ASSIST) * p.att_assist + (k == GUIDE) * p.att_guide + (k == SEARCH) * p.att_search
+        total += (((k == UNTIE) | (k == USE_ITEM)) & (tgt != i)) * p.att_assist
+    return total
+
+
+def team_plan(p: EscapeParams, st: BatchState, dazed: np.ndarray, goal_top=None) -> Plan:
+    """R-ESC-21 / R-ESC-37, vectorized: the whole greedy plan, then one pass in party order in which a
+    struggler without planned help switches to the help with the largest exact gain (ties: party
+    order of the target, then assist before guide) when that gain strictly exceeds its own declared
+    success numerator and the attention guard allows it."""
+    plan = greedy_plan(p, st, dazed, goal_top)
+    m, C = dazed.shape
+    assisted, guide, mage = _help_arrays(p, st, plan)
+    helped = np.zeros((m, C), dtype=bool)
+    for k in range(C):
+        h = (plan.kind[:, k] == ASSIST) | (plan.kind[:, k] == GUIDE)
+        helped[np.flatnonzero(h), plan.target[h, k]] = True
+    drawn = _plan_attention(p, plan) if p.attention_limit else None
+    for i in range(C):
+        rows = np.flatnonzero((plan.kind[:, i] == STRUGGLE) & ~helped[:, i])
+        if not len(rows):
+            continue
+        p_i = plan.num[rows, i]  # the declared check as greedy planned it (breath, blessing; no help)
+        t = st.tiers[rows, i]
+        may_assist = can_help_physically(t) | (p.is_mage_hand[i] & (t[:, ARMS] == 0) & (t[:, FINGERS] == 0))
+        may_guide = (t[:, GAG] == 0) & (t[:, BLINDFOLD] == 0)
+        my_mage = _mage_bonus_of(p, st, i, rows)
+        best_gain = np.full(len(rows), -1, dtype=np.int64)
+        best_j = np.full(len(rows), -1, dtype=np.int64)
+        best_kind = np.zeros(len(rows), dtype=np.int8)
+        for j in range(C):
+            if j == i:
+                continue
+            on = np.flatnonzero(plan.kind[rows, j] == STRUGGLE)
+            if not len(on):
+                continue
+            r = rows[on]
+            a_j, g_j, m_j = assisted[r, j], guide[r, j], mage[r, j]
+            before = _check_parts(p, st, plan, j, r, (a_j, g_j, m_j))[0]
+            for kind_code, allowed, help_ in (
+                (ASSIST, may_assist[on], (np.ones(len(r), dtype=bool), g_j, np.maximum(m_j, my_mage[on]))),
+                (GUIDE, may_guide[on] & (st.tiers[r, j, EARPLUGS] == 0),
+                 (a_j, np.maximum(g_j, p.guide_bonus[i]), m_j)),
+            ):
+                gain = _check_parts(p, st, plan, j, r, help_)[0] - before
+                better = allowed & (gain > best_gain[on])  # strict: earlier target, then assist, win ties
+                w = on[better]
+                best_gain[w], best_j[w], best_kind[w] = gain[better], j, kind_code
+        switch = (best_kind != NONE) & (best_gain > p_i)  # the gain must strictly exceed p_i
+        if p.attention_limit:  # R-ESC-37 attention guard, projected to the last round
+            cost = np.where(best_kind == ASSIST, p.att_assist, p.att_guide)
+            rnd = st.rounds[rows]
+            projected = (st.attention[rows] + drawn[rows] + p.att_per_round + cost
+                         + p.att_per_round * np.maximum(0, p.max_rounds - rnd))
+            switch &= projected < p.attention_limit
+        r = rows[switch]
+        if not len(r):
+            continue
+        plan.kind[r, i] = best_kind[switch]
+        plan.target[r, i] = best_j[switch]
+        plan.slot[r, i] = -1
+        plan.ability[r, i] = -1
+        plan.breath[r, i] = False  # a monk that switches spends no breath
+        _add_help(p, st, plan, i, r, assisted, guide, mage)
+        helped[r, best_j[switch]] = True
+        if drawn is not None:
+            drawn[r] += np.where(best_kind[switch] == ASSIST, p.att_assist, p.att_guide)
+    return plan
+
+
 def _check_parts(p: EscapeParams, st: BatchState, plan: Plan, i: int, rows: np.ndarray, help_=None):
     """(numerator, net, need) of character i's declared struggle on ``rows``, with ``help_`` =
     (assisted, guide, mage) arrays for those rows, or None (R-ESC-4, R-ESC-8, R-ESC-9, R-ESC-11).

@@ -1,0 +1,85 @@
+"""Streaming aggregation of escape runs: everything the summary and the report need, as sums
+updated chunk by chunk, so 10,000,000 runs need no more memory than one chunk."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from sim.escape import kernel as K
+from sim.escape.params import EscapeParams
+
+
+@dataclass
+class EscapeAggregate:
+    max_rounds: int
+    n_chars: int
+    runs: int = 0
+    outcomes: np.ndarray = field(default=None)  # (4,) by outcome code
+    escaped_at: np.ndarray = field(default=None)  # (max_rounds + 1,) escaped runs by round
+    rounds_sum: float = 0.0  # escaped runs
+    rounds_sumsq: float = 0.0
+    checks: np.ndarray = field(default=None)  # (C,)
+    successes: np.ndarray = field(default=None)
+    overloads: np.ndarray = field(default=None)
+    items_found: np.ndarray = field(default=None)
+    freed: np.ndarray = field(default=None)  # (C,) runs in which the character was freed
+    freed_round_sum: np.ndarray = field(default=None)
+    checks_at_tier: np.ndarray = field(default=None)  # (C, 9)
+    successes_at_tier: np.ndarray = field(default=None)
+    rounds_at_tier: np.ndarray = field(default=None)
+    actions: np.ndarray | None = None  # (C, kinds) when the engine counts actions
+
+    def __post_init__(self):
+        C = self.n_chars
+        z = np.zeros
+        self.outcomes = z(4, dtype=np.int64)
+        self.escaped_at = z(self.max_rounds + 1, dtype=np.int64)
+        for name in ("checks", "successes", "overloads", "items_found", "freed", "freed_round_sum"):
+            setattr(self, name, z(C, dtype=np.int64))
+        for name in ("checks_at_tier", "successes_at_tier", "rounds_at_tier"):
+            setattr(self, name, z((C, 9), dtype=np.int64))
+
+    @classmethod
+    def empty(cls, p: EscapeParams) -> EscapeAggregate:
+        return cls(p.max_rounds, p.n_chars)
+
+    def add(self, cols: dict[str, np.ndarray]) -> EscapeAggregate:
+        """Fold one chunk's per-run columns in."""
+        outcome, rounds = cols["outcome"], cols["rounds"]
+        self.runs += len(outcome)
+        self.outcomes += np.bincount(outcome, minlength=4)[:4]
+        esc = outcome == K.ESCAPED
+        r = rounds[esc].astype(np.int64)
+        self.escaped_at += np.bincount(r, minlength=self.max_rounds + 1)[: self.max_rounds + 1]
+        self.rounds_sum += float(r.sum())
+        self.rounds_sumsq += float((r * r).sum())
+        for name in ("checks", "successes", "overloads", "items_found"):
+            getattr(self, name)[:] += cols[name].sum(axis=0)
+        fr = cols["freed_round"]
+        self.freed += (fr > 0).sum(axis=0)
+        self.freed_round_sum += fr.sum(axis=0)
+        for name in ("checks_at_tier", "successes_at_tier", "rounds_at_tier"):
+            getattr(self, name)[:] += cols[name].sum(axis=0)
+        if "action_counts" in cols:
+            counts = cols["action_counts"].sum(axis=0)
+            self.actions = counts if self.actions is None else self.actions + counts
+        return self
+
+    @property
+    def n_escaped(self) -> int:
+        return int(self.outcomes[K.ESCAPED])
+
+    def mean_rounds(self) -> float | None:
+        return self.rounds_sum / self.n_escaped if self.n_escaped else None
+
+    def mean_rounds_se(self) -> float | None:
+        n = self.n_escaped
+        if n < 2:
+            return None
+        var = max(0.0, (self.rounds_sumsq - self.rounds_sum**2 / n) / (n - 1))
+        return float(np.sqrt(var / n))
+
+    def escape_by_round(self) -> list[float]:
+        return (np.cumsum(self.escaped_at[1:]) / self.runs).tolist()
