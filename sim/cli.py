@@ -1,4 +1,5 @@
-"""Command line: ``python -m sim run|exact|validate`` (SCENARIOS.md).
+"""Command line: ``python -m sim run|exact|validate`` (SCENARIOS.md) and the designer tools
+``sweep|tune|sensitivity`` (docs/designer.md).
 
 Invalid input ends with exit status 2 and one line on stderr, before anything is written.
 """
@@ -7,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from pathlib import Path
 
@@ -40,18 +42,71 @@ def _seed(text: str) -> int:
     return value
 
 
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"expected a number > 0, got {text!r}")
+    return value
+
+
+def _finite_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"expected a finite number, got {text!r}")
+    return value
+
+
+def _number(text: str) -> int | float:
+    from sim.designer.params import parse_value
+
+    try:
+        value = parse_value(text)
+    except SimError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}")
+    return value
+
+
+def _jobs(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+    if value == 0 or value < -1:
+        raise argparse.ArgumentTypeError(f"expected -1 or an integer >= 1, got {text!r}")
+    return value
+
+
+def _add_run_flags(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--runs", type=_positive_int, help="runs per evaluation (default: the scenario's run.runs)")
+    p.add_argument("--seed", type=_seed, help="seed shared by every evaluation (default: the scenario's run.seed)")
+    p.add_argument("--jobs", type=_jobs, default=1, help="parallel processes (-1: all cores)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="python -m sim", description="Balance simulator for tabletop-RPG house rules.")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
-    run = sub.add_parser("run", help="simulate a scenario and write summary, runs and report")
-    run.add_argument("scenario")
+    run = sub.add_parser("run", help="simulate scenarios and write summary, runs and report (several: an index)")
+    run.add_argument("scenarios", nargs="+", metavar="SCENARIO",
+                     help="a scenario file; several files or a folder run each and write a comparison index")
     run.add_argument("--runs", type=_positive_int)
     run.add_argument("--seed", type=_seed)
     run.add_argument("--jobs", type=int, default=1, help="parallel processes (-1: all cores)")
-    run.add_argument("--out", help="output folder (default reports/<scenario name>/)")
+    run.add_argument("--out", help="output folder (default reports/<scenario name>/; several: reports/compare/)")
     run.add_argument("--no-runs", action="store_true", help="do not write runs.parquet")
     run.add_argument("--quiet", action="store_true")
+    run.add_argument("--target-error", type=_positive_float, metavar="E",
+                     help="add runs until the main metric's 95%% interval half-width is <= E")
+    run.add_argument("--max-runs", type=_positive_int, help="cap for --target-error (default 2,000,000)")
+    run.add_argument("--metric", help="the metric --target-error applies to (default: the kind's main metric)")
 
     ex = sub.add_parser("exact", help="exact analysis of a scenario (kinds that support it)")
     ex.add_argument("scenario")
@@ -59,36 +114,129 @@ def build_parser() -> argparse.ArgumentParser:
 
     val = sub.add_parser("validate", help="check scenario files")
     val.add_argument("scenarios", nargs="+")
+
+    sw = sub.add_parser("sweep", help="a grid over scenario values with common random numbers")
+    sw.add_argument("scenario")
+    sw.add_argument("--param", action="append", required=True, metavar="KEY=START:STOP:STEP",
+                    help="dotted key and values (STOP included; also KEY=a,b,c); repeat for a grid")
+    _add_run_flags(sw)
+    sw.add_argument("--metric", help="the metric the charts lead with (default: the kind's main metric)")
+    sw.add_argument("--no-exact", action="store_true", help="skip exact analysis")
+    sw.add_argument("--out", help="output folder (default reports/<scenario name>/sweep/)")
+    sw.add_argument("--quiet", action="store_true")
+
+    tu = sub.add_parser("tune", help="the parameter value whose metric is closest to a target")
+    tu.add_argument("scenario")
+    tu.add_argument("--param", required=True, metavar="KEY")
+    tu.add_argument("--metric", help="summary metric, e.g. escape_rate or escape_by_round.7 (default: main)")
+    tu.add_argument("--target", required=True, type=_finite_float)
+    tu.add_argument("--lo", type=_number)
+    tu.add_argument("--hi", type=_number)
+    tu.add_argument("--tol", type=_positive_float, help="bracket width at which a float bisection stops")
+    _add_run_flags(tu)
+    tu.add_argument("--no-exact", action="store_true", help="bisect on simulation even where exact is supported")
+    tu.add_argument("--out", help="also write the JSON here (a .json file, or a folder for tune.json)")
+
+    se = sub.add_parser("sensitivity", help="change of the main metric per +1 of every DC and ability")
+    se.add_argument("scenario")
+    se.add_argument("--metric", help="the metric (default: the kind's main metric)")
+    se.add_argument("--param", action="append", metavar="KEY", help="only these keys (repeatable)")
+    _add_run_flags(se)
+    se.add_argument("--no-exact", action="store_true")
+    se.add_argument("--out", help="output folder (default reports/<scenario name>/sensitivity/)")
+    se.add_argument("--quiet", action="store_true")
     return parser
+
+
+def _progress(args, label: str):
+    if getattr(args, "quiet", False):
+        return None
+
+    def report(i, total, what):
+        print(f"{label} {i}/{total}: {what}", file=sys.stderr)
+
+    return report
 
 
 def _cmd_run(args) -> int:
     import sim
-    from sim.report import atomic_write_bytes, atomic_write_text, summary_json
+    from sim.designer.compare import run_and_write
 
-    scenario = sim.load_scenario(args.scenario)
     if args.jobs == 0 or args.jobs < -1:
         raise SimError(f"--jobs: expected -1 or an integer >= 1, got {args.jobs}")
-    result = sim.simulate(scenario, runs=args.runs, seed=args.seed, n_jobs=args.jobs)
-    exact_summary = None
-    module = sim.kind_module(scenario.kind)
-    if getattr(module, "supports_exact", lambda s: False)(scenario):
-        exact_summary = sim.exact(scenario)
+    single = len(args.scenarios) == 1 and not Path(args.scenarios[0]).is_dir()
+    if not single:
+        return _cmd_run_batch(args)
+    scenario = sim.load_scenario(args.scenarios[0])
+    _check_metric(args, scenario)
     out = Path(args.out) if args.out else Path("reports") / scenario.slug
-    out.mkdir(parents=True, exist_ok=True)
-    if not args.no_runs:
-        import io
-
-        buf = io.BytesIO()
-        result.runs.to_parquet(buf, index=False)
-        atomic_write_bytes(out / "runs.parquet", buf.getvalue())
-    module.write_report(result, out, exact_summary=exact_summary)
-    atomic_write_text(out / "summary.json", summary_json(result.summary))
+    result, _ = run_and_write(scenario, out, runs=args.runs, seed=args.seed, n_jobs=args.jobs,
+                              write_runs=not args.no_runs, target_error=args.target_error,
+                              max_runs=args.max_runs, metric=args.metric, progress=_precision_progress(args))
     if not args.quiet:
         s = result.summary
         headline = {k: s[k] for k in _headline_keys(s) if k in s}
         print(json.dumps(headline), file=sys.stderr)
+        _print_precision(s)
         print(f"wrote {out}/report.html", file=sys.stderr)
+    return 0
+
+
+def _check_metric(args, scenario) -> None:
+    from sim.designer.metrics import main_metric, parse_metric
+
+    if args.metric is not None:
+        parse_metric(args.metric)
+    if args.target_error is not None and not (args.metric or main_metric(scenario.kind)):
+        raise SimError(f"{scenario.source}: --target-error needs --metric for kind {scenario.kind!r}")
+
+
+def _precision_progress(args):
+    if args.quiet or args.target_error is None:
+        return None
+
+    def report(n, width):
+        print(f"{n:,} runs: half-width {width:.5f} (target {args.target_error})", file=sys.stderr)
+
+    return report
+
+
+def _print_precision(summary: dict) -> None:
+    info = summary.get("target_error")
+    if info:
+        state = "met" if info["met"] else f"NOT met (cap {info['max_runs']:,} runs)"
+        print(f"target error {info['target']} on {info['metric']}: {state} with {info['runs']:,} runs "
+              f"(half-width {info['half_width']:.5f})", file=sys.stderr)
+
+
+def _cmd_run_batch(args) -> int:
+    import sim
+    from sim.designer.compare import output_folders, run_and_write, scenario_files, write_index
+
+    files = scenario_files(args.scenarios)
+    scenarios = [sim.load_scenario(f) for f in files]  # every file validated before anything is written
+    for s in scenarios:
+        _check_metric(args, s)
+    if args.out:
+        base = Path(args.out)
+    elif len(args.scenarios) == 1:
+        base = Path("reports") / f"compare_{Path(args.scenarios[0]).resolve().name}"
+    else:
+        base = Path("reports") / "compare"
+    entries = []
+    for scenario, folder in zip(scenarios, output_folders(scenarios, base), strict=True):
+        result, exact_summary = run_and_write(
+            scenario, folder, runs=args.runs, seed=args.seed, n_jobs=args.jobs, write_runs=not args.no_runs,
+            target_error=args.target_error, max_runs=args.max_runs, metric=args.metric,
+            progress=_precision_progress(args))
+        entries.append({"name": scenario.name or scenario.slug, "file": scenario.source,
+                        "report": f"{folder.name}/report.html", "summary": result.summary, "exact": exact_summary})
+        if not args.quiet:
+            print(f"{scenario.source}: wrote {folder}/report.html", file=sys.stderr)
+            _print_precision(result.summary)
+    write_index(entries, base)
+    if not args.quiet:
+        print(f"wrote {base}/index.html", file=sys.stderr)
     return 0
 
 
@@ -118,10 +266,74 @@ def _cmd_validate(args) -> int:
     return 0
 
 
+def _cmd_sweep(args) -> int:
+    import sim
+    from sim.designer.params import parse_axis
+    from sim.designer.sweep import sweep, write_sweep
+
+    scenario = sim.load_scenario(args.scenario)
+    try:
+        axes = [parse_axis(spec) for spec in args.param]
+    except SimError as exc:
+        raise _with_file(exc, scenario.source) from None
+    df = sweep(scenario, axes, runs=args.runs, seed=args.seed, n_jobs=args.jobs, exact=not args.no_exact,
+               metric=args.metric, progress=_progress(args, "grid point"))
+    out = Path(args.out) if args.out else Path("reports") / scenario.slug / "sweep"
+    write_sweep(df, out, scenario)
+    if not args.quiet:
+        print(f"wrote {out}/sweep.csv and {out}/report.html", file=sys.stderr)
+    return 0
+
+
+def _cmd_tune(args) -> int:
+    import sim
+    from sim.designer.tune import tune
+    from sim.report import atomic_write_text, summary_json
+
+    scenario = sim.load_scenario(args.scenario)
+    res = tune(scenario, args.param, args.target, metric=args.metric, lo=args.lo, hi=args.hi, runs=args.runs,
+               seed=args.seed, n_jobs=args.jobs, exact=not args.no_exact, tol=args.tol)
+    text = summary_json(res.as_dict())
+    if args.out:
+        out = Path(args.out)
+        atomic_write_text(out if out.suffix == ".json" else out / "tune.json", text)
+    sys.stdout.write(text)
+    return 0
+
+
+def _cmd_sensitivity(args) -> int:
+    import sim
+    from sim.designer.sensitivity import format_table, sensitivity, write_sensitivity
+
+    scenario = sim.load_scenario(args.scenario)
+    df = sensitivity(scenario, metric=args.metric, runs=args.runs, seed=args.seed, n_jobs=args.jobs,
+                     exact=not args.no_exact, parameters=args.param, progress=_progress(args, "parameter"))
+    out = Path(args.out) if args.out else Path("reports") / scenario.slug / "sensitivity"
+    write_sensitivity(df, out, scenario)
+    a = df.attrs
+    print(f"{a['metric']} = {a['base']:.4f} [{a['base_lo']:.4f}, {a['base_hi']:.4f}]; change per +1:")
+    print(format_table(df))
+    if not args.quiet:
+        print(f"wrote {out}/sensitivity.csv and {out}/report.html", file=sys.stderr)
+    return 0
+
+
+def _with_file(exc: SimError, file: str) -> SimError:
+    from sim.errors import ScenarioError
+
+    if isinstance(exc, ScenarioError) and exc.file is None:
+        return ScenarioError(exc.detail, file=file, key=exc.key)
+    return exc
+
+
+COMMANDS = {"run": _cmd_run, "exact": _cmd_exact, "validate": _cmd_validate, "sweep": _cmd_sweep,
+            "tune": _cmd_tune, "sensitivity": _cmd_sensitivity}
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
-        return {"run": _cmd_run, "exact": _cmd_exact, "validate": _cmd_validate}[args.command](args)
+        return COMMANDS[args.command](args)
     except SimError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_INVALID

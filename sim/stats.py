@@ -15,7 +15,9 @@ def wilson_interval(successes: float, n: int, z: float = Z95) -> list[float]:
     denom = 1 + z * z / n
     centre = (p + z * z / (2 * n)) / denom
     half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
-    return [max(0.0, centre - half), min(1.0, centre + half)]
+    lo = 0.0 if successes <= 0 else max(0.0, min(p, centre - half))  # exact bounds at 0 and n,
+    hi = 1.0 if successes >= n else min(1.0, max(p, centre + half))  # and always around p
+    return [lo, hi]
 
 
 def standard_error(p: float, n: int) -> float:

@@ -84,8 +84,8 @@ def write_report(result: SimulationResult, out_dir: Path, exact_summary: dict | 
     shares = [s["escape_rate"], s["caught_rate"], s["timeout_rate"]]
     cis = [s["escape_rate_ci"], s["caught_rate_ci"], s["timeout_rate_ci"]]
     fig, ax = new_figure("Outcome shares", "outcome", "share of runs")
-    err = np.array([[v - c[0] for v, c in zip(shares, cis, strict=True)],
-                    [c[1] - v for v, c in zip(shares, cis, strict=True)]])
+    err = np.clip(np.array([[v - c[0] for v, c in zip(shares, cis, strict=True)],
+                            [c[1] - v for v, c in zip(shares, cis, strict=True)]]), 0, None)
     ax.bar(["escaped", "caught", "timeout"], shares, yerr=err, capsize=6, color=["#4c9", "#c54", "#aaa"])
     ax.set_ylim(0, 1.02)
     written.append(save_figure(fig, out / "outcomes.png"))

@@ -1,0 +1,45 @@
+"""Designer tools (issue 7): sweeps, tuning, sensitivity, runs to a target error, batch comparison and
+balance metrics, for any kind whose summary follows SCENARIOS.md.
+
+- :mod:`.params` scenario values by dotted key (``rules.tiers.heavy.dc``, ``party.0.scores.dex``);
+- :mod:`.metrics` summary metrics by name (``escape_by_round.7``) with their 95% intervals;
+- :mod:`.evaluate` one variant, simulated with common random numbers and solved exactly where possible;
+- :mod:`.sweep`, :mod:`.tune`, :mod:`.sensitivity`, :mod:`.precision` (``--target-error``);
+- :mod:`.compare` batch runs and the comparison index; :mod:`.balance` balance metrics of a result.
+
+See docs/designer.md.
+"""
+
+from sim.designer.balance import balance_metrics, balance_section, balance_table
+from sim.designer.compare import run_and_write, scenario_files, write_index
+from sim.designer.metrics import MAIN_METRIC, main_metric, metric_interval, metric_value
+from sim.designer.params import get_value, parse_axis, scenario_data, set_value, with_values
+from sim.designer.precision import simulate_to_error
+from sim.designer.sensitivity import sensitivity, sensitivity_parameters, write_sensitivity
+from sim.designer.sweep import sweep, write_sweep
+from sim.designer.tune import tune
+
+__all__ = [
+    "MAIN_METRIC",
+    "balance_metrics",
+    "balance_section",
+    "balance_table",
+    "get_value",
+    "main_metric",
+    "metric_interval",
+    "metric_value",
+    "parse_axis",
+    "run_and_write",
+    "scenario_data",
+    "scenario_files",
+    "sensitivity",
+    "sensitivity_parameters",
+    "set_value",
+    "simulate_to_error",
+    "sweep",
+    "tune",
+    "with_values",
+    "write_index",
+    "write_sensitivity",
+    "write_sweep",
+]

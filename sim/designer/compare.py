@@ -1,0 +1,228 @@
+"""Batch runs and the comparison index: several scenarios side by side.
+
+``python -m sim run A.toml B.toml`` (or a folder) runs each scenario into ``OUT/<slug>/`` exactly as a single
+``run`` would, then writes ``OUT/index.html``: the headline metrics of every scenario with their 95%
+intervals in one table, one chart per metric across scenarios, and a link to each scenario's report;
+``index.csv`` and ``index.json`` hold the same numbers.
+"""
+
+from __future__ import annotations
+
+import html
+import io
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from sim.designer.metrics import HEADLINE, main_metric, metric_interval, metric_unit, metric_value
+from sim.errors import ScenarioError
+
+
+def scenario_files(paths: list[str]) -> list[Path]:
+    """The scenario files named by ``paths``: files as given, folders searched for ``*.toml`` (recursively,
+    sorted). Raises ScenarioError for a missing path or a folder without scenarios."""
+    out: list[Path] = []
+    for text in paths:
+        p = Path(text)
+        if p.is_dir():
+            found = sorted(q for q in p.rglob("*.toml") if q.is_file())
+            if not found:
+                raise ScenarioError("no *.toml scenario files in this folder", file=text)
+            out.extend(found)
+        elif p.is_file():
+            out.append(p)
+        else:
+            raise ScenarioError("no such scenario file or folder", file=text)
+    seen: set[Path] = set()
+    unique = []
+    for p in out:
+        r = p.resolve()
+        if r not in seen:
+            seen.add(r)
+            unique.append(p)
+    return unique
+
+
+def output_folders(scenarios: list, base: Path) -> list[Path]:
+    """One folder per scenario under ``base``: its slug, made unique with the file name or a number."""
+    used: set[str] = set()
+    out = []
+    for s in scenarios:
+        name = s.slug
+        if name in used:
+            name = f"{name}_{Path(s.source).stem}"
+        k = 2
+        candidate = name
+        while candidate in used or candidate == "index":
+            candidate = f"{name}_{k}"
+            k += 1
+        used.add(candidate)
+        out.append(base / candidate)
+    return out
+
+
+def contain_estimates(summary: dict) -> None:
+    """Make every scalar ``<key>_ci`` contain its estimate: a Wilson interval at 0 (or n) successes can end
+    a rounding error (~1e-20) past the estimate, which would give a chart a negative error bar."""
+    for key, value in summary.items():
+        ci = summary.get(f"{key}_ci")
+        if (isinstance(value, int | float) and not isinstance(value, bool) and isinstance(ci, list)
+                and len(ci) == 2 and all(isinstance(c, int | float) for c in ci)):
+            summary[f"{key}_ci"] = [min(ci[0], value), max(ci[1], value)]
+
+
+def run_and_write(scenario, out: Path, runs=None, seed=None, n_jobs=1, write_runs=True, target_error=None,
+                  max_runs=None, metric=None, progress=None):
+    """Simulate ``scenario`` (to a target error if given), solve it exactly where supported, and write
+    ``summary.json``, ``runs.parquet``, ``report.html`` and the charts into ``out``."""
+    import sim
+    from sim.designer.precision import DEFAULT_MAX_RUNS, simulate_to_error
+    from sim.report import atomic_write_bytes, atomic_write_text, summary_json
+
+    if target_error is not None:
+        result, _ = simulate_to_error(scenario, target_error, seed=seed, n_jobs=n_jobs, metric=metric,
+                                      start_runs=runs, max_runs=max_runs or DEFAULT_MAX_RUNS, progress=progress)
+    else:
+        result = sim.simulate(scenario, runs=runs, seed=seed, n_jobs=n_jobs)
+    contain_estimates(result.summary)
+    exact_summary = None
+    module = sim.kind_module(scenario.kind)
+    if getattr(module, "supports_exact", lambda s: False)(scenario):
+        exact_summary = sim.exact(scenario)
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    if write_runs:
+        buf = io.BytesIO()
+        result.runs.to_parquet(buf, index=False)
+        atomic_write_bytes(out / "runs.parquet", buf.getvalue())
+    module.write_report(result, out, exact_summary=exact_summary)
+    atomic_write_text(out / "summary.json", summary_json(result.summary))
+    return result, exact_summary
+
+
+def headline_metrics(summary: dict) -> list[str]:
+    """The metrics of the index for one summary: the kind's headline list, else its main metric and every
+    scalar metric with an interval."""
+    kind = summary.get("kind", "")
+    if kind in HEADLINE:
+        names = HEADLINE[kind]
+    else:
+        from sim.designer.metrics import scalar_metrics
+
+        names = [main_metric(kind)] if main_metric(kind) else []
+        names += [m for m in scalar_metrics(summary) if f"{m}_ci" in summary and m not in names]
+    out = []
+    for m in names:
+        try:
+            metric_value(summary, m)
+        except ScenarioError:
+            continue
+        out.append(m)
+    return out
+
+
+def index_frame(entries: list[dict]) -> pd.DataFrame:
+    """One row per scenario: file, name, kind, runs, seed, report link, and per headline metric its value,
+    ``_lo``, ``_hi`` (and ``_exact`` where known)."""
+    rows = []
+    for e in entries:
+        s, x = e["summary"], e.get("exact")
+        row = {"scenario": e["name"], "file": e["file"], "kind": s.get("kind"), "runs": s.get("runs"),
+               "seed": s.get("seed"), "report": e["report"]}
+        for m in headline_metrics(s):
+            value = metric_value(s, m)
+            lo, hi = metric_interval(s, m)
+            row[m], row[f"{m}_lo"], row[f"{m}_hi"] = value, lo, hi
+            if x is not None:
+                try:
+                    row[f"{m}_exact"] = metric_value(x, m)
+                except ScenarioError:
+                    pass
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def _metric_columns(df: pd.DataFrame) -> list[str]:
+    fixed = {"scenario", "file", "kind", "runs", "seed", "report"}
+    return [c for c in df.columns if c not in fixed and not c.endswith(("_lo", "_hi", "_exact"))]
+
+
+def metric_chart(df: pd.DataFrame, metric: str, out: Path) -> Path:
+    """``metric`` of every scenario that has it, with 95% whiskers (and exact values as crosses)."""
+    from sim.report import new_figure, save_figure
+
+    part = df[df[metric].notna()]
+    height = max(3.0, 0.45 * len(part) + 1.6)
+    fig, ax = new_figure(f"{metric} across scenarios", f"{metric} ({metric_unit(metric)})", "scenario",
+                         size=(8.0, height))
+    y = np.arange(len(part))[::-1]
+    v = part[metric].to_numpy(dtype=float)
+    lo, hi = part[f"{metric}_lo"].to_numpy(dtype=float), part[f"{metric}_hi"].to_numpy(dtype=float)
+    err = np.vstack([np.where(np.isfinite(lo), v - lo, 0), np.where(np.isfinite(hi), hi - v, 0)])
+    ax.barh(y, v, color="#8ab6e0", height=0.6, label="simulated")
+    ax.errorbar(v, y, xerr=np.abs(err), fmt="none", ecolor="k", capsize=4, label="95% interval")
+    if f"{metric}_exact" in part and part[f"{metric}_exact"].notna().any():
+        ax.plot(part[f"{metric}_exact"].to_numpy(dtype=float), y, "rx", markersize=9, label="exact")
+    ax.set_yticks(y, [str(s) for s in part["scenario"]])
+    if metric_unit(metric) == "probability":
+        ax.set_xlim(0, 1.02)
+    ax.legend(fontsize="small", loc="best")
+    safe = "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in metric)
+    return save_figure(fig, out / f"index_{safe}.png")
+
+
+def _fmt(v: float) -> str:
+    return "–" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{v:.4f}"
+
+
+def _table(df: pd.DataFrame, metrics: list[str]) -> str:
+    head = "".join(f"<th>{html.escape(c)}</th>" for c in ["scenario", "runs"] + metrics)
+    body = []
+    for _, row in df.iterrows():
+        cells = [f'<td><a href="{html.escape(row["report"])}">{html.escape(str(row["scenario"]))}</a></td>',
+                 f"<td>{int(row['runs']):,}</td>"]
+        for m in metrics:
+            v = row.get(m)
+            if v is None or (isinstance(v, float) and math.isnan(v)):
+                cells.append("<td>–</td>")
+                continue
+            text = _fmt(v)
+            lo, hi = row.get(f"{m}_lo"), row.get(f"{m}_hi")
+            if lo is not None and not math.isnan(lo):
+                text += f" [{_fmt(lo)}, {_fmt(hi)}]"
+            ex = row.get(f"{m}_exact")
+            if ex is not None and not (isinstance(ex, float) and math.isnan(ex)):
+                text += f"<br><small>exact {_fmt(ex)}</small>"
+            cells.append(f"<td>{text}</td>")
+        body.append("<tr>" + "".join(cells) + "</tr>")
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+
+
+def write_index(entries: list[dict], out_dir: Path, title: str = "Scenario comparison") -> list[Path]:
+    """``index.html`` (table with links, one chart per metric), ``index.csv`` and ``index.json``."""
+    from sim.report import atomic_write_text, section, summary_json, write_html
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    df = index_frame(entries)
+    metrics = _metric_columns(df)
+    charts = [(m, metric_chart(df, m, out)) for m in metrics]
+    tables = []
+    for kind in dict.fromkeys(df["kind"]):
+        part = df[df["kind"] == kind]
+        cols = [m for m in metrics if part[m].notna().any()]
+        tables.append(f"<h3>{html.escape(str(kind))}</h3>" + _table(part, cols))
+    table = "\n".join(tables)
+    note = ("Headline metrics with 95% intervals; each scenario's name links to its own report. "
+            "Runs and seeds are per scenario (shown in each report).")
+    sections = [section("Headline metrics", table, note=note)]
+    sections += [section(f"{m} across scenarios", image=p.name) for m, p in charts]
+    sections.append('<p><a href="index.csv">index.csv</a> · <a href="index.json">index.json</a></p>')
+    atomic_write_text(out / "index.csv", df.to_csv(index=False))
+    records = [{k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in r.items()}
+               for r in df.astype(object).to_dict(orient="records")]
+    atomic_write_text(out / "index.json", summary_json(records))
+    write_html(out / "index.html", title, sections)
+    return [out / "index.html", out / "index.csv", out / "index.json"] + [p for _, p in charts]

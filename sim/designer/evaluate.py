@@ -1,0 +1,67 @@
+"""One scenario variant evaluated by simulation with common random numbers and, where the kind
+supports it, exactly.
+
+Common random numbers: every variant is simulated with the same ``seed`` and ``runs``. Runs are cut
+into fixed chunks seeded ``SeedSequence(seed, spawn_key=(i,))`` (R-GEN-7), so run *j* of every variant
+reads the same uniform stream and differences between variants come from the rules, not from noise.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import sim
+from sim.errors import ExactUnsupported
+from sim.scenario import kind_module
+
+
+@dataclass
+class Evaluation:
+    """A variant and what is known about it: ``summary`` (simulated) and ``exact`` (or None)."""
+
+    scenario: Any
+    values: dict[str, Any]
+    summary: dict | None = None
+    exact: dict | None = None
+    result: Any = field(default=None, repr=False)
+
+
+def supports_exact(scenario) -> bool:
+    fn = getattr(kind_module(scenario.kind), "supports_exact", None)
+    if fn is None:
+        return False
+    try:
+        return bool(fn(scenario))
+    except ExactUnsupported:
+        return False
+
+
+def exact_summary(scenario) -> dict | None:
+    """The exact summary, or None where the kind (or this scenario) has none."""
+    if not supports_exact(scenario):
+        return None
+    try:
+        return sim.exact(scenario)
+    except ExactUnsupported:
+        return None
+
+
+def evaluate(scenario, values: dict[str, Any] | None = None, *, runs: int | None, seed: int | None,
+             n_jobs: int = 1, simulate: bool = True, exact: bool = True, keep_result: bool = False,
+             **options) -> Evaluation:
+    """Simulate (``runs`` plays from ``seed``) and/or solve ``scenario`` exactly."""
+    ev = Evaluation(scenario, dict(values or {}))
+    if simulate:
+        result = sim.simulate(scenario, runs=runs, seed=seed, n_jobs=n_jobs, **options)
+        ev.summary = result.summary
+        if keep_result:
+            ev.result = result
+    if exact:
+        ev.exact = exact_summary(scenario)
+    return ev
+
+
+def resolve_runs_seed(scenario, runs: int | None, seed: int | None) -> tuple[int, int]:
+    """The run count and seed every variant shares: the flags, else the base scenario's ``[run]``."""
+    return (int(scenario.run.runs if runs is None else runs), int(scenario.run.seed if seed is None else seed))

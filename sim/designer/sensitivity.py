@@ -1,0 +1,234 @@
+"""Sensitivity: the change of the main metric per +1 of every DC and every ability score or ability.
+
+Each parameter is moved to ``value - 1`` and ``value + 1`` (where the scenario stays valid) with common
+random numbers (same runs and seed as the baseline), and exactly where the kind supports it. The slope
+``per_plus_one`` is ``metric(value + 1) - metric(value)`` (the backward difference where +1 is invalid).
+Its standard error ``per_plus_one_se`` is the independent-samples bound sqrt(se₊² + se₀²): with common random
+numbers the two estimates are positively correlated, so the true error is smaller. Rows are ranked by
+the absolute slope (exact where known).
+
+Which parameters: for ``escape`` every tier DC on the path of the party's restraints (each tier present
+and the tiers it becomes), every party member's scores, ``search.dc`` and ``attention.limit`` where set;
+``restraint`` the binder's and the target's scores; ``campus`` every PC's and adversary's abilities and
+each mission's target; ``formation`` the ambush representatives' values and each unit's combat and evade.
+Any other kind: every integer under a key named ``dc``, ``scores`` or ``abilities``.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from sim.designer.evaluate import evaluate, resolve_runs_seed
+from sim.designer.metrics import Z95, main_metric, metric_interval, metric_unit, metric_value
+from sim.designer.params import get_value, scenario_data, with_values
+from sim.errors import ScenarioError
+
+KIND_PATTERNS = {
+    "restraint": ["binder.scores.*", "target.scores.*"],
+    "campus": ["party.*.abilities.*", "adversaries.*.abilities.*", "missions.*.target"],
+    "formation": ["ambush.ambusher_athletics", "ambush.defender_information", "units.*.combat", "units.*.evade"],
+}
+GENERIC_PARENTS = ("dc", "scores", "abilities")
+
+
+def _leaves(node: Any, prefix: str = ""):
+    if isinstance(node, dict):
+        for k, v in node.items():
+            yield from _leaves(v, f"{prefix}.{k}" if prefix else str(k))
+    elif isinstance(node, list):
+        for i, v in enumerate(node):
+            yield from _leaves(v, f"{prefix}.{i}" if prefix else str(i))
+    else:
+        yield prefix, node
+
+
+def _is_int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _escape_parameters(scenario, data: dict) -> list[tuple[str, int]]:
+    from sim.escape.model import DEFAULT_BECOMES, DEFAULT_DC, TIER_IDS
+
+    overrides = data.get("rules", {}).get("tiers", {})
+
+    def dc(t: int) -> int:
+        return overrides.get(TIER_IDS[t], {}).get("dc", DEFAULT_DC[t])
+
+    def becomes(t: int) -> int:
+        name = overrides.get(TIER_IDS[t], {}).get("becomes")
+        return TIER_IDS.index(name) if name else DEFAULT_BECOMES[t]
+
+    present = set()
+    for member in data["party"]:
+        for tier in member.get("restraints", {}).values():
+            t = TIER_IDS.index(tier)
+            while 0 < t < 8 and t not in present:  # R-ESC-2: the utter tier (8) has no check
+                present.add(t)
+                t = becomes(t)
+    out = [(f"rules.tiers.{TIER_IDS[t]}.dc", dc(t)) for t in sorted(present, reverse=True)]
+    for i, member in enumerate(data["party"]):
+        out += [(f"party.{i}.scores.{k}", v) for k, v in member["scores"].items()]
+    if "search" in data:
+        out.append(("search.dc", data["search"]["dc"]))
+    if _is_int(data.get("attention", {}).get("limit")):
+        out.append(("attention.limit", data["attention"]["limit"]))
+    return out
+
+
+def sensitivity_parameters(scenario) -> list[tuple[str, int]]:
+    """The (dotted key, current value) pairs the sensitivity moves (module docstring)."""
+    data = scenario_data(scenario)
+    if scenario.kind == "escape":
+        return _escape_parameters(scenario, data)
+    leaves = [(k, v) for k, v in _leaves(data) if _is_int(v)]
+    patterns = KIND_PATTERNS.get(scenario.kind)
+    if patterns:
+        return [(k, v) for k, v in leaves if any(fnmatch.fnmatchcase(k, p) for p in patterns)]
+    return [(k, v) for k, v in leaves if any(p in GENERIC_PARENTS for p in k.split(".")[:-1])
+            or k.split(".")[-1] == "dc"]
+
+
+def _point(scenario, key, value, metric, runs, seed, n_jobs, exact, options):
+    try:
+        variant = with_values(scenario, {key: value})
+    except ScenarioError:
+        return None
+    ev = evaluate(variant, runs=runs, seed=seed, n_jobs=n_jobs, exact=exact, **options)
+    return _read(ev, metric)
+
+
+def _read(ev, metric):
+    value = metric_value(ev.summary, metric)
+    lo, hi = metric_interval(ev.summary, metric)
+    se = (hi - lo) / (2 * Z95) if math.isfinite(lo) else math.nan
+    ex = math.nan
+    if ev.exact is not None:
+        try:
+            ex = metric_value(ev.exact, metric)
+        except ScenarioError:
+            pass
+    return value, lo, hi, se, ex
+
+
+def sensitivity(scenario, metric: str | None = None, runs: int | None = None, seed: int | None = None,
+                n_jobs: int = 1, exact: bool = True, parameters: list[str] | None = None, progress=None,
+                **options) -> pd.DataFrame:
+    """One row per parameter, ranked by the absolute change of ``metric`` per +1 (module docstring)."""
+    metric = metric or main_metric(scenario.kind)
+    runs, seed = resolve_runs_seed(scenario, runs, seed)
+    if parameters:
+        data = scenario_data(scenario)
+        known = dict(sensitivity_parameters(scenario))  # effective values, e.g. default tier DCs
+        params = []
+        for key in parameters:
+            v = known[key] if key in known else get_value(data, key, file=scenario.source)
+            if not _is_int(v):
+                raise ScenarioError(f"expected an integer value to move by 1; given {v!r}", file=scenario.source,
+                                    key=key)
+            params.append((key, v))
+    else:
+        params = sensitivity_parameters(scenario)
+    if not params:
+        raise ScenarioError("no DC, ability score or ability found to move", file=scenario.source)
+    base_ev = evaluate(scenario, runs=runs, seed=seed, n_jobs=n_jobs, exact=exact, **options)
+    b_val, b_lo, b_hi, b_se, b_ex = _read(base_ev, metric)
+    rows = []
+    for i, (key, value) in enumerate(params):
+        minus = _point(scenario, key, value - 1, metric, runs, seed, n_jobs, exact, options)
+        plus = _point(scenario, key, value + 1, metric, runs, seed, n_jobs, exact, options)
+        nan5 = (math.nan,) * 5
+        m_val, m_lo, m_hi, m_se, m_ex = minus or nan5
+        p_val, p_lo, p_hi, p_se, p_ex = plus or nan5
+        if plus is not None:
+            slope, slope_se, slope_ex = p_val - b_val, math.hypot(p_se, b_se), p_ex - b_ex
+        elif minus is not None:
+            slope, slope_se, slope_ex = b_val - m_val, math.hypot(m_se, b_se), b_ex - m_ex
+        else:
+            slope = slope_se = slope_ex = math.nan
+        rows.append({
+            "parameter": key, "value": value,
+            "metric_minus_1": m_val, "minus_lo": m_lo, "minus_hi": m_hi,
+            "metric_base": b_val,
+            "metric_plus_1": p_val, "plus_lo": p_lo, "plus_hi": p_hi,
+            "change_minus_1": m_val - b_val, "change_plus_1": p_val - b_val,
+            "per_plus_one": slope, "per_plus_one_se": slope_se,
+            "exact_minus_1": m_ex, "exact_base": b_ex, "exact_plus_1": p_ex, "exact_per_plus_one": slope_ex,
+        })
+        if progress:
+            progress(i + 1, len(params), key)
+    df = pd.DataFrame(rows)
+    if df["exact_base"].isna().all():
+        df = df.drop(columns=[c for c in df.columns if c.startswith("exact_")])
+    rank = df["exact_per_plus_one"] if "exact_per_plus_one" in df else df["per_plus_one"]
+    df = df.assign(_rank=rank.abs().fillna(-1)).sort_values("_rank", ascending=False, kind="stable")
+    df = df.drop(columns="_rank").reset_index(drop=True)
+    df.insert(0, "rank", np.arange(1, len(df) + 1))
+    df.attrs.update(metric=metric, runs=runs, seed=seed, kind=scenario.kind, base=b_val, base_lo=b_lo,
+                    base_hi=b_hi, base_exact=b_ex, name=scenario.name or scenario.slug)
+    return df
+
+
+def tornado_chart(df: pd.DataFrame, out: Path, top: int = 20) -> Path:
+    """Bars from the baseline to the metric at −1 and at +1 of each parameter, with 95% whiskers."""
+    from sim.report import new_figure, save_figure
+
+    metric = df.attrs["metric"]
+    part = df.head(top).iloc[::-1]
+    height = max(3.0, 0.38 * len(part) + 1.5)
+    fig, ax = new_figure(f"Sensitivity of {metric} (−1 / +1 of each parameter)",
+                         f"{metric} ({metric_unit(metric)})", "parameter", size=(8.5, height))
+    base = df.attrs["base"]
+    y = np.arange(len(part))
+    for col, lo, hi, colour, label, offset in (
+            ("metric_minus_1", "minus_lo", "minus_hi", "#d9734e", "value − 1", -0.2),
+            ("metric_plus_1", "plus_lo", "plus_hi", "#4e8fd9", "value + 1", 0.2)):
+        vals = part[col].to_numpy(dtype=float)
+        ok = np.isfinite(vals)
+        ax.barh(y[ok] + offset, vals[ok] - base, left=base, height=0.38, color=colour, label=label)
+        err = np.vstack([vals - part[lo].to_numpy(dtype=float), part[hi].to_numpy(dtype=float) - vals])
+        ok &= np.isfinite(err).all(axis=0)
+        ax.errorbar(vals[ok], y[ok] + offset, xerr=np.abs(err[:, ok]), fmt="none", ecolor="k", capsize=3,
+                    label="95% interval" if offset > 0 else None)
+    ax.axvline(base, color="k", lw=1, label=f"baseline {base:.4g}")
+    ax.set_yticks(y, [f"{p} ({v})" for p, v in zip(part["parameter"], part["value"], strict=True)])
+    ax.legend(fontsize="small", loc="best")
+    return save_figure(fig, Path(out) / "tornado.png")
+
+
+def write_sensitivity(df: pd.DataFrame, out_dir: Path, scenario=None) -> list[Path]:
+    """``sensitivity.csv``, ``tornado.png`` and ``report.html`` into ``out_dir``."""
+    from sim.report import atomic_write_text, section, table_html, write_html
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(out / "sensitivity.csv", df.to_csv(index=False))
+    chart = tornado_chart(df, out)
+    shown = [c for c in ("rank", "parameter", "value", "metric_minus_1", "metric_base", "metric_plus_1",
+                         "per_plus_one", "per_plus_one_se", "exact_per_plus_one") if c in df]
+    a = df.attrs
+    note = (f"{a['metric']} at the baseline: {a['base']:.4f} [{a['base_lo']:.4f}, {a['base_hi']:.4f}]. "
+            f"Each parameter moved by −1 and +1 with the same {a['runs']:,} runs from seed {a['seed']} "
+            "(common random numbers). per_plus_one_se is an upper bound (independent samples).")
+    sections = [section("Ranked by the change per +1", table_html(df[shown], index=False), note=note),
+                section("Tornado chart", image=chart.name),
+                '<p><a href="sensitivity.csv">sensitivity.csv</a></p>']
+    meta = {"kind": a["kind"], "runs": a["runs"], "seed": a["seed"]}
+    if scenario is not None:
+        meta["scenario_hash"] = scenario.scenario_hash
+    page = write_html(out / "report.html", f"Sensitivity — {a['name']}", sections, meta)
+    return [out / "sensitivity.csv", chart, page]
+
+
+def format_table(df: pd.DataFrame) -> str:
+    """A plain-text ranked table for the terminal."""
+    cols = ["rank", "parameter", "value", "per_plus_one", "per_plus_one_se"]
+    if "exact_per_plus_one" in df:
+        cols.append("exact_per_plus_one")
+    fmt = {c: (lambda v: f"{v:.4f}") if c.endswith("_se") else (lambda v: f"{v:+.4f}") for c in cols[3:]}
+    return df[cols].to_string(index=False, formatters=fmt)

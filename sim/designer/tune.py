@@ -1,0 +1,207 @@
+"""Tuning: the parameter value whose metric is closest to a target.
+
+Bisection on the sign of ``metric(value) - target`` over ``[lo, hi]``, every evaluation with common random
+numbers (same runs and seed), or exact analysis where the kind solves every evaluated variant exactly.
+For an integer parameter the bracket shrinks to two neighbours, the closer one wins, and a short walk
+to better neighbours guards against a metric that is not quite monotone. The answer is the best value
+among all evaluated ones; ties go to the value evaluated first.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from sim.designer.evaluate import evaluate, resolve_runs_seed, supports_exact
+from sim.designer.metrics import main_metric, metric_interval, metric_value
+from sim.designer.params import coerce_like, field_bounds, get_value, scenario_data, with_values
+from sim.errors import ScenarioError
+
+MAX_EVALUATIONS = 80
+DEFAULT_SPAN = 10
+
+
+@dataclass
+class TuneResult:
+    param: str
+    value: Any
+    metric: str
+    target: float
+    achieved: float
+    ci: list[float]
+    method: str
+    runs: int | None
+    seed: int | None
+    lo: Any
+    hi: Any
+    bracketed: bool
+    evaluations: list[dict] = field(default_factory=list)
+
+    def as_dict(self) -> dict:
+        return {
+            "param": self.param, "value": self.value, "metric": self.metric, "target": self.target,
+            "achieved": self.achieved, "ci": self.ci, "method": self.method, "runs": self.runs, "seed": self.seed,
+            "lo": self.lo, "hi": self.hi, "bracketed": self.bracketed, "evaluations": self.evaluations,
+        }
+
+
+def default_range(scenario, key: str, integer: bool) -> tuple[Any, Any]:
+    """The search interval when --lo/--hi are not given: the field's declared range, narrowed to
+    the current value ± 10 for integers (± half for floats) where a current value exists."""
+    bounds = field_bounds(scenario, key)
+    current = get_value(scenario_data(scenario), key)
+    if isinstance(current, bool) or not isinstance(current, int | float):
+        current = None
+    lo, hi = bounds.lo, bounds.hi
+    if current is not None:
+        span = DEFAULT_SPAN if integer else max(abs(current) / 2, 1.0)
+        lo = current - span if lo is None else max(lo, current - span)
+        hi = current + span if hi is None else min(hi, current + span)
+    if lo is None or hi is None:
+        raise ScenarioError("cannot tell the search interval of this key; give --lo and --hi", file=scenario.source,
+                            key=key)
+    return lo, hi
+
+
+def tune(scenario, key: str, target: float, metric: str | None = None, lo: Any = None, hi: Any = None,
+         runs: int | None = None, seed: int | None = None, n_jobs: int = 1, exact: bool = True,
+         tol: float | None = None, **options) -> TuneResult:
+    """The value of ``key`` in ``[lo, hi]`` whose ``metric`` is closest to ``target`` (module docstring)."""
+    metric = metric or main_metric(scenario.kind)
+    if not isinstance(target, int | float) or isinstance(target, bool) or not math.isfinite(target):
+        raise ScenarioError(f"expected a finite number for --target; given {target!r}", key="--target")
+    bounds = field_bounds(scenario, key)
+    current = get_value(scenario_data(scenario), key)
+    given = [v for v in (lo, hi) if v is not None]
+    integer = bounds.integer or (not bounds.numeric and isinstance(current, int) and not isinstance(current, bool)
+                                 and all(float(v).is_integer() for v in given))
+    if not bounds.numeric and not (isinstance(current, int | float) and not isinstance(current, bool)):
+        if not given:
+            raise ScenarioError("expected a numeric scenario value to tune", file=scenario.source, key=key)
+    dlo, dhi = (None, None)
+    if lo is None or hi is None:
+        dlo, dhi = default_range(scenario, key, integer)
+    lo = dlo if lo is None else lo
+    hi = dhi if hi is None else hi
+    if integer:
+        if not (float(lo).is_integer() and float(hi).is_integer()):
+            raise ScenarioError(f"{key} takes integers; given --lo {lo} --hi {hi}", file=scenario.source, key=key)
+        lo, hi = int(lo), int(hi)
+    else:
+        lo, hi = float(lo), float(hi)
+    if lo > hi:
+        raise ScenarioError(f"expected --lo <= --hi; given {lo} > {hi}", file=scenario.source, key=key)
+    runs, seed = resolve_runs_seed(scenario, runs, seed)
+
+    # exact analysis when the kind solves both ends exactly and the metric is in its summary
+    variants: dict[Any, Any] = {}
+
+    def variant(v):
+        if v not in variants:
+            variants[v] = with_values(scenario, {key: coerce_like(v, current)})
+        return variants[v]
+
+    method = "simulation"
+    if exact and supports_exact(variant(lo)) and supports_exact(variant(hi)):
+        probe = evaluate(variant(lo), runs=runs, seed=seed, simulate=False, exact=True)
+        if probe.exact is not None:
+            try:
+                metric_value(probe.exact, metric)
+                method = "exact"
+            except ScenarioError:
+                method = "simulation"
+    try:
+        return _search(scenario, key, metric, float(target), lo, hi, integer, method, runs, seed, n_jobs, tol,
+                       variant, options)
+    except _ExactFailed:
+        return _search(scenario, key, metric, float(target), lo, hi, integer, "simulation", runs, seed, n_jobs,
+                       tol, variant, options)
+
+
+class _ExactFailed(Exception):
+    pass
+
+
+def _search(scenario, key, metric, target, lo, hi, integer, method, runs, seed, n_jobs, tol, variant, options):
+    cache: dict[Any, tuple[float, list[float]]] = {}
+    order: list[Any] = []
+
+    def f(v) -> float:
+        if v in cache:
+            return cache[v][0]
+        if len(cache) >= MAX_EVALUATIONS:
+            raise _Budget()
+        s = variant(v)
+        if method == "exact":
+            ev = evaluate(s, runs=runs, seed=seed, simulate=False, exact=True)
+            if ev.exact is None:
+                raise _ExactFailed()
+            summary = ev.exact
+        else:
+            summary = evaluate(s, runs=runs, seed=seed, n_jobs=n_jobs, exact=False, **options).summary
+        value = metric_value(summary, metric)
+        ci = list(metric_interval(summary, metric))
+        cache[v] = (value, ci)
+        order.append(v)
+        return value
+
+    def dist(v) -> float:
+        value = cache[v][0]
+        return math.inf if math.isnan(value) else abs(value - target)
+
+    bracketed = False
+    try:
+        fa, fb = f(lo), f(hi)
+        a, b = lo, hi
+        da, db = fa - target, fb - target
+        if not (math.isnan(fa) or math.isnan(fb)) and da * db <= 0:
+            bracketed = True
+            if integer:
+                while b - a > 1 and da != 0 and db != 0:
+                    m = (a + b) // 2
+                    dm = f(m) - target
+                    if math.isnan(dm):
+                        break
+                    if dm == 0:
+                        a, b, da, db = m, m, 0.0, 0.0
+                    elif (dm > 0) == (da > 0):
+                        a, da = m, dm
+                    else:
+                        b, db = m, dm
+            else:
+                eps = tol if tol is not None else max((hi - lo) * 1e-4, 1e-12)
+                while b - a > eps and da != 0 and db != 0:
+                    m = (a + b) / 2
+                    dm = f(m) - target
+                    if math.isnan(dm):
+                        break
+                    if dm == 0:
+                        break
+                    if (dm > 0) == (da > 0):
+                        a, da = m, dm
+                    else:
+                        b, db = m, dm
+        if integer:  # walk to better neighbours (a metric that is not quite monotone)
+            best = min(order, key=lambda v: (dist(v), order.index(v)))
+            for _ in range(MAX_EVALUATIONS):
+                moved = False
+                for nb in (best - 1, best + 1):
+                    if lo <= nb <= hi:
+                        f(nb)
+                        if dist(nb) < dist(best):
+                            best, moved = nb, True
+                if not moved:
+                    break
+    except _Budget:
+        pass
+    best = min(order, key=lambda v: (dist(v), order.index(v)))
+    achieved, ci = cache[best]
+    evaluations = [{"value": v, "metric": cache[v][0], "ci": cache[v][1]} for v in order]
+    return TuneResult(param=key, value=best, metric=metric, target=target, achieved=achieved, ci=ci, method=method,
+                      runs=runs if method == "simulation" else None, seed=seed if method == "simulation" else None,
+                      lo=lo, hi=hi, bracketed=bracketed, evaluations=evaluations)
+
+
+class _Budget(Exception):
+    pass
