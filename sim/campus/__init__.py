@@ -11,6 +11,7 @@ from sim.campus.params import Params, compile_params
 from sim.campus.report import write_report
 from sim.campus.rules import Fighter, TeamBattleResult, beats, duel, fighter_value, team_battle, value
 from sim.campus.simulate import simulate
+from sim.campus.stances import solve_zero_sum, stance_matrix, stance_table
 from sim.errors import ExactUnsupported
 
 
@@ -35,6 +36,9 @@ __all__ = [
     "exact",
     "fighter_value",
     "simulate",
+    "solve_zero_sum",
+    "stance_matrix",
+    "stance_table",
     "supports_exact",
     "team_battle",
     "value",

@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from sim.campus.params import CAPTURED, CLEARED, FREE, GAME_OVER, Params
+from sim.campus.stances import equilibrium_thresholds
 
 BIG = np.iinfo(np.int64).max // 4
 
@@ -95,6 +96,19 @@ def _argmin3(b: np.ndarray) -> np.ndarray:
     first = np.where(b[..., 1] < b[..., 0], 1, 0)
     low = np.minimum(b[..., 0], b[..., 1])
     return np.where(b[..., 2] < low, 2, first)
+
+
+def _unique_rows(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Distinct rows of a 2-d integer array and each row's index among them (np.unique(axis=0) without
+    its slow sort of a void view)."""
+    order = np.lexsort(keys.T[::-1])
+    srt = keys[order]
+    new = np.ones(len(srt), bool)
+    new[1:] = (srt[1:] != srt[:-1]).any(axis=1)
+    group = np.cumsum(new) - 1
+    inv = np.empty(len(keys), np.int64)
+    inv[order] = group
+    return srt[new], inv
 
 
 def grow_lowest_vec(base: np.ndarray, gp: np.ndarray) -> np.ndarray:
@@ -296,6 +310,8 @@ class _Turn:
             stance = _argmax3(self.plain_values(self.base))
             if p.stance_policy == 3:
                 self.counter(stance, free, dest, present, loc, ears, at_cnt)
+            elif p.stance_policy == 4:
+                self.equilibrium(stance, free, dest, present, loc, ears, at_cnt)
 
         # 4a. missions (R-CAM-25, R-CAM-56)
         for m in range(p.M):
@@ -440,19 +456,15 @@ class _Turn:
         dest[rr] = d_sub
         named[rr] = n_sub
 
-    def counter(self, stance, free, dest, present, loc, ears, at_cnt):
-        """R-CAM-40 ``counter`` / R-CAM-51: the stance with the most (integer-weighted) wins against
-        the adversaries seen at the destination; without any, ``best`` (already in ``stance``)."""
-        p, rows = self.p, self.rows
+    def opponent_wins(self, r, i):
+        """For PC i in rows r (both (m,)): ``win[k, a, s, s2]`` = the PC beats adversary slot a when it
+        declares s and a declares s2 (R-CAM-2..4, R-CAM-30), and ``w[k, a]`` the slot's stance weights as
+        integers over ``weight_den`` (a miso bomb: all on its own best, R-CAM-57)."""
+        p = self.p
         A = p.A
-        dc = np.maximum(dest, 0)
-        r, i = np.nonzero(free & ears[:, None] & (at_cnt[rows[:, None], dc] > 0))
-        if not r.size:
-            return
         m = r.size
         s_idx = np.arange(3)
         beats = s_idx[:, None] == (s_idx[None, :] + 1) % 3  # [a, b]: a beats b
-        seen = present[r] & (loc[r] == dc[r, i][:, None])  # (m, A)
         b = self.base[r, i]  # (m, 3)
         V = self._mul((b + p.pc_bonus[i])[:, :, None], p.pc_num[i], p.pc_den[i])  # (m, 3, 2)
         pv = np.where(beats[None], V[:, :, 1][:, :, None], V[:, :, 0][:, :, None])  # (m, s, s2)
@@ -467,9 +479,58 @@ class _Turn:
         if p.miso:
             mb = self.miso_best[r]  # (m, P)
             w[:, p.S:, :] = (np.arange(3)[None, None, :] == mb[:, :, None]) * p.weight_den
+        return win, w
+
+    def counter(self, stance, free, dest, present, loc, ears, at_cnt):
+        """R-CAM-40 ``counter`` / R-CAM-51: the stance with the most (integer-weighted) wins against
+        the adversaries seen at the destination; without any, ``best`` (already in ``stance``)."""
+        rows = self.rows
+        dc = np.maximum(dest, 0)
+        r, i = np.nonzero(free & ears[:, None] & (at_cnt[rows[:, None], dc] > 0))
+        if not r.size:
+            return
+        seen = present[r] & (loc[r] == dc[r, i][:, None])  # (m, A)
+        win, w = self.opponent_wins(r, i)
         w = w * seen[:, :, None]
         score = (win * w[:, :, None, :]).sum(axis=(1, 3))  # (m, s)
         stance[r, i] = _argmax3(score)
+
+    def equilibrium(self, stance, free, dest, present, loc, ears, at_cnt):
+        """Stance policy ``equilibrium`` (issue 7): the reference's ``equilibrium_stance`` on every free PC.
+        The games are grouped by their exact key (the multiset of 0/1 matrices of the adversaries faced and
+        the tie-break scores), each distinct key solved once (cached in :mod:`sim.campus.stances`)."""
+        p, lay = self.p, self.lay
+        A = p.A
+        r, i = np.nonzero(free)
+        if not r.size:
+            return
+        dc = np.maximum(dest[r, i], 0)
+        win, w = self.opponent_wins(r, i)
+        seen = ears[r][:, None] & present[r] & (loc[r] == dc[:, None])  # (m, A)
+        fallback = np.zeros(A, bool)
+        fallback[p.eq_fallback_slots[self.t - 1]] = True
+        foes = np.where(seen.any(1)[:, None], seen, fallback[None, :])
+        code = np.zeros(foes.shape, np.int64)  # one 9-bit matrix per adversary (stances.matrix_code)
+        prefer = np.zeros((r.size, 3), np.int64)  # (m, s) wins weighted by the foes' stance weights
+        wf = w * foes[:, :, None]
+        for s in range(3):
+            for s2 in range(3):
+                code |= win[:, :, s, s2].astype(np.int64) << (3 * s + s2)
+            prefer[:, s] = (win[:, :, s, :] * wf).sum(axis=(1, 2))
+        codes = np.where(foes, code, -1)
+        keys = np.concatenate([np.sort(codes, axis=1), prefer], axis=1)
+        uniq, inv = _unique_rows(keys)
+        c1 = np.full(len(uniq), np.nan)
+        c2 = np.full(len(uniq), np.nan)
+        for k, key in enumerate(uniq):
+            cs = [int(c) for c in key[:A] if c >= 0]
+            if cs:  # nobody to face: `best` (already in ``stance``)
+                c1[k], c2[k] = equilibrium_thresholds(cs, key[A:])
+        c1, c2 = c1[inv], c2[inv]
+        has = ~np.isnan(c1)
+        us = self.u[r, lay.pc_stance[i]]
+        drawn = (us >= c1).astype(np.int64) + (us >= c2)
+        stance[r[has], i[has]] = drawn[has]
 
     def team_battles(self, free, dest, stance, fought, present, loc, at_cnt):
         p, u, lay, rows = self.p, self.u, self.lay, self.rows

@@ -19,7 +19,7 @@ from sim.campus.rules import best_stance, to_fraction
 
 FREE, CAPTURED, CLEARED, GAME_OVER = 0, 1, 2, 3
 STATUS_NAMES = ("free", "captured", "cleared", "game_over")
-STANCE_POLICIES = ("fixed", "random", "best", "counter")
+STANCE_POLICIES = ("fixed", "random", "best", "counter", "equilibrium")
 MISO_NAME = "miso_bomb"
 
 
@@ -29,7 +29,7 @@ class Layout:
 
     K: int
     pc_move: np.ndarray  # (P,)
-    pc_stance: np.ndarray | None  # (P,) policy `random`
+    pc_stance: np.ndarray | None  # (P,) policy `random`; the mixed-strategy draw of `equilibrium`
     pc_team_order: np.ndarray | None  # (P,) order of team battles of equal size (anchor PC)
     pc_member_key: np.ndarray | None  # (P,) random order of a team's members
     pc_duel_key: np.ndarray  # (P,) random order of one-on-one confrontations
@@ -105,6 +105,8 @@ class Params:
     adv_cand_table: np.ndarray  # (A, L) padded candidates
     adv_n_cands: np.ndarray  # (A,)
     adv_fixed_stance: np.ndarray  # (A,) stance when the weights name one stance, else -1
+    # equilibrium without information: per turn, one spawn slot per template the schedule can place
+    eq_fallback_slots: tuple  # (T,) of int arrays (see sim.campus.stances)
     # missions
     M: int
     mis_loc: np.ndarray
@@ -135,6 +137,44 @@ class Params:
 
 def _frac_pair(f: Fraction) -> tuple[int, int]:
     return f.numerator, f.denominator
+
+
+def member_terms(pc) -> tuple[tuple[int, int, int], tuple[Fraction, ...], tuple[Fraction, ...]]:
+    """R-CAM-30 value terms of a PC's skills: (additive bonus per stance, multipliers that always count,
+    multipliers that count only with the stance advantage, without the advantage's own x2)."""
+    bonus = [0, 0, 0]
+    always = [Fraction(1)] * 3
+    adv = [Fraction(1)] * 3
+    for sk in pc.skills:
+        stances = [STANCES.index(x) for x in (sk.stances if sk.stances is not None else STANCES)]
+        if sk.kind == "bonus":
+            for st in stances:
+                bonus[st] += int(sk.value)
+        elif sk.kind == "multiplier":
+            f = to_fraction(sk.value if sk.value is not None else 2)
+            for st in stances:
+                if (sk.when or "always") == "always":
+                    always[st] *= f
+                else:
+                    adv[st] *= f
+    return (bonus[0], bonus[1], bonus[2]), tuple(always), tuple(adv)
+
+
+def template_multipliers(t) -> tuple[Fraction, Fraction, Fraction]:
+    """An adversary template's multipliers as exact fractions (they always count)."""
+    return tuple(to_fraction(x) for x in t.multiplier.as_tuple())
+
+
+def template_stance_probs(t) -> tuple[Fraction, Fraction, Fraction]:
+    """R-CAM-21: an adversary template's stance probabilities, exact (no weights: uniform)."""
+    if t.stance is None:
+        w = (Fraction(1), Fraction(1), Fraction(1))
+    elif isinstance(t.stance, str):
+        w = tuple(Fraction(int(t.stance == x)) for x in STANCES)
+    else:
+        w = tuple(Fraction(str(x)) for x in t.stance.as_tuple())
+    total = sum(w)
+    return tuple(x / total for x in w)
 
 
 def compile_params(s: Scenario) -> Params:
@@ -172,22 +212,11 @@ def compile_params(s: Scenario) -> Params:
     for i, pc in enumerate(s.party):
         pc_base[i] = pc.abilities.as_tuple()
         pc_vit[i] = pc.vitality if pc.vitality is not None else s.rules.vitality
-        always = [Fraction(1)] * 3
-        adv = [Fraction(1)] * 3
+        bonus, always, adv = member_terms(pc)
+        pc_bonus[i] = bonus
         team = pc.team
         for sk in pc.skills:
-            stances = [STANCES.index(x) for x in (sk.stances if sk.stances is not None else STANCES)]
-            if sk.kind == "bonus":
-                for st in stances:
-                    pc_bonus[i, st] += int(sk.value)
-            elif sk.kind == "multiplier":
-                f = to_fraction(sk.value if sk.value is not None else 2)
-                for st in stances:
-                    if (sk.when or "always") == "always":
-                        always[st] *= f
-                    else:
-                        adv[st] *= f
-            elif sk.kind == "team":
+            if sk.kind == "team":
                 team = sk.name
             elif sk.kind == "early_ears":
                 pc_ears[i] = True
@@ -252,20 +281,13 @@ def compile_params(s: Scenario) -> Params:
         adv_room[a] = loc_index[t.capture_room] if t.capture_room is not None else -1
         adv_base[a] = t.abilities.as_tuple()
         adv_bonus[a] = t.bonus.as_tuple()
-        mults = tuple(to_fraction(x) for x in t.multiplier.as_tuple())
+        mults = template_multipliers(t)
         adv_mult_always.append(mults)
         adv_mult_adv.append((Fraction(1),) * 3)
         for st in range(3):
             adv_num[a, st, 0], adv_den[a, st, 0] = _frac_pair(mults[st])
             adv_num[a, st, 1], adv_den[a, st, 1] = _frac_pair(mults[st] * 2)
-        if t.stance is None:
-            w = (Fraction(1), Fraction(1), Fraction(1))
-        elif isinstance(t.stance, str):
-            w = tuple(Fraction(int(t.stance == x)) for x in STANCES)
-        else:
-            w = tuple(Fraction(str(x)) for x in t.stance.as_tuple())
-        total = sum(w)
-        p = tuple(x / total for x in w)
+        p = template_stance_probs(t)
         probs.append(p)
         # R-CAM-21: stance = number of cumulative thresholds u has passed
         adv_c1[a] = float(p[0])
@@ -309,6 +331,18 @@ def compile_params(s: Scenario) -> Params:
     for a, p in enumerate(probs):
         adv_wnum[a] = [int(x * den) for x in p]
 
+    # equilibrium policy without information: the templates the schedule can place in turn t,
+    # each once (represented by its first such slot; every slot of a template has its values)
+    fallback = []
+    for t in range(1, T + 1):
+        seen_tmpl: set[int] = set()
+        reps = []
+        for a, (ti, first, last, chance, _) in enumerate(slots):
+            if first <= t <= last and chance > 0 and ti not in seen_tmpl:
+                seen_tmpl.add(ti)
+                reps.append(a)
+        fallback.append(np.array(reps, np.int64))
+
     # ---- missions (R-CAM-25, R-CAM-56)
     ms = s.missions
     M = len(ms)
@@ -339,7 +373,7 @@ def compile_params(s: Scenario) -> Params:
         return cols
 
     pc_move = take(P)
-    pc_stance = take(P) if pol.stance == "random" else None
+    pc_stance = take(P) if pol.stance in ("random", "equilibrium") else None
     pc_team_order = take(P) if has_teams else None
     pc_member_key = take(P) if has_teams else None
     pc_duel_key = take(P)
@@ -387,7 +421,8 @@ def compile_params(s: Scenario) -> Params:
         adv_mult_always=tuple(adv_mult_always), adv_mult_adv=tuple(adv_mult_adv), adv_c1=adv_c1,
         adv_c2=adv_c2, adv_wnum=adv_wnum, weight_den=den, adv_first=adv_first, adv_last=adv_last,
         adv_chance=adv_chance, adv_cands=tuple(cand_list), adv_cand_table=adv_cand_table,
-        adv_n_cands=adv_n_cands, adv_fixed_stance=adv_fixed, M=M, mis_loc=mis_loc, mis_first=mis_first,
+        adv_n_cands=adv_n_cands, adv_fixed_stance=adv_fixed, eq_fallback_slots=tuple(fallback), M=M,
+        mis_loc=mis_loc, mis_first=mis_first,
         mis_last=mis_last, mis_chance=mis_chance, mis_stance=mis_stance, mis_each=mis_each,
         mis_target=mis_target, mis_reward=mis_reward, mis_pen_vit=mis_pen_vit,
         mis_pen_ability=mis_pen_ability, mis_pen_amount=mis_pen_amount, move_avoid=pol.move == "avoid",

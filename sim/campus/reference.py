@@ -13,6 +13,7 @@ import numpy as np
 
 from sim.campus.params import CAPTURED, CLEARED, FREE, GAME_OVER, Params, miso_best
 from sim.campus.rules import Fighter, best_stance, duel, grow_lowest, plain_value, team_battle
+from sim.campus.stances import draw_stance, equilibrium_mix, matrix_code
 
 
 def _pick(u: float, m: int) -> int:
@@ -387,6 +388,8 @@ class Turn:
         best = best_stance(g.base[i], p.pc_bonus[i], p.pc_mult_always[i])
         if p.stance_policy == 2:
             return best
+        if p.stance_policy == 4:
+            return self.equilibrium_stance(i, dest, advs, ears, best)
         seen = [a for a in advs if a.loc == dest]
         if not ears or not seen:
             return best
@@ -399,6 +402,31 @@ class Turn:
                     if w[s2] and duel(me, self.adv_fighter(a, s2))[2] > 0:
                         score[s] += w[s2]
         return score.index(max(score))
+
+    def equilibrium_stance(self, i: int, dest: int, advs: list[Adv], ears: bool, best: int) -> int:
+        """Stance policy ``equilibrium`` (issue 7; docs/decisions-campus.md): the PC's exact maximin mix of
+        the stance game against the adversaries seen at its destination (early ears), each replying with its
+        worst-case stance, the one met drawn uniformly (R-CAM-6); without information (or with nobody seen)
+        against the templates the schedule can place this turn, each once. Ties among optimal mixes go to the
+        most wins against the adversaries' own stance weights (R-CAM-51 counter's integer scores). The
+        stance is drawn from the mix with the PC's ``stance`` column; nobody to face: ``best``."""
+        p = self.p
+        foes = [a for a in advs if a.loc == dest] if ears else []
+        if not foes:
+            foes = [Adv(int(a), -1, tuple(map(int, p.adv_base[a]))) for a in p.eq_fallback_slots[self.t - 1]]
+        if not foes:
+            return best
+        codes = []
+        prefer = [0, 0, 0]
+        for a in foes:
+            # R-CAM-2..4, R-CAM-30: 1 if the PC wins with stance s against stance s2 (a tie is a loss)
+            m = [[int(duel(self.pc_fighter(i, s), self.adv_fighter(a, s2))[2] > 0) for s2 in range(3)]
+                 for s in range(3)]
+            codes.append(matrix_code(m))
+            w = self.stance_weights(a)
+            for s in range(3):
+                prefer[s] += sum(w[s2] * m[s][s2] for s2 in range(3))
+        return draw_stance(equilibrium_mix(codes, prefer), self.u[self.lay.pc_stance[i]])
 
 
 def finish(p: Params, g: Game) -> None:

@@ -12,11 +12,63 @@ import pandas as pd
 
 from sim.campus.model import STANCES
 from sim.campus.params import STATUS_NAMES
+from sim.campus.stances import stance_table
 from sim.report import new_figure, save_figure, section, table_html, write_html
 
 
 def _fmt(x) -> str:
     return "–" if x is None else f"{x:.4f}"
+
+
+def _mix(values) -> str:
+    return " / ".join(str(v) for v in values)
+
+
+def stance_section(scenario, out: Path) -> str:
+    """Stance analysis (issue 7): per PC x adversary template the 3x3 stance game at the starting abilities,
+    its exact equilibrium and the best pure stance against the template's own weights; a heat map of the
+    game values."""
+    table = stance_table(scenario)
+    title = "Stance analysis (PC x adversary)"
+    if table.empty:
+        return section(title, "<p>No adversary templates.</p>")
+    rows = []
+    for _, r in table.iterrows():
+        grid = " ".join("".join(str(r[f"{a}_vs_{b}"]) for b in STANCES) for a in STANCES)
+        rows.append({
+            "PC": r["pc"],
+            "adversary": r["adversary"],
+            "wins (rows PC fight/flee/hide; cols adversary fight/flee/hide)": grid,
+            "PC equilibrium mix (fight / flee / hide)": _mix(r[f"eq_{a}"] for a in STANCES),
+            "game value": str(r["value"]),
+            "adversary minimax mix": _mix(r[f"adv_eq_{a}"] for a in STANCES),
+            "win vs its stance weights (fight / flee / hide)": _mix(r[f"vs_weights_{a}"] for a in STANCES),
+            "best pure stance (counter)": f"{r['best_vs_weights']} ({r['best_vs_weights_win']})",
+        })
+    shown = pd.DataFrame(rows)
+    pcs = list(dict.fromkeys(table["pc"]))
+    advs = list(dict.fromkeys(table["adversary"]))
+    grid = np.array([[float(table[(table.pc == p) & (table.adversary == a)]["value"].iloc[0]) for a in advs]
+                     for p in pcs])
+    labels = {(p, a): str(v) for p, a, v in zip(table["pc"], table["adversary"], table["value"], strict=True)}
+    fig, ax = new_figure("Stance game value: win probability the PC's equilibrium mix guarantees",
+                         "adversary template", "PC",
+                         size=(max(5.0, 1.3 * len(advs) + 3), max(3.0, 0.55 * len(pcs) + 2)))
+    ax.grid(False)
+    im = ax.imshow(grid, vmin=0, vmax=1, cmap="viridis", aspect="auto")
+    ax.set_xticks(range(len(advs)), advs)
+    ax.set_yticks(range(len(pcs)), pcs)
+    for y, p in enumerate(pcs):
+        for x, a in enumerate(advs):
+            ax.text(x, y, labels[(p, a)], ha="center", va="center", color="w" if grid[y, x] < 0.5 else "k")
+    fig.colorbar(im, ax=ax, label="game value (P(PC wins))")
+    save_figure(fig, out / "stance_game_value.png")
+    note = ("At the PCs' starting abilities. A confrontation is decided by the two stances (R-CAM-2..4, a tie is a "
+            "loss for the PC): 1 = the PC wins. The equilibrium mix is the PC's exact maximin strategy when the "
+            "adversary may pick any stance (ties towards the template's own weights); the game value is the win "
+            "probability it guarantees. The last columns use the template's stance weights, as the counter "
+            "policy does; the equilibrium stance policy plays the mix.")
+    return section(title, table_html(shown, index=False), image="stance_game_value.png", note=note)
 
 
 def write_report(result, out_dir, exact_summary=None) -> Path:
@@ -139,6 +191,8 @@ def write_report(result, out_dir, exact_summary=None) -> Path:
     ax.legend()
     save_figure(fig, out / "vitality_end.png")
     sections.append(section("Vitality at the end", image="vitality_end.png"))
+
+    sections.append(stance_section(result.scenario, out))
 
     write_html(out / "report.html", f"Campus: {s.get('name') or result.scenario.slug}", sections, summary=s)
     return out / "report.html"

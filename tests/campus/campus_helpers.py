@@ -64,4 +64,29 @@ def kernel_matches_reference(p, n: int, seed: int) -> bool:
     return all(np.array_equal(a[k], b[k]) for k in a)
 
 
-__all__ = ["new_game", "params_of", "play", "scenario_dict", "uniforms", "kernel_matches_reference"]
+def kernel_turn(p, g, t, u):
+    """The kernel's view of one turn from a reference game's state (a one-row batch)."""
+    from sim.campus.kernel import initial_state, step
+
+    s = initial_state(p, 1)
+    s = s.__class__(**{**s.__dict__,
+                       "base": np.array([g.base], np.int64), "gp": np.array([g.gp], np.int64),
+                       "vit": np.array([g.vit], np.int64), "status": np.array([g.status], np.int8),
+                       "room": np.array([g.room], np.int64), "cap_turn": np.array([g.cap_turn], np.int64)})
+    return step(s, p, t, np.array([u]))
+
+
+def play_both(p, g, t, u):
+    """Play turn t on the reference game ``g`` and require the kernel to reach the same state."""
+    ks = kernel_turn(p, g, t, u)
+    play(p, g, t, u)
+    assert ks.status[0].tolist() == g.status
+    assert ks.vit[0].tolist() == g.vit
+    assert ks.gp[0].tolist() == g.gp
+    assert ks.base[0].tolist() == g.base
+    assert ks.duels_stance[0].tolist() == g.duels_stance
+    return g
+
+
+__all__ = ["new_game", "params_of", "play", "scenario_dict", "uniforms", "kernel_matches_reference", "kernel_turn",
+           "play_both"]

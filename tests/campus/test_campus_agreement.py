@@ -41,13 +41,18 @@ CASES = {
                                {"miso_bomb": True, "options": 2, "vitality": 1}),
     "fixed stance team_max 2": ({"stance": "fixed", "stance_value": "flee", "growth": "lowest"}, {"team_max": 2}),
     "options=3 avoid best": ({"move": "avoid", "stance": "best", "growth": "none"}, {"options": 3}),
+    # stance policy `equilibrium` (issue 7): early ears (A), teams, bosses, missions; miso bombs
+    "avoid+equilibrium+rescue": ({"move": "avoid", "stance": "equilibrium", "growth": "best", "rescue": True}, {}),
+    "miso+equilibrium options=2": ({"stance": "equilibrium", "rescue": True},
+                                   {"miso_bomb": True, "options": 2, "vitality": 1}),
 }
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_r_cam_41_reference_equals_kernel_on_same_draws(case):
     """R-CAM-41: both engines give identical per-game records on the same seed (teams R-CAM-9, bosses R-CAM-7,
-    missions R-CAM-25, miso_bomb R-CAM-57, options R-CAM-50, early ears R-CAM-51, each policy R-CAM-40)."""
+    missions R-CAM-25, miso_bomb R-CAM-57, options R-CAM-50, early ears R-CAM-51, each policy R-CAM-40 and the
+    `equilibrium` stance policy)."""
     policy, rules = CASES[case]
     assert kernel_matches_reference(rich(policy, **rules), 60, seed=7)
 

@@ -1,0 +1,258 @@
+"""Campus stance analysis: the 3x3 stance game of a PC against an adversary and its exact zero-sum
+equilibrium (issue 7; R-CAM-2, R-CAM-3, R-CAM-4, R-CAM-30; the stance policy ``equilibrium``).
+
+A confrontation is deterministic once both stances are declared: the stance that beats the other
+doubles its value (R-CAM-2), ``when = "advantage"`` multipliers count only then (R-CAM-30), the higher
+value wins and a tie is a loss for the PC, boss or not (R-CAM-4, R-CAM-54). So the PC's payoff
+matrix ``M[s][s2]`` = P(PC wins | PC stance s, adversary stance s2) is 0 or 1.
+
+The PC's maximin mixed strategy is found exactly with :class:`fractions.Fraction` by vertex
+enumeration: the guaranteed payoff ``f(x) = min_c x . M[:, c]`` is concave and piecewise linear on the
+triangle of mixed strategies, linear on each cell of the arrangement of the lines ``x_r = 0`` and
+``x . (M[:, c] - M[:, c']) = 0``, so its maximum is attained at an intersection of two of those lines.
+The same holds for a sum of such minima (several adversaries, each choosing its own stance), which is
+what the ``equilibrium`` policy solves when it sees several adversaries.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+from fractions import Fraction
+from functools import lru_cache
+from itertools import combinations
+
+import pandas as pd
+
+from sim.campus.model import STANCES, Adversary, PartyMember, Scenario
+from sim.campus.params import member_terms, template_multipliers, template_stance_probs
+from sim.campus.rules import Fighter, duel
+
+Vector = tuple[Fraction, Fraction, Fraction]
+ONE = Fraction(1)
+
+
+# ---------------------------------------------------------------- the stance game (R-CAM-2..4)
+def pc_fighter(pc: PartyMember) -> Fighter:
+    """A PC at its starting abilities with its bonus and multiplier skills (R-CAM-30)."""
+    bonus, always, adv = member_terms(pc)
+    return Fighter(name=pc.name, stance=0, base=pc.abilities.as_tuple(), bonus=bonus, mult_always=always,
+                   mult_advantage=adv)
+
+
+def adversary_fighter(adversary: Adversary) -> Fighter:
+    """An adversary template (its multipliers always count)."""
+    return Fighter(name=adversary.name, stance=0, base=adversary.abilities.as_tuple(),
+                   bonus=adversary.bonus.as_tuple(), mult_always=template_multipliers(adversary),
+                   reward=adversary.reward)
+
+
+def _fighter(x, kind: str) -> Fighter:
+    if isinstance(x, Fighter):
+        return x
+    if kind == "pc" and isinstance(x, PartyMember):
+        return pc_fighter(x)
+    if kind == "adversary" and isinstance(x, Adversary):
+        return adversary_fighter(x)
+    raise TypeError(f"expected a {'PartyMember' if kind == 'pc' else 'Adversary'} or a Fighter; given {type(x)}")
+
+
+def stance_values(pc, adversary) -> tuple[tuple[tuple[int, int], ...], ...]:
+    """``[s][s2]`` = (PC value, adversary value) when the PC declares stance s and the adversary s2
+    (R-CAM-2, R-CAM-3, R-CAM-30). ``pc`` a :class:`PartyMember` (or a :class:`Fighter`), ``adversary`` an
+    :class:`Adversary` template (or a :class:`Fighter`)."""
+    p, a = _fighter(pc, "pc"), _fighter(adversary, "adversary")
+    return tuple(
+        tuple(duel(replace(p, stance=s), replace(a, stance=s2))[:2] for s2 in range(3)) for s in range(3)
+    )
+
+
+def stance_matrix(pc, adversary) -> tuple[tuple[int, int, int], ...]:
+    """The PC's 3x3 payoff matrix: ``[s][s2]`` = 1 if the PC wins with stance s against stance s2, else 0
+    (R-CAM-4: a tie is a loss for the PC; R-CAM-54: also against a boss). Rows and columns in the order
+    fight, flee, hide."""
+    return tuple(tuple(int(pv > av) for pv, av in row) for row in stance_values(pc, adversary))
+
+
+def matrix_code(matrix) -> int:
+    """A 0/1 3x3 matrix as a 9-bit integer (bit 3*s + s2), the key of the policy's solution cache."""
+    return sum(int(matrix[s][s2]) << (3 * s + s2) for s in range(3) for s2 in range(3))
+
+
+def matrix_of_code(code: int) -> tuple[tuple[int, int, int], ...]:
+    return tuple(tuple((code >> (3 * s + s2)) & 1 for s2 in range(3)) for s in range(3))
+
+
+def win_vs_weights(matrix, probs: Sequence) -> Vector:
+    """Expected win probability of each PC stance against an adversary drawing its stance from ``probs``
+    (what the ``counter`` policy maximises, R-CAM-40)."""
+    return tuple(sum((Fraction(probs[c]) * matrix[s][c] for c in range(3)), Fraction(0)) for s in range(3))
+
+
+# ---------------------------------------------------------------- exact zero-sum solution
+def _as_matrix(m) -> tuple[tuple[Fraction, ...], ...]:
+    rows = tuple(tuple(Fraction(v) for v in row) for row in m)
+    if len(rows) != 3 or not rows[0] or any(len(r) != len(rows[0]) for r in rows):
+        raise ValueError("expected a matrix with 3 rows (PC stances) of equal length")
+    return rows
+
+
+def _cross(a, b) -> tuple:
+    return (a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0])
+
+
+def _lines(matrices) -> set[tuple[Fraction, ...]]:
+    """Normal vectors d of the lines d . x = 0 where f can change slope, plus the triangle's sides."""
+    lines = {(ONE, Fraction(0), Fraction(0)), (Fraction(0), ONE, Fraction(0)), (Fraction(0), Fraction(0), ONE)}
+    for m in matrices:
+        for c, c2 in combinations(range(len(m[0])), 2):
+            d = tuple(m[r][c] - m[r][c2] for r in range(3))
+            lead = next((v for v in d if v != 0), None)
+            if lead is not None:
+                lines.add(tuple(v / lead for v in d))
+    return lines
+
+
+def _vertices(matrices) -> set[Vector]:
+    """Mixed strategies where two lines of the arrangement meet inside the triangle."""
+    out = set()
+    for a, b in combinations(_lines(matrices), 2):
+        x = _cross(a, b)
+        total = sum(x)
+        if total == 0:
+            continue
+        x = tuple(v / total for v in x)
+        if min(x) >= 0:
+            out.add(x)
+    return out
+
+
+def guarantee(matrices, x) -> Fraction:
+    """Sum over the matrices of the PC's payoff with mix x against that adversary's best reply."""
+    return sum((min(sum((x[r] * m[r][c] for r in range(3)), Fraction(0)) for c in range(len(m[0])))
+                for m in matrices), Fraction(0))
+
+
+def maximin(matrices, prefer: Sequence | None = None) -> tuple[Vector, Fraction]:
+    """Exact maximin mix of the PC (3 stances) against one or more adversaries, each replying with its own
+    worst-case stance, the adversary met drawn uniformly: maximises ``mean_a min_c x . M_a[:, c]``.
+
+    Returns (x, value). Among optimal mixes: the one with the highest ``prefer . x`` (the policy passes the
+    expected wins against the adversaries' own stance weights), then the lexicographically largest
+    (x_fight, x_flee, x_hide), so a pure stance early in the order fight, flee, hide is preferred."""
+    ms = [_as_matrix(m) for m in matrices]
+    if not ms:
+        raise ValueError("expected at least one matrix")
+    pref = tuple(Fraction(v) for v in prefer) if prefer is not None else (Fraction(0),) * 3
+
+    def key(x):
+        return guarantee(ms, x), sum(p * v for p, v in zip(pref, x, strict=True)), x
+
+    best = max(_vertices(ms), key=key)
+    return best, guarantee(ms, best) / len(ms)
+
+
+def solve_zero_sum(matrix, prefer: Sequence | None = None) -> tuple[Vector, Vector, Fraction]:
+    """Exact solution of the 3x3 zero-sum game ``matrix`` (the row player maximises):
+    (row player's maximin mix, column player's minimax mix, game value). ``prefer`` breaks ties among the
+    row player's optimal mixes (see :func:`maximin`); the column mix is the lexicographically largest
+    optimal one."""
+    m = _as_matrix(matrix)
+    if len(m[0]) != 3:
+        raise ValueError("expected a 3x3 matrix")
+    row, value = maximin([m], prefer)
+    neg_t = tuple(tuple(-m[r][c] for r in range(3)) for c in range(3))
+    col, neg_value = maximin([neg_t])
+    assert neg_value == -value  # the minimax theorem, exactly
+    return row, col, value
+
+
+# ---------------------------------------------------------------- the `equilibrium` stance policy
+@lru_cache(maxsize=1 << 16)
+def _mix_of_codes(codes: tuple[int, ...], prefer: tuple[int, int, int]) -> Vector:
+    return maximin([matrix_of_code(c) for c in codes], prefer)[0]
+
+
+def equilibrium_mix(codes, prefer) -> Vector:
+    """The policy's mix against the adversaries whose 0/1 matrices are ``codes`` (a multiset: one per
+    adversary), ties broken by the integer scores ``prefer`` (cached; both engines call this)."""
+    return _mix_of_codes(tuple(sorted(int(c) for c in codes)), tuple(int(v) for v in prefer))
+
+
+@lru_cache(maxsize=1 << 16)
+def _thresholds(codes: tuple[int, ...], prefer: tuple[int, int, int]) -> tuple[float, float]:
+    return mix_thresholds(_mix_of_codes(codes, prefer))
+
+
+def equilibrium_thresholds(codes, prefer) -> tuple[float, float]:
+    return _thresholds(tuple(sorted(int(c) for c in codes)), tuple(int(v) for v in prefer))
+
+
+def mix_thresholds(x: Vector) -> tuple[float, float]:
+    """Cumulative thresholds: the stance drawn with uniform u is ``(u >= c1) + (u >= c2)`` (the R-CAM-21
+    convention of the adversaries' stance draw)."""
+    c1 = float(x[0])
+    c2 = float(x[0] + x[1]) if x[2] > 0 else 1.0
+    return c1, c2
+
+
+def draw_stance(x: Vector, u: float) -> int:
+    c1, c2 = mix_thresholds(x)
+    return int(u >= c1) + int(u >= c2)
+
+
+# ---------------------------------------------------------------- the report's table
+def _best_index(v) -> int:
+    return max(range(3), key=lambda s: (v[s], -s))
+
+
+def stance_table(scenario: Scenario) -> pd.DataFrame:
+    """One row per PC x adversary template (party order, then file order), at the PCs' starting
+    abilities: the nine outcomes ``{s}_vs_{s2}`` (1 = the PC wins), the PC's equilibrium mix ``eq_*``
+    (ties broken towards the template's own stance weights, as the policy does), the game ``value``
+    (the win probability the mix guarantees), the adversary's minimax mix ``adv_eq_*``, the expected win
+    of each PC stance against the template's stance weights ``vs_weights_*`` and the best pure stance
+    against them (``best_vs_weights``, what ``counter`` plays; ties fight, flee, hide). Probabilities are
+    exact :class:`~fractions.Fraction` objects."""
+    rows = []
+    for pc in scenario.party:
+        for adv in scenario.adversaries:
+            m = stance_matrix(pc, adv)
+            probs = template_stance_probs(adv)
+            w = win_vs_weights(m, probs)
+            row_mix, col_mix, value = solve_zero_sum(m, prefer=w)
+            best = _best_index(w)
+            rec = {"pc": pc.name, "adversary": adv.name}
+            for s, a in enumerate(STANCES):
+                for s2, b in enumerate(STANCES):
+                    rec[f"{a}_vs_{b}"] = m[s][s2]
+            rec.update({f"eq_{a}": row_mix[s] for s, a in enumerate(STANCES)})
+            rec["value"] = value
+            rec.update({f"adv_eq_{a}": col_mix[s] for s, a in enumerate(STANCES)})
+            rec.update({f"vs_weights_{a}": w[s] for s, a in enumerate(STANCES)})
+            rec["best_vs_weights"] = STANCES[best]
+            rec["best_vs_weights_win"] = w[best]
+            rows.append(rec)
+    columns = (["pc", "adversary"] + [f"{a}_vs_{b}" for a in STANCES for b in STANCES]
+               + [f"eq_{a}" for a in STANCES] + ["value"] + [f"adv_eq_{a}" for a in STANCES]
+               + [f"vs_weights_{a}" for a in STANCES] + ["best_vs_weights", "best_vs_weights_win"])
+    return pd.DataFrame(rows, columns=columns)
+
+
+__all__ = [
+    "adversary_fighter",
+    "draw_stance",
+    "equilibrium_mix",
+    "equilibrium_thresholds",
+    "guarantee",
+    "matrix_code",
+    "matrix_of_code",
+    "maximin",
+    "mix_thresholds",
+    "pc_fighter",
+    "solve_zero_sum",
+    "stance_matrix",
+    "stance_table",
+    "stance_values",
+    "win_vs_weights",
+]
