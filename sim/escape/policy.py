@@ -7,6 +7,7 @@ A policy is called once a round with a :class:`PolicyView` and returns one actio
 from __future__ import annotations
 
 import importlib
+import importlib.util
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -203,6 +204,34 @@ def arms_first(view: PolicyView) -> list[Action | None]:
 
 # ---------------------------------------------------------------------------------------------
 # custom policies (R-ESC-6)
+
+
+def names_code(name: str) -> bool:
+    """Whether a policy name is a ``"package.module:callable"`` (importing it runs Python code)."""
+    return name not in BUILTIN_POLICIES and ":" in name
+
+
+def require_code_opt_in(name: str, allow_code: bool) -> None:
+    """Refuse a ``module:callable`` policy named in a scenario file unless the user opted in.
+
+    A scenario file is data that designers share; importing the module it names runs code. The
+    opt-in is ``--allow-code`` (or the policy given on the command line as ``--policy``); in Python,
+    ``allow_code=True``. Built-in policies need nothing. A module that does not exist at all is
+    reported as such (found without importing anything)."""
+    if not names_code(name) or allow_code:
+        return
+    module_name = name.partition(":")[0]
+    top = module_name.split(".")[0]
+    try:
+        missing = importlib.util.find_spec(top) is None  # searches sys.path; runs no module code
+    except (ImportError, ValueError):
+        missing = True
+    if missing:
+        raise ScenarioError(f"cannot import policy module {module_name!r}: no module named {top!r}",
+                            key="policy.name")
+    raise ScenarioError(
+        f"{name!r} names Python code; pass --allow-code (or --policy {name}) to run it "
+        "(Python: allow_code=True)", key="policy.name")
 
 
 def load_policy(name: str) -> Callable[[PolicyView], Sequence[Action | None]]:

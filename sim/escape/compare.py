@@ -1,0 +1,361 @@
+"""Policy comparison: one escape scenario under several policies with common random numbers.
+
+``python -m sim compare SCENARIO --policies greedy,arms_first,team[,module:callable]`` runs the
+scenario once per policy with the same seed and run count. Because run ``k`` of every policy reads
+the same pre-drawn uniform blocks (R-GEN-7), the per-run outcomes are paired: the difference of
+two policies is estimated from the per-run differences, whose spread is much smaller than that of
+two independent estimates. The report shows each policy's headline metrics with 95% intervals, the
+paired difference to the first policy with its 95% interval, how often each action was taken and
+the escape-by-round curve of every policy (docs/policies.md).
+
+Every policy runs on one engine: the vectorized kernel only if it supports every policy and counts
+actions, otherwise the scalar reference (the two give identical per-run results anyway).
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from sim.errors import ScenarioError
+from sim.escape import kernel as K
+from sim.escape.model import Scenario
+from sim.escape.params import compile_params
+from sim.escape.policy import require_code_opt_in
+from sim.escape.simulate import KERNEL_POLICIES, kernel_chunk, simulate
+from sim.escape.state import ACTION_KINDS
+from sim.report import atomic_write_text, new_figure, save_figure, section, summary_json, table_html, write_html
+from sim.result import SimulationResult, provenance
+from sim.scenario import parse_scenario
+from sim.stats import Z95, wilson_interval
+
+DEFAULT_POLICIES = ("greedy", "arms_first", "team")
+RATES = ("escape_rate", "caught_rate", "timeout_rate")
+OUTCOME_CODES = {"escape_rate": K.ESCAPED, "caught_rate": K.CAUGHT, "timeout_rate": K.TIMEOUT}
+
+
+def with_policy(scenario: Scenario, name: str) -> Scenario:
+    """A validated copy of ``scenario`` whose ``policy.name`` is ``name`` (same source file)."""
+    data = scenario.model_dump(by_alias=True, exclude_none=True)
+    data["policy"] = {**data.get("policy", {}), "name": name}
+    return parse_scenario(data, scenario.source)
+
+
+def parse_policies(text: str) -> list[str]:
+    """``"greedy,arms_first,team,pkg.mod:fn"`` -> the list of names (whitespace ignored)."""
+    names = [part.strip() for part in str(text).split(",")]
+    if not names or any(not n for n in names):
+        raise ScenarioError(f"expected a comma-separated list of policy names; given {text!r}", key="--policies")
+    return names
+
+
+def _kernel_counts_actions(scenario: Scenario) -> bool:
+    """Whether the vectorized kernel reports ``action_counts`` (it is being extended to)."""
+    p = compile_params(with_policy(scenario, "greedy"))
+    return "action_counts" in kernel_chunk(p, 1, np.random.default_rng(0))
+
+
+def choose_engine(scenario: Scenario, policies: list[str]) -> str:
+    """One engine for every policy: the kernel if it runs all of them and counts actions, else the reference."""
+    if all(name in KERNEL_POLICIES for name in policies) and _kernel_counts_actions(scenario):
+        return "kernel"
+    return "reference"
+
+
+@dataclass
+class ComparisonResult:
+    """Per-policy summaries, paired differences to the first policy, action counts."""
+
+    scenario: Scenario
+    policies: list[str]
+    runs: int
+    seed: int
+    engine: str
+    summaries: dict[str, dict[str, Any]]
+    differences: dict[str, dict[str, dict[str, Any]]]  # policy -> metric -> {difference, ci, se}
+    actions: dict[str, dict[str, Any]]  # policy -> {per_run, share, by_character}
+    results: dict[str, SimulationResult] = field(default_factory=dict, repr=False)
+
+    def as_dict(self) -> dict[str, Any]:
+        head = ("escape_rate", "escape_rate_ci", "caught_rate", "caught_rate_ci", "timeout_rate", "timeout_rate_ci",
+                "mean_rounds", "mean_rounds_se", "escape_by_round", "mean_checks", "mean_overloads",
+                "scenario_hash")
+        return {
+            "kind": "escape",
+            "name": self.scenario.name,
+            "runs": self.runs,
+            "seed": self.seed,
+            "engine": self.engine,
+            "policies": list(self.policies),
+            "baseline": self.policies[0],
+            "summaries": {pol: {k: s[k] for k in head if k in s} for pol, s in self.summaries.items()},
+            "differences": self.differences,
+            "actions": self.actions,
+            **{k: v for k, v in provenance(self.scenario, self.seed, self.runs).items() if k not in ("seed", "runs")},
+        }
+
+
+def paired_difference(x: np.ndarray, y: np.ndarray) -> dict[str, Any]:
+    """mean(y - x) with a 95% normal interval from the per-run differences."""
+    d = np.asarray(y, dtype=np.float64) - np.asarray(x, dtype=np.float64)
+    n = len(d)
+    mean = float(d.mean())
+    se = float(d.std(ddof=1) / math.sqrt(n)) if n > 1 else None
+    ci = [mean - Z95 * se, mean + Z95 * se] if se is not None else None
+    return {"difference": mean, "ci": ci, "se": se}
+
+
+def paired_mean_rounds_difference(r0: np.ndarray, e0: np.ndarray, r1: np.ndarray, e1: np.ndarray) -> dict:
+    """Difference of mean rounds over escaped runs (policy 1 minus policy 0), each a ratio of means.
+
+    Its interval is the delta method on the paired runs: run k contributes
+    ``(r1 - m1) e1 / P1 - (r0 - m0) e0 / P0`` (m: mean rounds of the escaped runs, P: escape rate),
+    and the standard error is that influence's standard deviation over sqrt(runs)."""
+    n = len(r0)
+    if not e0.any() or not e1.any():
+        return {"difference": None, "ci": None, "se": None}
+    m0, m1 = float(r0[e0].mean()), float(r1[e1].mean())
+    p0, p1 = float(e0.mean()), float(e1.mean())
+    infl = (r1 - m1) * e1 / p1 - (r0 - m0) * e0 / p0
+    diff = m1 - m0
+    se = float(infl.std(ddof=1) / math.sqrt(n)) if n > 1 else None
+    return {"difference": diff, "ci": [diff - Z95 * se, diff + Z95 * se] if se is not None else None, "se": se}
+
+
+def action_summary(cols: dict[str, np.ndarray], names: tuple[str, ...]) -> dict[str, Any]:
+    """Mean number of each action kind per run (party total), each kind's share of all actions,
+    and the per-character means."""
+    counts = cols["action_counts"].astype(np.int64)  # (n, C, kinds)
+    n = counts.shape[0]
+    totals = counts.sum(axis=(0, 1))
+    all_actions = int(totals.sum())
+    return {
+        "per_run": {kind: float(totals[k] / n) for k, kind in enumerate(ACTION_KINDS)},
+        "share": {kind: float(totals[k] / all_actions) if all_actions else 0.0
+                  for k, kind in enumerate(ACTION_KINDS)},
+        "by_character": {
+            name: {kind: float(counts[:, i, k].sum() / n) for k, kind in enumerate(ACTION_KINDS)}
+            for i, name in enumerate(names)
+        },
+    }
+
+
+def compare(scenario: Scenario, policies: list[str] | None = None, runs: int | None = None, seed: int | None = None,
+            n_jobs: int = 1, allow_code: bool = False) -> ComparisonResult:
+    """Run ``scenario`` under each policy with common random numbers (same seed, same runs).
+
+    ``policies`` named by the caller (the CLI's ``--policies``) are the user's own choice, so a
+    ``module:callable`` among them runs without further opt-in. ``policies=None`` compares the
+    built-in policies plus the scenario's own policy; if that one names code, it needs
+    ``allow_code=True`` (the CLI's ``--allow-code``). The first policy is the baseline."""
+    runs = scenario.run.runs if runs is None else int(runs)
+    seed = scenario.run.seed if seed is None else int(seed)
+    if runs < 1:
+        raise ScenarioError(f"expected runs >= 1; given {runs}", key="run.runs")
+    if seed < 0:
+        raise ScenarioError(f"expected seed >= 0; given {seed}", key="run.seed")
+    if policies is None:
+        own = scenario.policy.name
+        require_code_opt_in(own, allow_code)
+        policies = list(DEFAULT_POLICIES) + ([own] if own not in DEFAULT_POLICIES else [])
+    policies = list(policies)
+    if not policies:
+        raise ScenarioError("expected at least one policy", key="--policies")
+    for i, name in enumerate(policies):
+        if name in policies[:i]:
+            raise ScenarioError(f"expected each policy once; given {name!r} twice", key="--policies")
+    variants = {name: with_policy(scenario, name) for name in policies}  # validates every name first
+    engine = choose_engine(scenario, policies)
+    results: dict[str, SimulationResult] = {}
+    for name in policies:
+        results[name] = simulate(variants[name], runs=runs, seed=seed, n_jobs=n_jobs, engine=engine,
+                                 allow_code=True)  # named by the caller or opted in above
+    return _compare_results(scenario, policies, runs, seed, engine, results)
+
+
+def _compare_results(scenario, policies, runs, seed, engine, results) -> ComparisonResult:
+    base = results[policies[0]].extra["columns"]
+    names = results[policies[0]].extra["params"].names
+    differences: dict[str, dict[str, dict[str, Any]]] = {}
+    for name in policies[1:]:
+        cols = results[name].extra["columns"]
+        diff = {rate: paired_difference(base["outcome"] == code, cols["outcome"] == code)
+                for rate, code in OUTCOME_CODES.items()}
+        diff["mean_rounds"] = paired_mean_rounds_difference(
+            base["rounds"].astype(np.float64), base["outcome"] == K.ESCAPED,
+            cols["rounds"].astype(np.float64), cols["outcome"] == K.ESCAPED)
+        differences[name] = diff
+    actions = {name: action_summary(res.extra["columns"], names) for name, res in results.items()}
+    summaries = {name: res.summary for name, res in results.items()}
+    return ComparisonResult(scenario, list(policies), runs, seed, engine, summaries, differences, actions, results)
+
+
+# ---------------------------------------------------------------------------------------------
+# report
+
+
+def _ci_text(ci) -> str:
+    return f"[{ci[0]:.4f}, {ci[1]:.4f}]" if ci else "–"
+
+
+def headline_table(res: ComparisonResult) -> pd.DataFrame:
+    rows = []
+    for name in res.policies:
+        s = res.summaries[name]
+        rows.append({
+            "policy": name,
+            "escape rate": s["escape_rate"], "escape 95%": _ci_text(s["escape_rate_ci"]),
+            "caught rate": s["caught_rate"], "caught 95%": _ci_text(s["caught_rate_ci"]),
+            "timeout rate": s["timeout_rate"], "timeout 95%": _ci_text(s["timeout_rate_ci"]),
+            "mean rounds (escaped)": s["mean_rounds"] if s["mean_rounds"] is not None else np.nan,
+            "± se": s["mean_rounds_se"] if s["mean_rounds_se"] is not None else np.nan,
+        })
+    return pd.DataFrame(rows)
+
+
+def difference_table(res: ComparisonResult) -> pd.DataFrame:
+    rows = []
+    for name in res.policies[1:]:
+        row: dict[str, Any] = {"policy": f"{name} − {res.policies[0]}"}
+        for metric, d in res.differences[name].items():
+            label = metric.replace("_", " ")
+            row[label] = d["difference"] if d["difference"] is not None else np.nan
+            row[f"{label} 95%"] = _ci_text(d["ci"])
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def action_table(res: ComparisonResult) -> pd.DataFrame:
+    rows = []
+    for name in res.policies:
+        a = res.actions[name]
+        row: dict[str, Any] = {"policy": name}
+        for kind in ACTION_KINDS:
+            row[kind] = a["per_run"][kind]
+        row["assist+guide share"] = a["share"]["assist"] + a["share"]["guide"]
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def write_compare_report(res: ComparisonResult, out_dir: Path) -> list[Path]:
+    """compare.html, compare.json and escape_by_round_by_policy.png in ``out_dir``."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    written = []
+    p = res.results[res.policies[0]].extra["params"] if res.results else None
+    max_rounds = p.max_rounds if p is not None else len(next(iter(res.summaries.values()))["escape_by_round"])
+    k = np.arange(1, max_rounds + 1)
+    fig, ax = new_figure("Escape by round, by policy", "round", "P(escaped by end of round)")
+    for name in res.policies:
+        curve = np.array(res.summaries[name]["escape_by_round"])
+        band = np.array([wilson_interval(v * res.runs, res.runs) for v in curve])
+        (line,) = ax.plot(k, curve, marker="o", label=name)
+        ax.fill_between(k, band[:, 0], band[:, 1], alpha=0.15, color=line.get_color())
+    ax.set_ylim(0, 1.02)
+    ax.legend(title=f"policy ({res.runs:,} runs each, 95% bands)", loc="upper left")
+    written.append(save_figure(fig, out / "escape_by_round_by_policy.png"))
+
+    fig, ax = new_figure("Actions taken per run, by policy", "action", "mean actions per run (party total)")
+    width = 0.8 / len(res.policies)
+    x = np.arange(len(ACTION_KINDS))
+    for m, name in enumerate(res.policies):
+        ax.bar(x + m * width, [res.actions[name]["per_run"][kind] for kind in ACTION_KINDS], width, label=name)
+    ax.set_xticks(x + width * (len(res.policies) - 1) / 2, ACTION_KINDS)
+    ax.legend()
+    written.append(save_figure(fig, out / "actions_by_policy.png"))
+
+    data = res.as_dict()
+    atomic_write_text(out / "compare.json", summary_json(data))
+    written.append(out / "compare.json")
+
+    by_round = pd.DataFrame({"round": k, **{name: res.summaries[name]["escape_by_round"] for name in res.policies}})
+    per_char = pd.DataFrame([
+        {"policy": name, "character": who, **counts}
+        for name in res.policies for who, counts in res.actions[name]["by_character"].items()
+    ])
+    scen = res.scenario
+    sections = [
+        f"<p>{scen.description}</p>" if scen.description else "",
+        section("Headline by policy", table_html(headline_table(res), index=False),
+                note=f"Every policy ran the same {res.runs:,} runs with seed {res.seed} (common random numbers), "
+                     f"engine: {res.engine}. Intervals are 95% Wilson intervals."),
+        section(f"Paired difference to {res.policies[0]}",
+                table_html(difference_table(res), index=False) if len(res.policies) > 1 else "",
+                note="Differences and their 95% intervals come from the per-run differences of the paired runs "
+                     "(run k of every policy reads the same dice). Mean rounds is over escaped runs; its interval "
+                     "is the delta method on the paired runs."),
+        section("Escape by round", table_html(by_round, index=False), image="escape_by_round_by_policy.png"),
+        section("Actions taken (mean per run, party total)", table_html(action_table(res), index=False),
+                image="actions_by_policy.png",
+                note="Actions declared by characters that were not dazed; assist and guide are teamwork."),
+        section("Actions by character (mean per run)", table_html(per_char, index=False)),
+    ]
+    title = f"Escape policies compared — {scen.name or scen.slug}"
+    summary = {"kind": "escape", "runs": res.runs, "seed": res.seed, **provenance(scen, res.seed, res.runs)}
+    written.append(write_html(out / "compare.html", title, sections, summary))
+    return written
+
+
+# ---------------------------------------------------------------------------------------------
+# command line (wired into sim/cli.py as ``python -m sim compare``)
+
+
+def add_compare_arguments(parser) -> None:
+    """The arguments of ``python -m sim compare`` on an argparse (sub)parser."""
+    parser.add_argument("scenario")
+    parser.add_argument("--policies", default=",".join(DEFAULT_POLICIES),
+                        help="comma-separated policies; the first is the baseline "
+                             "(built-in: greedy, arms_first, team; or package.module:callable)")
+    parser.add_argument("--runs", type=int, help="runs per policy (default: the scenario's run.runs)")
+    parser.add_argument("--seed", type=int, help="seed shared by every policy (default: the scenario's run.seed)")
+    parser.add_argument("--jobs", type=int, default=1, help="parallel processes (-1: all cores)")
+    parser.add_argument("--out", help="output folder (default reports/<scenario name>/compare/)")
+    parser.add_argument("--allow-code", action="store_true",
+                        help="allow the scenario file's own module:callable policy (policies listed in "
+                             "--policies are allowed as given)")
+    parser.add_argument("--quiet", action="store_true")
+
+
+def main_compare(args) -> int:
+    """``python -m sim compare``: ``args`` has scenario, policies, runs, seed, jobs, out, allow_code, quiet."""
+    import sim
+    from sim.errors import SimError
+
+    jobs = getattr(args, "jobs", 1)
+    if jobs == 0 or jobs < -1:
+        raise SimError(f"--jobs: expected -1 or an integer >= 1, got {jobs}")
+    scenario = sim.load_scenario(args.scenario)
+    try:
+        policies = parse_policies(args.policies) if args.policies else None
+        res = compare(scenario, policies, runs=args.runs, seed=args.seed, n_jobs=jobs,
+                      allow_code=getattr(args, "allow_code", False))
+    except ScenarioError as exc:
+        if exc.file is None:
+            raise ScenarioError(exc.detail, file=scenario.source, key=exc.key) from None
+        raise
+    out = Path(args.out) if args.out else Path("reports") / scenario.slug / "compare"
+    write_compare_report(res, out)
+    if not getattr(args, "quiet", False):
+        for name in res.policies:
+            s = res.summaries[name]
+            line = f"{name}: escape {s['escape_rate']:.4f} {_ci_text(s['escape_rate_ci'])}"
+            if name in res.differences:
+                d = res.differences[name]["escape_rate"]
+                line += f"; vs {res.policies[0]} {d['difference']:+.4f} {_ci_text(d['ci'])}"
+            a = res.actions[name]["per_run"]
+            line += f"; assists {a['assist']:.2f}, guides {a['guide']:.2f} per run"
+            print(line, file=sys.stderr)
+        print(f"wrote {out}/compare.html", file=sys.stderr)
+    return 0
+
+
+__all__ = [
+    "ComparisonResult", "add_compare_arguments", "compare", "main_compare", "parse_policies", "with_policy",
+    "write_compare_report",
+]
