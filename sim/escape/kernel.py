@@ -76,6 +76,8 @@ class BatchState:
     rounds_at_tier: np.ndarray  # (n, C, 9)
     checks_at_tier: np.ndarray
     successes_at_tier: np.ndarray
+    action_counts: np.ndarray  # (n, C, 8) declared actions in state.ACTION_KINDS order (kind code - 1)
+    first_round: np.ndarray  # (n,) round 1: 0 no check, 1 checks and no success, 2 a success
 
     def take(self, rows: np.ndarray) -> BatchState:
         return BatchState(**{f.name: np.array(getattr(self, f.name)[rows], order="F") for f in fields(self)})
@@ -102,6 +104,7 @@ def initial_batch(p: EscapeParams, n: int) -> BatchState:
         attention=z(dtype=np.int64), item_left=full(p.item_count),
         outcome=z(dtype=np.int8), rounds=z(), freed_round=z(C), checks=z(C), successes=z(C), overloads=z(C),
         items_found=z(C), rounds_at_tier=z(C, 9), checks_at_tier=z(C, 9), successes_at_tier=z(C, 9),
+        action_counts=z(C, 8), first_round=z(),
     )
 
 
@@ -616,6 +619,10 @@ def step(p: EscapeParams, st: BatchState, block: np.ndarray, plan_fn=greedy_plan
     # (1) declarations
     plan = plan_fn(p, st, idle, goal_top)
     kind = plan.kind
+    counts = _flat(st.action_counts)
+    for i in range(C):  # statistics: declared actions (dazed and finished runs declare none)
+        r = np.flatnonzero(kind[:, i] != NONE)
+        counts[r + m * i + mc * (kind[r, i].astype(np.int64) - 1)] += 1
 
     # (2) help attaches to this round's checks (R-ESC-8, R-ESC-9, R-ESC-14); attention (R-ESC-9a)
     assisted = np.zeros((m, C), dtype=bool, order="F")
@@ -678,6 +685,9 @@ def step(p: EscapeParams, st: BatchState, block: np.ndarray, plan_fn=greedy_plan
         total = total + br * faces_from_uniform(u[:, lay.breath], 20)
         success = total >= need
         _flat(st.checks)[rc] += 1
+        first = r[rnd[r] == 1]  # statistics for the first-check advantage
+        if len(first):
+            st.first_round[first] = np.maximum(st.first_round[first], np.where(success[rnd[r] == 1], 2, 1))
         f_cat[rc + mc * tier] += 1
         _flat(st.successes)[rc] += success
         f_sat[(rc + mc * tier)[success]] += 1

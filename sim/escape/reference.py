@@ -158,6 +158,8 @@ def play_round(p: EscapeParams, st: PartyState, policy: Callable, src, validate:
             c.breath -= 1
         success = src.check(i, spec.net, spec.need, spec.blessed, spec.breath)
         c.checks += 1
+        if rnd == 1:  # statistics for the first-check advantage
+            st.first_round = max(st.first_round, 2 if success else 1)
         c.checks_at_tier[tier] += 1
         if success:
             c.successes += 1

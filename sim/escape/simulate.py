@@ -19,7 +19,7 @@ from sim.escape.state import ACTION_KINDS, initial_state
 from sim.result import SimulationResult, provenance
 from sim.stats import wilson_interval
 
-KERNEL_POLICIES = {"greedy": K.greedy_plan, "arms_first": K.arms_first_plan}
+KERNEL_POLICIES = {"greedy": K.greedy_plan, "arms_first": K.arms_first_plan, "team": K.team_plan}
 ENGINES = ("auto", "kernel", "reference")
 
 
@@ -28,6 +28,7 @@ def _columns_from_batch(p: EscapeParams, st: K.BatchState) -> dict[str, np.ndarr
         "outcome": st.outcome.astype(np.int8),
         "rounds": st.rounds.astype(np.int32),
         "attention": st.attention.astype(np.int64),
+        "first_round": st.first_round.astype(np.int8),
         "freed_round": st.freed_round.astype(np.int32),
         "checks": st.checks.astype(np.int32),
         "successes": st.successes.astype(np.int32),
@@ -36,6 +37,7 @@ def _columns_from_batch(p: EscapeParams, st: K.BatchState) -> dict[str, np.ndarr
         "rounds_at_tier": st.rounds_at_tier.astype(np.int32),
         "checks_at_tier": st.checks_at_tier.astype(np.int32),
         "successes_at_tier": st.successes_at_tier.astype(np.int32),
+        "action_counts": st.action_counts.astype(np.int32),
     }
 
 
@@ -68,6 +70,7 @@ def reference_chunk(p: EscapeParams, n: int, rng: np.random.Generator, policy: C
         "outcome": np.array([codes[s.outcome] for s in states], dtype=np.int8),
         "rounds": np.array([s.round for s in states], dtype=np.int32),
         "attention": np.array([s.attention for s in states], dtype=np.int64),
+        "first_round": np.array([s.first_round for s in states], dtype=np.int8),
         "freed_round": per_char("freed_round"),
         "checks": per_char("checks"),
         "successes": per_char("successes"),

@@ -99,10 +99,11 @@ class PartyState:
     item_left: list[int]  # remaining count per item, -1 unlimited
     round: int = 0  # rounds played
     outcome: str = ""  # "", escaped, caught, timeout
+    first_round: int = 0  # statistics: round 1 had 0 no check, 1 checks and no success, 2 a success
 
     def copy(self) -> PartyState:
         return PartyState([c.copy() for c in self.chars], self.attention, list(self.item_left), self.round,
-                          self.outcome)
+                          self.outcome, self.first_round)
 
     def key(self) -> tuple:
         return (tuple(c.key() for c in self.chars), self.attention, tuple(self.item_left), self.outcome)

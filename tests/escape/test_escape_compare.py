@@ -81,7 +81,7 @@ def test_R_ESC_21_compare_shows_assists_and_guides_under_team(teamwork_compariso
     assert acts["greedy"]["per_run"]["assist"] + acts["greedy"]["per_run"]["guide"] < 0.5
     assert sum(acts["team"]["share"].values()) == pytest.approx(1.0)
     assert acts["team"]["by_character"]["Vesna"]["guide"] > 1  # the blindfolded guide guides once she can see
-    assert teamwork_comparison.engine == "reference"  # team runs on the reference: one engine for all
+    assert teamwork_comparison.engine == "kernel"  # every built-in policy runs on the kernel (one engine for all)
 
 
 def test_compare_report_files(teamwork_comparison, tmp_path):
