@@ -143,6 +143,11 @@ class Execution:
     scheduler: str | None = None
     store: ChunkStore | None = None
     progress: bool = False
+    allow_code: bool = False  # the user opted in to run a scenario's module:callable policy (--allow-code)
+
+
+def current_execution() -> Execution:
+    return _EXECUTION.get() or _DEFAULT
 
 
 _DEFAULT = Execution()
@@ -151,13 +156,13 @@ _EXECUTION: contextvars.ContextVar[Execution | None] = contextvars.ContextVar("s
 
 @contextlib.contextmanager
 def execution(backend: str = "local", scheduler: str | None = None, store: ChunkStore | None = None,
-              progress: bool = False):
+              progress: bool = False, allow_code: bool = False):
     """Set how :func:`map_chunks` executes inside the ``with`` block."""
     if backend not in BACKENDS:
         raise SimError(f"--backend: expected one of {', '.join(BACKENDS)}; given {backend!r}")
     if backend == "dask" and not scheduler:
         raise SimError("--backend dask needs --scheduler ADDRESS (e.g. tcp://127.0.0.1:8786)")
-    token = _EXECUTION.set(Execution(backend, scheduler, store, progress))
+    token = _EXECUTION.set(Execution(backend, scheduler, store, progress, allow_code))
     try:
         yield
     finally:
@@ -165,6 +170,8 @@ def execution(backend: str = "local", scheduler: str | None = None, store: Chunk
 
 
 def _run_tasks(fn: Callable[..., Any], params: Any, seed: int, task: list[Chunk]) -> list[Any]:
+    if getattr(fn, "wants_chunk", False):  # fn(params, chunk, rng): it needs the chunk's position
+        return [fn(params, c, c.generator(seed)) for c in task]
     return [fn(params, c.n_runs, c.generator(seed)) for c in task]
 
 
@@ -198,7 +205,7 @@ def map_chunks(
     (processes, or the Dask cluster of the :func:`execution` context). Chunks already in the
     context's store are loaded instead of computed. The results depend only on ``seed`` and
     ``n_runs``."""
-    ex = _EXECUTION.get() or _DEFAULT
+    ex = current_execution()
     all_chunks = chunks(n_runs)
     done: dict[int, Any] = {}
     if ex.store is not None:

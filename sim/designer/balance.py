@@ -44,6 +44,28 @@ def spread(values) -> dict[str, float] | None:
             "p10": float(q10), "p50": float(q50), "p90": float(q90), "max": float(x.max()), "iqr": float(q75 - q25)}
 
 
+def spread_from_counts(counts) -> dict[str, float] | None:
+    """:func:`spread` of a sample given as a histogram (``counts[v]`` = how often value v occurred)."""
+    counts = np.asarray(counts, dtype=np.int64)
+    total = int(counts.sum())
+    if total == 0:
+        return None
+    values = np.arange(len(counts), dtype=float)
+    mean = float((values * counts).sum() / total)
+    var = float(((values - mean) ** 2 * counts).sum() / (total - 1)) if total > 1 else 0.0
+    cum = np.cumsum(counts)
+
+    def q(f):  # the percentile by linear interpolation between order statistics, as np.percentile
+        pos = f * (total - 1)
+        lo, hi = int(np.floor(pos)), int(np.ceil(pos))
+        vlo, vhi = values[np.searchsorted(cum, lo + 1)], values[np.searchsorted(cum, hi + 1)]
+        return float(vlo + (vhi - vlo) * (pos - lo))
+
+    nz = np.flatnonzero(counts)
+    return {"mean": mean, "sd": var**0.5, "min": float(nz[0]), "p10": q(0.10), "p50": q(0.50), "p90": q(0.90),
+            "max": float(nz[-1]), "iqr": q(0.75) - q(0.25)}
+
+
 def _difference(success: np.ndarray, group: np.ndarray) -> dict[str, Any] | None:
     """P(success | group) − P(success | not group) with a 95% normal interval."""
     n1, n0 = int(group.sum()), int((~group).sum())
@@ -155,6 +177,10 @@ def balance_metrics(result, replay: bool = True) -> dict[str, Any]:
     the metrics that need a second simulation (first-check / first-mover advantage)."""
     kind = result.summary.get("kind")
     if kind == "escape":
+        if "aggregate" in result.extra:  # streamed results carry every balance metric in their aggregate
+            from sim.escape.report import balance_metrics as escape_balance
+
+            return escape_balance(result)
         return _escape(result, replay)
     if kind == "restraint":
         return _restraint(result, replay)

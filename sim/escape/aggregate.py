@@ -30,12 +30,18 @@ class EscapeAggregate:
     successes_at_tier: np.ndarray = field(default=None)
     rounds_at_tier: np.ndarray = field(default=None)
     actions: np.ndarray | None = None  # (C, kinds) when the engine counts actions
+    rounds_all: np.ndarray = field(default=None)  # (max_rounds + 1,) every run by its last round
+    failure_tiers: np.ndarray = field(default=None)  # (9,) runs not escaped by the tier that held them longest
+    first_round: np.ndarray = field(default=None)  # (3, 2): round-1 code (none/fail/success) x escaped
 
     def __post_init__(self):
         C = self.n_chars
         z = np.zeros
         self.outcomes = z(4, dtype=np.int64)
         self.escaped_at = z(self.max_rounds + 1, dtype=np.int64)
+        self.rounds_all = z(self.max_rounds + 1, dtype=np.int64)
+        self.failure_tiers = z(9, dtype=np.int64)
+        self.first_round = z((3, 2), dtype=np.int64)
         for name in ("checks", "successes", "overloads", "items_found", "freed", "freed_round_sum"):
             setattr(self, name, z(C, dtype=np.int64))
         for name in ("checks_at_tier", "successes_at_tier", "rounds_at_tier"):
@@ -55,6 +61,14 @@ class EscapeAggregate:
         self.escaped_at += np.bincount(r, minlength=self.max_rounds + 1)[: self.max_rounds + 1]
         self.rounds_sum += float(r.sum())
         self.rounds_sumsq += float((r * r).sum())
+        self.rounds_all += np.bincount(rounds.astype(np.int64), minlength=self.max_rounds + 1)[: self.max_rounds + 1]
+        failed = ~esc
+        if failed.any():  # the tier holding the party longest in each run that did not escape
+            per_tier = cols["rounds_at_tier"][failed].sum(axis=1)  # (runs, 9)
+            self.failure_tiers += np.bincount(per_tier[:, 1:].argmax(axis=1) + 1, minlength=9)[:9]
+        if "first_round" in cols:
+            codes = cols["first_round"].astype(np.int64)
+            self.first_round += np.bincount(codes * 2 + esc, minlength=6)[:6].reshape(3, 2)
         for name in ("checks", "successes", "overloads", "items_found"):
             getattr(self, name)[:] += cols[name].sum(axis=0)
         fr = cols["freed_round"]
@@ -65,6 +79,19 @@ class EscapeAggregate:
         if "action_counts" in cols:
             counts = cols["action_counts"].sum(axis=0)
             self.actions = counts if self.actions is None else self.actions + counts
+        return self
+
+    def merge(self, other: EscapeAggregate) -> EscapeAggregate:
+        """Fold another aggregate (another chunk's) in."""
+        self.runs += other.runs
+        self.rounds_sum += other.rounds_sum
+        self.rounds_sumsq += other.rounds_sumsq
+        for name in ("outcomes", "escaped_at", "rounds_all", "checks", "successes", "overloads", "items_found",
+                     "freed", "freed_round_sum", "checks_at_tier", "successes_at_tier", "rounds_at_tier",
+                     "failure_tiers", "first_round"):
+            getattr(self, name)[:] += getattr(other, name)
+        if other.actions is not None:
+            self.actions = other.actions.copy() if self.actions is None else self.actions + other.actions
         return self
 
     @property

@@ -8,20 +8,21 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from sim.designer.balance import balance_table
 from sim.escape.model import TIER_IDS
 from sim.report import new_figure, save_figure, section, table_html, write_html
 from sim.result import SimulationResult
-from sim.stats import wilson_interval
+from sim.stats import Z95, wilson_interval
 
 
 def tier_table(result: SimulationResult) -> pd.DataFrame:
     """Per tier: checks made, success rate (with interval), character-rounds spent with it as the
     character's highest goal tier, and each tier's share of those rounds."""
-    cols = result.extra["columns"]
-    checks = cols["checks_at_tier"].sum(axis=(0, 1))
-    succ = cols["successes_at_tier"].sum(axis=(0, 1))
-    rounds = cols["rounds_at_tier"].sum(axis=(0, 1))
-    n = len(cols["outcome"])
+    agg = result.extra["aggregate"]
+    checks = agg.checks_at_tier.sum(axis=0)
+    succ = agg.successes_at_tier.sum(axis=0)
+    rounds = agg.rounds_at_tier.sum(axis=0)
+    n = agg.runs
     rows = []
     for t in range(1, 9):
         if checks[t] == 0 and rounds[t] == 0:
@@ -42,21 +43,53 @@ def tier_table(result: SimulationResult) -> pd.DataFrame:
 
 
 def character_table(result: SimulationResult) -> pd.DataFrame:
-    runs = result.runs
+    agg = result.extra["aggregate"]
     names = result.extra["params"].names
+    n = agg.runs
     rows = []
-    for name in names:
-        fr = runs[f"{name}.freed_round"]
+    for i, name in enumerate(names):
         rows.append({
             "character": name,
-            "P(freed)": float(fr.notna().mean()),
-            "mean round freed": float(fr.dropna().mean()) if fr.notna().any() else np.nan,
-            "checks": float(runs[f"{name}.checks"].mean()),
-            "successes": float(runs[f"{name}.successes"].mean()),
-            "overloads": float(runs[f"{name}.overloads"].mean()),
-            "items found": float(runs[f"{name}.items_found"].mean()),
+            "P(freed)": agg.freed[i] / n,
+            "mean round freed": agg.freed_round_sum[i] / agg.freed[i] if agg.freed[i] else np.nan,
+            "checks": agg.checks[i] / n,
+            "successes": agg.successes[i] / n,
+            "overloads": agg.overloads[i] / n,
+            "items found": agg.items_found[i] / n,
         })
     return pd.DataFrame(rows)
+
+
+def balance_metrics(result: SimulationResult) -> dict:
+    """Balance metrics of an escape result from its aggregate: run-length spread, timeout share,
+    first-check advantage (escape rate after a round-1 success minus after round-1 failures) and the
+    tier where most failed runs were held (the same keys as sim.designer.balance)."""
+    from sim.designer.balance import spread_from_counts
+
+    agg = result.extra["aggregate"]
+    n = agg.runs
+    out: dict = {"run_length": spread_from_counts(agg.rounds_all),
+                 "run_length_success": spread_from_counts(agg.escaped_at)}
+    timeouts = int(agg.outcomes[3])
+    out["timeout_share"] = timeouts / n
+    out["timeout_share_ci"] = wilson_interval(timeouts, n)
+    fr = agg.first_round  # rows: no check, checks without success, a success; columns: not escaped, escaped
+    n1, n0 = int(fr[2].sum()), int(fr[1].sum())
+    if n1 and n0:
+        p1, p0 = fr[2, 1] / n1, fr[1, 1] / n0
+        se = float(np.sqrt(p1 * (1 - p1) / n1 + p0 * (1 - p0) / n0))
+        d = float(p1 - p0)
+        out["first_check_advantage"] = {"value": d, "ci": [d - Z95 * se, d + Z95 * se], "p_after_success": float(p1),
+                                        "p_after_failure": float(p0), "n_after_success": n1, "n_after_failure": n0,
+                                        "runs_with_a_round_1_check": n1 + n0}
+    failed = int(agg.failure_tiers.sum())
+    if failed:
+        shares = {TIER_IDS[t]: float(c / failed) for t, c in enumerate(agg.failure_tiers) if c > 0}
+        top = max(shares, key=shares.get)
+        out["failure_tier"], out["failure_tier_share"], out["failure_tiers"] = top, shares[top], shares
+    else:
+        out["failure_tier"] = None
+    return out
 
 
 def write_report(result: SimulationResult, out_dir: Path, exact_summary: dict | None = None) -> list[Path]:
@@ -102,10 +135,9 @@ def write_report(result: SimulationResult, out_dir: Path, exact_summary: dict | 
         written.append(save_figure(fig, out / "tiers.png"))
 
     # rounds histogram of escaped runs
-    runs = result.runs
-    esc = runs.loc[runs["outcome"] == "escaped", "rounds"]
+    agg = result.extra["aggregate"]
     fig, ax = new_figure("Rounds to escape (escaped runs)", "round of escape", "share of all runs")
-    counts = np.bincount(esc.to_numpy(dtype=np.int64), minlength=p.max_rounds + 1)[1:] / n
+    counts = agg.escaped_at[1:] / n
     ax.bar(k, counts, color="#4c9")
     written.append(save_figure(fig, out / "rounds_hist.png"))
 
@@ -135,6 +167,10 @@ def write_report(result: SimulationResult, out_dir: Path, exact_summary: dict | 
                      "restraint; the bottleneck is the tier holding characters longest."),
         section("Characters", table_html(character_table(result), index=False)),
         section("Rounds to escape", image="rounds_hist.png"),
+        section("Balance", table_html(balance_table(balance_metrics(result)), index=False),
+                note="Run-length spread over all runs (and escaped runs), share of timeouts, the first-check "
+                     "advantage (escape rate after a round-1 success minus after only failed round-1 checks) and "
+                     "the tier that held the party longest in the runs that did not escape."),
     ]
     title = f"Escape challenge — {scen.name or scen.slug} (policy {s['policy']})"
     written.append(write_html(out / "report.html", title, sections, s))

@@ -3,14 +3,16 @@ and the summary of SCENARIOS.md."""
 
 from __future__ import annotations
 
+import io
 from collections.abc import Callable
 
 import numpy as np
 import pandas as pd
 
-from sim.batch import map_chunks
+from sim.batch import current_execution, map_chunks
 from sim.errors import ScenarioError
 from sim.escape import kernel as K
+from sim.escape.aggregate import EscapeAggregate
 from sim.escape.model import TIER_IDS, Scenario
 from sim.escape.params import EscapeParams, compile_params
 from sim.escape.policy import load_policy, require_code_opt_in
@@ -89,11 +91,11 @@ def _concat(parts: list[dict]) -> dict[str, np.ndarray]:
     return {k: np.concatenate([part[k] for part in parts]) for k in parts[0]}
 
 
-def runs_frame(p: EscapeParams, cols: dict[str, np.ndarray]) -> pd.DataFrame:
-    """Per-run rows (R-ESC-15)."""
+def runs_frame(p: EscapeParams, cols: dict[str, np.ndarray], start: int = 0) -> pd.DataFrame:
+    """Per-run rows (R-ESC-15); ``start`` is the index of the first run (a chunk's position)."""
     n = len(cols["outcome"])
     data: dict[str, object] = {
-        "run": np.arange(n, dtype=np.int64),
+        "run": np.arange(start, start + n, dtype=np.int64),
         "outcome": pd.Categorical.from_codes(cols["outcome"] - 1, ["escaped", "caught", "timeout"]),
         "rounds": cols["rounds"],
         "attention": cols["attention"],
@@ -117,14 +119,10 @@ def runs_frame(p: EscapeParams, cols: dict[str, np.ndarray]) -> pd.DataFrame:
     return pd.DataFrame(data)
 
 
-def summarize(scenario: Scenario, p: EscapeParams, cols: dict, runs: int, seed: int) -> dict:
-    """The SCENARIOS.md summary with Wilson intervals and provenance."""
-    outcome, rounds = cols["outcome"], cols["rounds"]
-    escaped = outcome == K.ESCAPED
-    n_esc = int(escaped.sum())
-    n_caught = int((outcome == K.CAUGHT).sum())
-    n_timeout = int((outcome == K.TIMEOUT).sum())
-    by_round = np.bincount(rounds[escaped], minlength=p.max_rounds + 1)[1 : p.max_rounds + 1]
+def summarize(scenario: Scenario, p: EscapeParams, agg: EscapeAggregate, runs: int, seed: int) -> dict:
+    """The SCENARIOS.md summary with Wilson intervals and provenance, from the streaming aggregate."""
+    o = agg.outcomes
+    n_esc, n_caught, n_timeout = int(o[K.ESCAPED]), int(o[K.CAUGHT]), int(o[K.TIMEOUT])
     summary = {
         "kind": "escape",
         "name": scenario.name,
@@ -137,11 +135,11 @@ def summarize(scenario: Scenario, p: EscapeParams, cols: dict, runs: int, seed: 
         "caught_rate_ci": wilson_interval(n_caught, runs),
         "timeout_rate": n_timeout / runs,
         "timeout_rate_ci": wilson_interval(n_timeout, runs),
-        "mean_rounds": float(rounds[escaped].mean()) if n_esc else None,
-        "mean_rounds_se": float(rounds[escaped].std(ddof=1) / np.sqrt(n_esc)) if n_esc > 1 else None,
-        "escape_by_round": (np.cumsum(by_round) / runs).tolist(),
-        "mean_checks": float(cols["checks"].sum(axis=1).mean()),
-        "mean_overloads": float(cols["overloads"].sum(axis=1).mean()),
+        "mean_rounds": agg.mean_rounds(),
+        "mean_rounds_se": agg.mean_rounds_se(),
+        "escape_by_round": agg.escape_by_round(),
+        "mean_checks": float(agg.checks.sum() / runs),
+        "mean_overloads": float(agg.overloads.sum() / runs),
     }
     summary.update({k: v for k, v in provenance(scenario, seed, runs).items() if k not in ("seed", "runs")})
     return summary
@@ -159,23 +157,38 @@ def resolve_engine(p: EscapeParams, engine: str) -> str:
 
 
 def simulate(scenario: Scenario, runs: int, seed: int, n_jobs: int = 1, engine: str = "auto",
-             chunks_per_task: int = 1, allow_code: bool = False) -> SimulationResult:
+             chunks_per_task: int = 1, allow_code: bool = False, keep_runs: bool = True,
+             runs_sink: Callable[[int, bytes], None] | None = None) -> SimulationResult:
     """Simulate ``runs`` escape challenges (R-GEN-7: identical for any n_jobs / engine).
 
     A ``"package.module:callable"`` policy named by the scenario runs only with ``allow_code=True``
-    (the CLI's ``--allow-code``): importing it runs code (docs/policies.md)."""
+    (the CLI's ``--allow-code``): importing it runs code (docs/policies.md).
+
+    ``keep_runs=False`` streams: each chunk is folded into the aggregate (summary and report need
+    nothing else) and, with ``runs_sink``, handed over as one parquet part ``runs_sink(chunk index,
+    parquet bytes)``; ``result.runs`` is then empty and the memory stays that of a few chunks."""
     p = compile_params(scenario)
-    require_code_opt_in(p.policy, allow_code)
+    require_code_opt_in(p.policy, allow_code or current_execution().allow_code)
     engine = resolve_engine(p, engine)
-    if engine == "kernel":
-        fn, params = _kernel_task, (p, p.policy)
-    else:
+    if engine == "reference":
         load_policy(p.policy)  # fail early on a bad custom policy
-        fn, params = _reference_task, (p, p.policy)
-    parts = [res for _, res in map_chunks(fn, params, runs, seed, n_jobs, chunks_per_task)]
-    cols = _concat(parts)
-    result = SimulationResult(scenario, runs_frame(p, cols), summarize(scenario, p, cols, runs, seed))
-    result.extra["columns"] = cols
+    agg = EscapeAggregate.empty(p)
+    result = SimulationResult(scenario, pd.DataFrame(), {})
+    if keep_runs:
+        fn = _kernel_task if engine == "kernel" else _reference_task
+        parts = [res for _, res in map_chunks(fn, (p, p.policy), runs, seed, n_jobs, chunks_per_task)]
+        cols = _concat(parts)
+        agg.add(cols)
+        result.runs = runs_frame(p, cols)
+        result.extra["columns"] = cols
+    else:
+        task = (p, p.policy, engine, runs_sink is not None)
+        for chunk, (part_agg, part) in map_chunks(_stream_task, task, runs, seed, n_jobs, chunks_per_task):
+            agg.merge(part_agg)
+            if part is not None:
+                runs_sink(chunk.index, part)
+    result.summary = summarize(scenario, p, agg, runs, seed)
+    result.extra["aggregate"] = agg
     result.extra["params"] = p
     result.extra["engine"] = engine
     return result
@@ -190,3 +203,19 @@ def _reference_task(params, n, rng):
     p, policy = params
     custom = policy not in ("greedy", "arms_first", "team")
     return reference_chunk(p, n, rng, policy, validate=custom)
+
+
+def _stream_task(params, chunk, rng):
+    """One chunk reduced to (its aggregate, its runs as parquet bytes or None): small to store and send."""
+    p, policy, engine, want_runs = params
+    cols = _kernel_task((p, policy), chunk.n_runs, rng) if engine == "kernel" else \
+        _reference_task((p, policy), chunk.n_runs, rng)
+    part = None
+    if want_runs:
+        buf = io.BytesIO()
+        runs_frame(p, cols, chunk.start).to_parquet(buf, index=False)
+        part = buf.getvalue()
+    return EscapeAggregate.empty(p).add(cols), part
+
+
+_stream_task.wants_chunk = True
