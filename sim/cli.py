@@ -107,10 +107,22 @@ def build_parser() -> argparse.ArgumentParser:
                      help="add runs until the main metric's 95%% interval half-width is <= E")
     run.add_argument("--max-runs", type=_positive_int, help="cap for --target-error (default 2,000,000)")
     run.add_argument("--metric", help="the metric --target-error applies to (default: the kind's main metric)")
+    run.add_argument("--policy", help="run with this policy instead of the scenario's (escape; built-in or "
+                                      "package.module:callable, which counts as opting in to run that code)")
+    run.add_argument("--allow-code", action="store_true",
+                     help="allow a module:callable policy named by the scenario file (importing it runs code)")
+    run.add_argument("--backend", choices=("local", "dask"), default="local",
+                     help="local processes (default) or a Dask distributed cluster")
+    run.add_argument("--scheduler", help="Dask scheduler address for --backend dask (tcp://HOST:PORT)")
 
     ex = sub.add_parser("exact", help="exact analysis of a scenario (kinds that support it)")
     ex.add_argument("scenario")
     ex.add_argument("--out", help="also write exact.json into this folder")
+
+    from sim.escape.compare import add_compare_arguments
+
+    cmp_ = sub.add_parser("compare", help="escape: policies side by side on common random numbers")
+    add_compare_arguments(cmp_)
 
     val = sub.add_parser("validate", help="check scenario files")
     val.add_argument("scenarios", nargs="+")
@@ -167,12 +179,14 @@ def _cmd_run(args) -> int:
     single = len(args.scenarios) == 1 and not Path(args.scenarios[0]).is_dir()
     if not single:
         return _cmd_run_batch(args)
-    scenario = sim.load_scenario(args.scenarios[0])
+    scenario = _with_policy(args, sim.load_scenario(args.scenarios[0]))
     _check_metric(args, scenario)
+    _check_backend(args)
     out = Path(args.out) if args.out else Path("reports") / scenario.slug
     result, _ = run_and_write(scenario, out, runs=args.runs, seed=args.seed, n_jobs=args.jobs,
                               write_runs=not args.no_runs, target_error=args.target_error,
-                              max_runs=args.max_runs, metric=args.metric, progress=_precision_progress(args))
+                              max_runs=args.max_runs, metric=args.metric, progress=_precision_progress(args),
+                              **_execution_options(args))
     if not args.quiet:
         s = result.summary
         headline = {k: s[k] for k in _headline_keys(s) if k in s}
@@ -180,6 +194,29 @@ def _cmd_run(args) -> int:
         _print_precision(s)
         print(f"wrote {out}/report.html", file=sys.stderr)
     return 0
+
+
+def _with_policy(args, scenario):
+    """``--policy NAME`` replaces the scenario's policy; naming code on the command line is the opt-in."""
+    if not getattr(args, "policy", None):
+        return scenario
+    if scenario.kind != "escape":
+        raise SimError(f"{scenario.source}: --policy applies to escape scenarios; this one is {scenario.kind!r}")
+    from sim.escape.compare import with_policy
+
+    args.allow_code = True if ":" in args.policy else args.allow_code
+    return with_policy(scenario, args.policy)
+
+
+def _check_backend(args) -> None:
+    if getattr(args, "backend", "local") == "dask" and not args.scheduler:
+        raise SimError("--backend dask needs --scheduler ADDRESS (e.g. tcp://127.0.0.1:8786)")
+
+
+def _execution_options(args) -> dict:
+    return {"backend": getattr(args, "backend", "local"), "scheduler": getattr(args, "scheduler", None),
+            "allow_code": getattr(args, "allow_code", False),
+            "show_progress": not getattr(args, "quiet", False)}
 
 
 def _check_metric(args, scenario) -> None:
@@ -214,7 +251,8 @@ def _cmd_run_batch(args) -> int:
     from sim.designer.compare import output_folders, run_and_write, scenario_files, write_index
 
     files = scenario_files(args.scenarios)
-    scenarios = [sim.load_scenario(f) for f in files]  # every file validated before anything is written
+    scenarios = [_with_policy(args, sim.load_scenario(f)) for f in files]  # all validated before any writing
+    _check_backend(args)
     for s in scenarios:
         _check_metric(args, s)
     if args.out:
@@ -228,7 +266,7 @@ def _cmd_run_batch(args) -> int:
         result, exact_summary = run_and_write(
             scenario, folder, runs=args.runs, seed=args.seed, n_jobs=args.jobs, write_runs=not args.no_runs,
             target_error=args.target_error, max_runs=args.max_runs, metric=args.metric,
-            progress=_precision_progress(args))
+            progress=_precision_progress(args), **_execution_options(args))
         entries.append({"name": scenario.name or scenario.slug, "file": scenario.source,
                         "report": f"{folder.name}/report.html", "summary": result.summary, "exact": exact_summary})
         if not args.quiet:
@@ -326,8 +364,14 @@ def _with_file(exc: SimError, file: str) -> SimError:
     return exc
 
 
+def _cmd_compare(args) -> int:
+    from sim.escape.compare import main_compare
+
+    return main_compare(args)
+
+
 COMMANDS = {"run": _cmd_run, "exact": _cmd_exact, "validate": _cmd_validate, "sweep": _cmd_sweep,
-            "tune": _cmd_tune, "sensitivity": _cmd_sensitivity}
+            "tune": _cmd_tune, "sensitivity": _cmd_sensitivity, "compare": _cmd_compare}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -74,31 +74,84 @@ def contain_estimates(summary: dict) -> None:
 
 
 def run_and_write(scenario, out: Path, runs=None, seed=None, n_jobs=1, write_runs=True, target_error=None,
-                  max_runs=None, metric=None, progress=None):
+                  max_runs=None, metric=None, progress=None, backend="local", scheduler=None, allow_code=False,
+                  show_progress=False):
     """Simulate ``scenario`` (to a target error if given), solve it exactly where supported, and write
-    ``summary.json``, ``runs.parquet``, ``report.html`` and the charts into ``out``."""
+    ``summary.json``, ``runs.parquet``, ``report.html`` and the charts into ``out``.
+
+    Long runs are safe to interrupt: every finished chunk is kept in ``out/.chunks`` with the scenario
+    hash, seed, runs and versions, and the same command continues from them to exactly the result of an
+    uninterrupted run (the folder is removed once the run completes). Kinds that stream (escape) fold
+    chunks into their aggregate and write ``runs.parquet`` as a partitioned dataset, one part per chunk,
+    so memory stays bounded whatever the run count. Invalid input leaves nothing behind."""
+    import shutil
+
+    from sim.errors import SimError
+
+    out = Path(out)
+    created = not out.exists()
+    try:
+        return _run_and_write(scenario, out, runs, seed, n_jobs, write_runs, target_error, max_runs, metric,
+                              progress, backend, scheduler, allow_code, show_progress)
+    except SimError:
+        if created and out.exists():
+            shutil.rmtree(out, ignore_errors=True)  # nothing written or half-written
+        raise
+
+
+def _run_and_write(scenario, out, runs, seed, n_jobs, write_runs, target_error, max_runs, metric, progress,
+                   backend, scheduler, allow_code, show_progress):
+    import shutil
+
     import sim
+    from sim.batch import ChunkStore, execution, fingerprint_of
     from sim.designer.precision import DEFAULT_MAX_RUNS, simulate_to_error
     from sim.report import atomic_write_bytes, atomic_write_text, summary_json
 
+    module = sim.kind_module(scenario.kind)
+    runs = scenario.run.runs if runs is None else int(runs)
+    seed = scenario.run.seed if seed is None else int(seed)
+    streams = scenario.kind == "escape"
+    chunk_dir = out / ".chunks"
+    runs_dir = out / "runs.parquet"
     if target_error is not None:
-        result, _ = simulate_to_error(scenario, target_error, seed=seed, n_jobs=n_jobs, metric=metric,
-                                      start_runs=runs, max_runs=max_runs or DEFAULT_MAX_RUNS, progress=progress)
+        with execution(backend, scheduler, progress=show_progress, allow_code=allow_code):
+            result, _ = simulate_to_error(scenario, target_error, seed=seed, n_jobs=n_jobs, metric=metric,
+                                          start_runs=runs if runs != scenario.run.runs else None,
+                                          max_runs=max_runs or DEFAULT_MAX_RUNS, progress=progress)
     else:
-        result = sim.simulate(scenario, runs=runs, seed=seed, n_jobs=n_jobs)
+        fp = fingerprint_of(scenario, seed, runs, streamed=streams, runs_written=bool(write_runs))
+        store = ChunkStore(chunk_dir, fp)
+        with execution(backend, scheduler, store=store, progress=show_progress, allow_code=allow_code):
+            if streams:
+                if write_runs:  # every part is (re)written from the chunks, resumed or not
+                    if runs_dir.is_file():
+                        runs_dir.unlink()
+                    elif runs_dir.is_dir():
+                        shutil.rmtree(runs_dir)
+                    runs_dir.mkdir(parents=True)
+
+                def sink(index: int, part: bytes) -> None:
+                    atomic_write_bytes(runs_dir / f"part-{index:06d}.parquet", part)
+
+                result = sim.simulate(scenario, runs=runs, seed=seed, n_jobs=n_jobs, keep_runs=False,
+                                      runs_sink=sink if write_runs else None)
+            else:
+                result = sim.simulate(scenario, runs=runs, seed=seed, n_jobs=n_jobs)
     contain_estimates(result.summary)
     exact_summary = None
-    module = sim.kind_module(scenario.kind)
     if getattr(module, "supports_exact", lambda s: False)(scenario):
         exact_summary = sim.exact(scenario)
-    out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    if write_runs:
+    if write_runs and not (streams and target_error is None):
+        if runs_dir.is_dir():
+            shutil.rmtree(runs_dir)
         buf = io.BytesIO()
         result.runs.to_parquet(buf, index=False)
-        atomic_write_bytes(out / "runs.parquet", buf.getvalue())
+        atomic_write_bytes(runs_dir, buf.getvalue())
     module.write_report(result, out, exact_summary=exact_summary)
     atomic_write_text(out / "summary.json", summary_json(result.summary))
+    shutil.rmtree(chunk_dir, ignore_errors=True)  # complete: the chunks are no longer needed
     return result, exact_summary
 
 
