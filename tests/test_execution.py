@@ -110,3 +110,46 @@ def test_bad_backend_settings_are_clear_errors():
     with pytest.raises(sim.SimError, match="--scheduler"):
         with execution(backend="dask"):
             pass
+
+
+def _cli(*args, **kw):
+    return subprocess.Popen([sys.executable, "-m", "sim", *args], cwd=ROOT, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, **kw)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGKILL])
+def test_cli_run_interrupted_then_rerun_gives_the_uninterrupted_result(tmp_path, sig):
+    """`python -m sim run` killed mid-run continues from its finished chunks to the identical result."""
+    import json
+
+    import pandas as pd
+
+    out = tmp_path / "out"
+    args = ("run", str(ESCAPE), "--runs", "200000", "--seed", "3", "--out", str(out), "--quiet")
+    proc = _cli(*args)
+    deadline = time.time() + 120
+    while time.time() < deadline and len(list((out / ".chunks").glob("chunk-*.pkl"))) < 3:
+        time.sleep(0.05)
+    proc.send_signal(sig)
+    proc.wait(timeout=60)
+    assert proc.returncode != 0
+    done = len(list((out / ".chunks").glob("chunk-*.pkl")))
+    assert 3 <= done < 20 and not (out / "summary.json").exists()
+    assert _cli(*args).wait(timeout=300) == 0
+    assert not (out / ".chunks").exists()  # removed once complete
+    whole = tmp_path / "whole"
+    assert _cli("run", str(ESCAPE), "--runs", "200000", "--seed", "3", "--out", str(whole), "--quiet").wait(300) == 0
+    resumed, fresh = json.loads((out / "summary.json").read_text()), json.loads((whole / "summary.json").read_text())
+    assert resumed == fresh
+    assert pd.read_parquet(out / "runs.parquet").equals(pd.read_parquet(whole / "runs.parquet"))
+
+
+def test_cli_refuses_a_changed_scenario_in_an_interrupted_folder(tmp_path, capsys):
+    from sim.cli import main
+
+    scenario = sim.load_scenario(ESCAPE)
+    out = tmp_path / "out"
+    ChunkStore(out / ".chunks", fingerprint_of(scenario, 99, 1000, streamed=True, runs_written=True))
+    assert main(["run", str(ESCAPE), "--runs", "1000", "--seed", "3", "--out", str(out), "--quiet"]) == 2
+    assert "different run" in capsys.readouterr().err
