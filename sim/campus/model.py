@@ -212,7 +212,7 @@ class CampusPolicy(Strict):
 
     name: str = Field("builtin", max_length=200)
     move: Literal["random", "avoid"] = "random"
-    # `equilibrium` (issue 7, docs/decisions-campus.md): the PC's exact maximin mix of the stance game against
+    # `equilibrium` (issue 7, docs/decisions.md (Campus)): the PC's exact maximin mix of the stance game against
     # the adversaries seen at its destination (early ears), else against the templates the schedule can place
     # this turn; one uniform draw per PC per turn (sim.campus.stances)
     stance: Literal["fixed", "random", "best", "counter", "equilibrium"] = "best"

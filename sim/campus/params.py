@@ -25,7 +25,7 @@ MISO_NAME = "miso_bomb"
 
 @dataclass(frozen=True)
 class Layout:
-    """Column indices into the per-turn uniform block (R-GEN-7; see docs/decisions-campus.md)."""
+    """Column indices into the per-turn uniform block (R-GEN-7; see docs/decisions.md (Campus))."""
 
     K: int
     pc_move: np.ndarray  # (P,)

@@ -404,7 +404,7 @@ class Turn:
         return score.index(max(score))
 
     def equilibrium_stance(self, i: int, dest: int, advs: list[Adv], ears: bool, best: int) -> int:
-        """Stance policy ``equilibrium`` (issue 7; docs/decisions-campus.md): the PC's exact maximin mix of
+        """Stance policy ``equilibrium`` (issue 7; docs/decisions.md (Campus)): the PC's exact maximin mix of
         the stance game against the adversaries seen at its destination (early ears), each replying with its
         worst-case stance, the one met drawn uniformly (R-CAM-6); without information (or with nobody seen)
         against the templates the schedule can place this turn, each once. Ties among optimal mixes go to the

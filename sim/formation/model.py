@@ -3,7 +3,7 @@
 The SCENARIOS.md tables ``[ambush]``, ``[[units]]``, ``[session]`` and ``[run]`` keep their names
 and meanings; the extra fields (unit armor, troop size, grapples, summoners, the ``[skirmish]``
 table and the target ``[policy]``) are this package's and are documented in
-``docs/decisions-formation.md``.
+``docs/decisions.md (Formation)``.
 """
 
 from __future__ import annotations
@@ -56,7 +56,7 @@ class Unit(Strict):
     stars: int = Field(1, ge=0, le=50)
     troop: bool = False
     summoned: bool = False
-    # additions (docs/decisions-formation.md)
+    # additions (docs/decisions.md (Formation))
     monster: bool = True  # R-MDK-4 armor ★×3 applies to monsters
     armor: int | None = Field(None, ge=0, le=10_000)  # explicit armor replaces ★×3
     armor_stripped: bool = False  # R-MDK-4 armor-stripping magic: halved, round up

@@ -36,7 +36,7 @@ def success_value(total: int, target: int) -> int:
 
 def check_succeeds(total: int, target: int, roll: DarkRoll) -> bool:
     """An unopposed 2DR check: success value >= 0; a critical always succeeds and a fumble always
-    fails (decision, docs/decisions-formation.md; used for the training focus check, R-MDK-10)."""
+    fails (decision, docs/decisions.md (Formation); used for the training focus check, R-MDK-10)."""
     if roll.critical:
         return True
     if roll.fumble:
