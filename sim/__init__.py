@@ -21,12 +21,9 @@ def simulate(scenario, runs: int | None = None, seed: int | None = None, n_jobs:
 
     Returns a :class:`SimulationResult` whose ``runs`` has one row per run and whose ``summary``
     has the keys of SCENARIOS.md. Results depend only on scenario, seed and runs (R-GEN-7)."""
-    runs = scenario.run.runs if runs is None else int(runs)
-    seed = scenario.run.seed if seed is None else int(seed)
-    if runs < 1:
-        raise ScenarioError(f"expected runs >= 1; given {runs}", key="run.runs")
-    if seed < 0:
-        raise ScenarioError(f"expected seed >= 0; given {seed}", key="run.seed")
+    from sim.scenario import run_settings
+
+    runs, seed = run_settings(scenario, runs, seed)
     try:
         return kind_module(scenario.kind).simulate(scenario, runs=runs, seed=seed, n_jobs=n_jobs, **options)
     except ScenarioError as exc:

@@ -16,7 +16,7 @@ import tomllib
 import types
 import typing
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
@@ -73,6 +73,33 @@ class ScenarioBase(Strict):
 
 
 DiceStacking = Literal["cancel", "pool"]
+
+Score = Annotated[int, Field(ge=1, le=30)]
+
+
+class Scores(Strict):
+    """The six ability scores of the d20 kinds (R-GEN-2)."""
+
+    str: Score
+    dex: Score
+    con: Score
+    int: Score
+    wis: Score
+    cha: Score
+
+    def as_dict(self) -> dict:
+        return self.model_dump()
+
+
+def run_settings(scenario, runs: int | None, seed: int | None) -> tuple[int, int]:
+    """Runs and seed for a simulation: the given ones, else the scenario's ``[run]`` defaults; checked."""
+    runs = scenario.run.runs if runs is None else int(runs)
+    seed = scenario.run.seed if seed is None else int(seed)
+    if runs < 1:
+        raise ScenarioError(f"expected runs >= 1; given {runs}", key="run.runs")
+    if seed < 0:
+        raise ScenarioError(f"expected seed >= 0; given {seed}", key="run.seed")
+    return runs, seed
 
 
 # --------------------------------------------------------------------------------------------

@@ -32,7 +32,7 @@ from sim.escape.simulate import KERNEL_POLICIES, kernel_chunk, simulate
 from sim.escape.state import ACTION_KINDS
 from sim.report import atomic_write_text, new_figure, save_figure, section, summary_json, table_html, write_html
 from sim.result import SimulationResult, provenance
-from sim.scenario import parse_scenario
+from sim.scenario import parse_scenario, run_settings
 from sim.stats import Z95, wilson_interval
 
 DEFAULT_POLICIES = ("greedy", "arms_first", "team")
@@ -154,12 +154,7 @@ def compare(scenario: Scenario, policies: list[str] | None = None, runs: int | N
     ``module:callable`` among them runs without further opt-in. ``policies=None`` compares the
     built-in policies plus the scenario's own policy; if that one names code, it needs
     ``allow_code=True`` (the CLI's ``--allow-code``). The first policy is the baseline."""
-    runs = scenario.run.runs if runs is None else int(runs)
-    seed = scenario.run.seed if seed is None else int(seed)
-    if runs < 1:
-        raise ScenarioError(f"expected runs >= 1; given {runs}", key="run.runs")
-    if seed < 0:
-        raise ScenarioError(f"expected seed >= 0; given {seed}", key="run.seed")
+    runs, seed = run_settings(scenario, runs, seed)
     if policies is None:
         own = scenario.policy.name
         require_code_opt_in(own, allow_code)

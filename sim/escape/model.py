@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import difflib
 import re
-from typing import Annotated, Literal
+from typing import Literal
 
 from pydantic import Field, field_validator
 
 from sim.dice import parse_dice
 from sim.errors import ScenarioError
-from sim.scenario import DiceStacking, PolicySettings, RunSettings, ScenarioBase, Strict
+from sim.scenario import DiceStacking, PolicySettings, RunSettings, ScenarioBase, Scores, Strict
 
 # R-ESC-1, R-ESC-30: the slots in tie-break order.
 SLOTS = ("arms", "fingers", "body", "legs", "harness", "mask", "gag", "blindfold", "earplugs")
@@ -106,19 +106,7 @@ class Overload(Strict):
     dazed_rounds: int = Field(1, ge=0, le=MAX_ROUNDS)
 
 
-Score = Annotated[int, Field(ge=1, le=30)]
 
-
-class Scores(Strict):
-    str: Score
-    dex: Score
-    con: Score
-    int: Score
-    wis: Score
-    cha: Score
-
-    def as_dict(self) -> dict:
-        return self.model_dump()
 
 
 class Restraints(Strict):

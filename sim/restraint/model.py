@@ -11,7 +11,7 @@ from pydantic import Field, field_validator
 
 from sim.dice import ABILITIES, parse_dice
 from sim.errors import ScenarioError
-from sim.scenario import DiceStacking, PolicySettings, RunSettings, ScenarioBase, Strict
+from sim.scenario import DiceStacking, PolicySettings, RunSettings, ScenarioBase, Scores, Strict
 
 # R-RST-1: the slots, in the tie-break order of R-RST-30.
 SLOTS = ("arms", "legs", "fingers", "body", "gag", "blindfold", "earplugs")
@@ -24,7 +24,6 @@ ClassId = Literal[
     "barbarian", "bard", "cleric", "druid", "fighter", "monk", "paladin",
     "ranger", "rogue", "sorcerer", "warlock", "wizard", "artificer",
 ]
-Score = Annotated[int, Field(ge=1, le=30)]
 Level = Annotated[int, Field(ge=0, le=5)]
 CharLevel = Annotated[int, Field(ge=1, le=20)]
 
@@ -36,17 +35,6 @@ class RestraintRun(RunSettings):
 class RestraintRules(Strict):
     dice_stacking: DiceStacking = "cancel"  # R-GEN-4, R-RST-31
 
-
-class Scores(Strict):
-    str: Score
-    dex: Score
-    con: Score
-    int: Score
-    wis: Score
-    cha: Score
-
-    def as_dict(self) -> dict:
-        return self.model_dump()
 
 
 class Binder(Strict):
