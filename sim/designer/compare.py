@@ -111,7 +111,7 @@ def _run_and_write(scenario, out, runs, seed, n_jobs, write_runs, target_error, 
     module = sim.kind_module(scenario.kind)
     runs = scenario.run.runs if runs is None else int(runs)
     seed = scenario.run.seed if seed is None else int(seed)
-    streams = scenario.kind == "escape"
+    streams = bool(getattr(module, "STREAMS", False))  # the kind folds chunks into an aggregate
     chunk_dir = out / ".chunks"
     runs_dir = out / "runs.parquet"
     if target_error is not None:

@@ -6,5 +6,6 @@ from sim.escape.report import write_report
 from sim.escape.simulate import simulate
 
 check_scenario = check
+STREAMS = True  # simulate(keep_runs=False, runs_sink=...) streams chunk by chunk (sim/escape/aggregate.py)
 
 __all__ = ["Scenario", "check_scenario", "exact", "simulate", "supports_exact", "write_report"]
