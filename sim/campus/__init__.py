@@ -14,6 +14,8 @@ from sim.campus.simulate import simulate
 from sim.campus.stances import solve_zero_sum, stance_matrix, stance_table
 from sim.errors import ExactUnsupported
 
+STREAMS = True  # simulate(keep_runs=False, runs_sink=...) streams chunk by chunk (sim/campus/aggregate.py)
+
 
 def exact(scenario) -> dict:
     """The campus game has no exact analysis (Monte Carlo only)."""

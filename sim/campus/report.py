@@ -1,6 +1,9 @@
 """Campus report: clear rate with interval, per-turn capture hazard, escape-check success by turn (the
 balance of "target = turn number"), win rate per adversary template and per stance, vitality at the end,
-status over the turns (R-CAM-41, R-CAM-59)."""
+status over the turns (R-CAM-41, R-CAM-59).
+
+Built only from ``result.summary``, ``result.extra["aggregate"]`` (:class:`~sim.campus.aggregate.CampusAggregate`)
+and the scenario, never from ``result.runs``, so a streamed result (``keep_runs=False``) reports the same."""
 
 from __future__ import annotations
 
@@ -11,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from sim.campus.model import STANCES
-from sim.campus.params import STATUS_NAMES
+from sim.campus.params import CAPTURED, CLEARED, GAME_OVER, STATUS_NAMES
 from sim.campus.stances import stance_table
 from sim.report import new_figure, save_figure, section, table_html, write_html
 
@@ -76,7 +79,7 @@ def write_report(result, out_dir, exact_summary=None) -> Path:
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     s = result.summary
-    df = result.runs
+    agg = result.extra["aggregate"]
     names = s["pc_names"]
     T = len(s["capture_by_turn"])
     turns = np.arange(1, T + 1)
@@ -98,15 +101,15 @@ def write_report(result, out_dir, exact_summary=None) -> Path:
 
     # per PC outcomes
     rows = []
+    cleared, captured, over = (agg.status_share(code) for code in (CLEARED, CAPTURED, GAME_OVER))
     for i, nm in enumerate(names):
-        col = df[f"pc{i}_outcome"]
         rows.append({
             "PC": nm,
-            "cleared": float((col == "cleared").mean()),
-            "captured at end": float((col == "captured").mean()),
-            "game over": float((col == "game_over").mean()),
-            "mean vitality at end": float(df[f"pc{i}_vitality"].mean()),
-            "mean gp at end": float(df[f"pc{i}_gp"].mean()),
+            "cleared": float(cleared[i]),
+            "captured at end": float(captured[i]),
+            "game over": float(over[i]),
+            "mean vitality at end": float(agg.vitality_sum[i] / agg.runs),
+            "mean gp at end": float(agg.gp_sum[i] / agg.runs),
         })
     per_pc = pd.DataFrame(rows).set_index("PC")
     fig, ax = new_figure("Outcome per PC", "PC", "share of games")
@@ -121,8 +124,8 @@ def write_report(result, out_dir, exact_summary=None) -> Path:
 
     # status over the turns
     fig, ax = new_figure("Status of the PCs after each turn", "turn", "share of PCs")
-    status = np.stack([df[[f"pc{i}_t{t}" for i in range(len(names))]].to_numpy() for t in turns], axis=1)
-    shares = [(status == k).mean(axis=(0, 2)) for k in range(len(STATUS_NAMES))]
+    per_turn = agg.status_by_turn.sum(axis=1)  # (T, statuses): PC-games by status after each turn
+    shares = [per_turn[:, k] / (agg.runs * len(names)) for k in range(len(STATUS_NAMES))]
     ax.stackplot(turns, *shares, labels=list(STATUS_NAMES))
     ax.set_ylim(0, 1)
     ax.legend(loc="lower left")
@@ -181,13 +184,11 @@ def write_report(result, out_dir, exact_summary=None) -> Path:
 
     # vitality at the end
     fig, ax = new_figure("Vitality at the end of the game", "vitality", "share of games")
-    vmin = int(min(df[f"pc{i}_vitality"].min() for i in range(len(names))))
-    vmax = int(max(df[f"pc{i}_vitality"].max() for i in range(len(names))))
-    xs = np.arange(vmin, vmax + 1)
+    xs = agg.vitality_values()
     width = 0.8 / max(len(names), 1)
     for i, nm in enumerate(names):
-        counts = df[f"pc{i}_vitality"].value_counts(normalize=True).reindex(xs, fill_value=0)
-        ax.bar(xs + i * width - 0.4 + width / 2, counts.to_numpy(), width=width, label=nm)
+        counts = agg.vitality_counts[i] / agg.runs
+        ax.bar(xs + i * width - 0.4 + width / 2, counts, width=width, label=nm)
     ax.legend()
     save_figure(fig, out / "vitality_end.png")
     sections.append(section("Vitality at the end", image="vitality_end.png"))

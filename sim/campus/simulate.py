@@ -1,14 +1,18 @@
 """``simulate``: run the campus game in seed chunks and build per-game rows and the summary
-(R-CAM-41, R-CAM-59, SCENARIOS.md summary keys)."""
+(R-CAM-41, R-CAM-59, SCENARIOS.md summary keys). The summary is computed from the streaming
+:class:`~sim.campus.aggregate.CampusAggregate`, whether the games are kept in memory or streamed."""
 
 from __future__ import annotations
 
+import io
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from sim.batch import map_chunks
+from sim.campus.aggregate import CampusAggregate
 from sim.campus.kernel import run_kernel
 from sim.campus.model import STANCES, Scenario
 from sim.campus.params import CAPTURED, CLEARED, GAME_OVER, STATUS_NAMES, Params, compile_params
@@ -26,20 +30,25 @@ def _run_chunk(job: tuple[Params, str], n: int, rng: np.random.Generator) -> dic
     return games_to_arrays(params, run_reference(params, n, rng))
 
 
-def run_arrays(params: Params, runs: int, seed: int, n_jobs: int = 1, engine: str = "kernel") -> dict:
-    """Per-game arrays for ``runs`` games, chunked by :func:`sim.batch.map_chunks` (R-GEN-7)."""
+def _check_engine(engine: str) -> None:
     if engine not in ENGINES:
         raise ValueError(f"engine: expected one of {ENGINES}; given {engine!r}")
+
+
+def run_arrays(params: Params, runs: int, seed: int, n_jobs: int = 1, engine: str = "kernel") -> dict:
+    """Per-game arrays for ``runs`` games, chunked by :func:`sim.batch.map_chunks` (R-GEN-7)."""
+    _check_engine(engine)
     parts = [res for _, res in map_chunks(_run_chunk, (params, engine), runs, seed, n_jobs)]
     return {k: np.concatenate([part[k] for part in parts]) for k in parts[0]}
 
 
-def runs_frame(params: Params, a: dict[str, np.ndarray]) -> pd.DataFrame:
+def runs_frame(params: Params, a: dict[str, np.ndarray], start: int = 0) -> pd.DataFrame:
     """One row per game (R-CAM-41). PC columns are ``pc{i}_...`` in party order (names in the
-    summary's ``pc_names``); statuses are codes 0 free, 1 captured, 2 cleared, 3 game over."""
+    summary's ``pc_names``); statuses are codes 0 free, 1 captured, 2 cleared, 3 game over.
+    ``start`` is the index of the first game (a chunk's position)."""
     n = a["final_status"].shape[0]
     final = a["final_status"]
-    cols: dict[str, Any] = {"run": np.arange(n, dtype=np.int64)}
+    cols: dict[str, Any] = {"run": np.arange(start, start + n, dtype=np.int64)}
     cleared = final == CLEARED
     cols["cleared"] = cleared.sum(1).astype(np.int16)
     cols["party_cleared"] = cleared.all(1)
@@ -78,24 +87,16 @@ def _ratio(num: float, den: float) -> float | None:
     return float(num / den) if den > 0 else None
 
 
-def summarize(params: Params, a: dict[str, np.ndarray], runs: int, seed: int) -> dict[str, Any]:
-    """The SCENARIOS.md campus keys plus the report's aggregates and provenance."""
+def summarize(params: Params, agg: CampusAggregate, runs: int, seed: int) -> dict[str, Any]:
+    """The SCENARIOS.md campus keys plus the report's aggregates and provenance, from the aggregate."""
     s = params.scenario
-    final = a["final_status"]
-    cleared = final == CLEARED
-    over = final == GAME_OVER
-    clear_rate = float(cleared.mean())
-    party = float(cleared.all(1).mean())
-    checks = a["checks_t"].sum(0)
-    escapes = a["escapes_t"].sum(0)
-    captures = a["captures_t"].sum(0)
-    free = a["free_t"].sum(0)
-    duels_t = a["duels_tmpl"].sum(0)
-    wins_t = a["wins_tmpl"].sum(0)
-    duels_s = a["duels_stance"].sum(0)
-    wins_s = a["wins_stance"].sum(0)
-    tried = int(a["rescues_tried"].sum())
-    won = int(a["rescues_won"].sum())
+    n, P = agg.runs, agg.P
+    fc = agg.final_counts
+    clear_rate = float(fc[:, CLEARED].sum() / (n * P))
+    party = float(agg.party_cleared / n)
+    checks, escapes, captures, free = agg.checks_t, agg.escapes_t, agg.captures_t, agg.free_t
+    duels_t, wins_t, duels_s, wins_s = agg.duels_tmpl, agg.wins_tmpl, agg.duels_stance, agg.wins_stance
+    tried, won = int(agg.rescues_tried), int(agg.rescues_won)
     names = list(params.pc_names)
     summary: dict[str, Any] = {
         "kind": "campus",
@@ -107,18 +108,18 @@ def summarize(params: Params, a: dict[str, np.ndarray], runs: int, seed: int) ->
         "clear_rate_ci": wilson_interval(clear_rate * runs, runs),
         "party_clear_rate": party,
         "party_clear_rate_ci": wilson_interval(party * runs, runs),
-        "game_over_rate": float(over.mean()),
-        "capture_by_turn": [float(x) for x in a["captures_t"].mean(0)],
+        "game_over_rate": float(fc[:, GAME_OVER].sum() / (n * P)),
+        "capture_by_turn": [float(x / n) for x in captures],
         # R-CAM-59: all escape checks of turn t pooled over runs; null where none happened
         "escape_success_by_turn": [_ratio(e, c) for e, c in zip(escapes, checks, strict=True)],
-        "escape_checks_by_turn": [float(x) for x in a["checks_t"].mean(0)],
+        "escape_checks_by_turn": [float(x / n) for x in checks],
         "capture_hazard_by_turn": [_ratio(c, f) for c, f in zip(captures, free, strict=True)],
-        "captured_at_end_rate": float((final == CAPTURED).mean()),
+        "captured_at_end_rate": float(fc[:, CAPTURED].sum() / (n * P)),
         "pc_names": names,
-        "clear_rate_by_pc": {nm: float(cleared[:, i].mean()) for i, nm in enumerate(names)},
-        "game_over_rate_by_pc": {nm: float(over[:, i].mean()) for i, nm in enumerate(names)},
-        "mean_vitality_end_by_pc": {nm: float(a["vitality"][:, i].mean()) for i, nm in enumerate(names)},
-        "mean_gp_end_by_pc": {nm: float(a["gp"][:, i].mean()) for i, nm in enumerate(names)},
+        "clear_rate_by_pc": {nm: float(fc[i, CLEARED] / n) for i, nm in enumerate(names)},
+        "game_over_rate_by_pc": {nm: float(fc[i, GAME_OVER] / n) for i, nm in enumerate(names)},
+        "mean_vitality_end_by_pc": {nm: float(agg.vitality_sum[i] / n) for i, nm in enumerate(names)},
+        "mean_gp_end_by_pc": {nm: float(agg.gp_sum[i] / n) for i, nm in enumerate(names)},
         "win_rate_by_adversary": {
             nm: _ratio(wins_t[k], duels_t[k]) for k, nm in enumerate(params.template_names)
         },
@@ -136,13 +137,47 @@ def summarize(params: Params, a: dict[str, np.ndarray], runs: int, seed: int) ->
 
 
 def simulate(scenario: Scenario, runs: int, seed: int, n_jobs: int = 1, engine: str = "kernel",
+             keep_runs: bool = True, runs_sink: Callable[[int, bytes], None] | None = None,
              **options) -> SimulationResult:
     """Simulate ``runs`` campus games (R-CAM-41). ``engine`` selects the vectorized kernel (default) or
-    the scalar reference; both give identical per-game results for the same seed."""
+    the scalar reference; both give identical per-game results for the same seed.
+
+    ``keep_runs=False`` streams: each chunk is folded into the aggregate (summary and report need
+    nothing else) and, with ``runs_sink``, handed over as one parquet part ``runs_sink(chunk index,
+    parquet bytes)``; ``result.runs`` is then empty and the memory stays that of a few chunks. Either
+    way ``result.extra["aggregate"]`` holds the :class:`CampusAggregate` the summary is computed from."""
     if options:
         raise TypeError(f"unknown simulate option(s) for campus: {', '.join(sorted(options))}")
+    _check_engine(engine)
     params = compile_params(scenario)
-    arrays = run_arrays(params, int(runs), int(seed), n_jobs=n_jobs, engine=engine)
-    frame = runs_frame(params, arrays)
-    summary = summarize(params, arrays, int(runs), int(seed))
-    return SimulationResult(scenario=scenario, runs=frame, summary=summary, extra={"engine": engine})
+    runs, seed = int(runs), int(seed)
+    agg = CampusAggregate.empty(params)
+    result = SimulationResult(scenario=scenario, runs=pd.DataFrame(), summary={}, extra={"engine": engine})
+    if keep_runs:
+        arrays = run_arrays(params, runs, seed, n_jobs=n_jobs, engine=engine)
+        agg.add(arrays)
+        result.runs = runs_frame(params, arrays)
+    else:
+        job = (params, engine, runs_sink is not None)
+        for chunk, (part_agg, part) in map_chunks(_stream_task, job, runs, seed, n_jobs):
+            agg.merge(part_agg)
+            if part is not None:
+                runs_sink(chunk.index, part)
+    result.summary = summarize(params, agg, runs, seed)
+    result.extra["aggregate"] = agg
+    return result
+
+
+def _stream_task(job, chunk, rng):
+    """One chunk reduced to (its aggregate, its games as parquet bytes or None): small to store and send."""
+    params, engine, want_runs = job
+    arrays = _run_chunk((params, engine), chunk.n_runs, rng)
+    part = None
+    if want_runs:
+        buf = io.BytesIO()
+        runs_frame(params, arrays, chunk.start).to_parquet(buf, index=False)
+        part = buf.getvalue()
+    return CampusAggregate.empty(params).add(arrays), part
+
+
+_stream_task.wants_chunk = True
