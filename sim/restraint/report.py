@@ -140,7 +140,10 @@ def _headline_table(summary: dict, exact: dict | None) -> str:
 
 
 def write_report(result: SimulationResult, out_dir, exact_summary: dict | None = None) -> Path:
-    """Write report.html and the PNG charts into ``out_dir``."""
+    """Write report.html and the PNG charts into ``out_dir``.
+
+    Built from ``result.summary`` (and ``exact_summary``) alone, never ``result.runs``, so a streamed
+    result (``simulate(keep_runs=False)``, empty runs) gives the same report."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     s = result.scenario

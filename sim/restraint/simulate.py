@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import io
+from collections.abc import Callable
 
 import numpy as np
 import pandas as pd
@@ -11,6 +12,7 @@ from sim.batch import map_chunks
 from sim.errors import ExactUnsupported
 from sim.restraint import exact as X
 from sim.restraint import rules as R
+from sim.restraint.aggregate import ChunkResult, RestraintAggregate
 from sim.restraint.kernel import run_kernel
 from sim.restraint.model import SLOTS, Scenario
 from sim.restraint.reference import run_reference
@@ -21,19 +23,6 @@ from sim.result import SimulationResult, provenance
 from sim.stats import standard_error
 
 ENGINES = {"kernel": run_kernel, "reference": run_reference}
-
-
-@dataclass(frozen=True)
-class ChunkResult:
-    """What one seed chunk returns: per-run columns and per-round counts."""
-
-    columns: dict[str, np.ndarray]
-    level_counts: np.ndarray  # (rounds, 7, 6) runs per slot and level at the end of each round
-    incapacitated: np.ndarray  # (rounds,) runs incapacitated at the end of the round (R-RST-26)
-    arms_complete: np.ndarray  # (rounds,)
-    either: np.ndarray  # (rounds,) incapacitated or arms >= complete (R-RST-13)
-    checks: np.ndarray  # (rounds,) escape checks made in the round, summed over runs
-    overloaded: np.ndarray  # (pools, composure_rounds) runs overloaded by the end of round k
 
 
 def incapacitated_mask(p: Params, levels: np.ndarray) -> np.ndarray:
@@ -115,57 +104,102 @@ def _composure_common(s: Scenario, p: Params) -> dict:
     }
 
 
-def simulate(
-    scenario: Scenario, runs: int, seed: int, n_jobs: int = 1, engine: str = "kernel", **options
-) -> SimulationResult:
-    """Monte Carlo over ``runs`` duels; ``engine`` = "kernel" (default) or "reference" (scalar)."""
-    if options:
-        raise TypeError(f"unknown simulate options: {', '.join(sorted(options))}")
-    if engine not in ENGINES:
-        raise ValueError(f"engine must be one of {', '.join(ENGINES)}, got {engine!r}")
-    p = compile_params(scenario)
-    parts = [res for _, res in map_chunks(_chunk, (p, engine), runs, seed, n_jobs=n_jobs)]
-    columns = {k: np.concatenate([c.columns[k] for c in parts]) for k in parts[0].columns}
-    df = pd.DataFrame({"run": np.arange(runs, dtype=np.int64), **columns})
-    level_counts = sum(c.level_counts for c in parts)
-    incap = sum(c.incapacitated for c in parts)
-    arms = sum(c.arms_complete for c in parts)
-    either = sum(c.either for c in parts)
-    checks_by_round = sum(c.checks for c in parts) / runs
-    overloaded = sum(c.overloaded for c in parts)
-    level_dist = level_counts / runs
-    checks = df["escape_checks"].to_numpy(dtype=float)
+def runs_frame(columns: dict[str, np.ndarray], start: int = 0) -> pd.DataFrame:
+    """Per-run rows; ``start`` is the index of the first run (a chunk's position)."""
+    n = len(columns["escape_checks"])
+    return pd.DataFrame({"run": np.arange(start, start + n, dtype=np.int64), **columns})
+
+
+def summarize(scenario: Scenario, p: Params, agg: RestraintAggregate, runs: int, seed: int) -> dict:
+    """The SCENARIOS.md summary with provenance, from the streaming aggregate."""
+    level_dist = agg.level_counts / runs
     summary = {
         "kind": "restraint",
         "name": scenario.name,
         "runs": runs,
         "seed": seed,
-        "incapacitated_by_round": (incap / runs).tolist(),
-        "arms_complete_by_round": (arms / runs).tolist(),
-        "mean_escape_checks": float(checks.mean()),
-        "mean_escape_checks_se": float(checks.std(ddof=1) / np.sqrt(runs)) if runs > 1 else None,
-        "incapacitated_or_arms_complete_by_round": (either / runs).tolist(),
-        "escape_checks_by_round": checks_by_round.tolist(),
-        "mean_escape_successes": float(df["escape_successes"].mean()),
-        "mean_bindings_won": float(df["bindings_won"].mean()),
-        "mean_rages_left": float(df["rages_left"].mean()),
-        "mean_ranger_uses_left": float(df["ranger_uses_left"].mean()),
+        "incapacitated_by_round": (agg.incapacitated / runs).tolist(),
+        "arms_complete_by_round": (agg.arms_complete / runs).tolist(),
+        "mean_escape_checks": float(agg.mean("escape_checks")),
+        "mean_escape_checks_se": agg.mean_escape_checks_se(),
+        "incapacitated_or_arms_complete_by_round": (agg.either / runs).tolist(),
+        "escape_checks_by_round": (agg.checks_by_round / runs).tolist(),
+        "mean_escape_successes": float(agg.mean("escape_successes")),
+        "mean_bindings_won": float(agg.mean("bindings_won")),
+        "mean_rages_left": float(agg.mean("rages_left")),
+        "mean_ranger_uses_left": float(agg.mean("ranger_uses_left")),
         "level_distribution_by_round": {
             SLOTS[s]: level_dist[:, s, :].tolist() for s in _relevant_slots(p, level_dist)
         },
         **_composure_common(scenario, p),
     }
     if p.n_pools:
-        by_round = overloaded / runs
+        by_round = agg.overloaded() / runs
         summary["overload_by_round"] = by_round[0].tolist()
         summary["party_overload_by_round"] = {
             name: by_round[i].tolist() for i, name in enumerate(p.pool_names) if i > 0
         }
         if p.craving:
-            summary["mean_craving"] = float(df["craving"].mean())
+            summary["mean_craving"] = agg.mean_craving(0)
     summary["incapacitated_by_round_se"] = [standard_error(x, runs) for x in summary["incapacitated_by_round"]]
     summary.update(provenance(scenario, seed, runs))
-    return SimulationResult(scenario=scenario, runs=df, summary=summary, extra={"level_distribution": level_dist})
+    return summary
+
+
+def simulate(
+    scenario: Scenario,
+    runs: int,
+    seed: int,
+    n_jobs: int = 1,
+    engine: str = "kernel",
+    keep_runs: bool = True,
+    runs_sink: Callable[[int, bytes], None] | None = None,
+    **options,
+) -> SimulationResult:
+    """Monte Carlo over ``runs`` duels; ``engine`` = "kernel" (default) or "reference" (scalar).
+
+    ``keep_runs=False`` streams: each chunk is folded into the aggregate (summary and report need
+    nothing else) and, with ``runs_sink``, handed over as one parquet part ``runs_sink(chunk index,
+    parquet bytes)``; ``result.runs`` is then empty and the memory stays that of a few chunks.
+    Either way ``result.extra["aggregate"]`` holds the :class:`RestraintAggregate` and the summary is
+    computed from it, so both modes give the same summary."""
+    if options:
+        raise TypeError(f"unknown simulate options: {', '.join(sorted(options))}")
+    if engine not in ENGINES:
+        raise ValueError(f"engine must be one of {', '.join(ENGINES)}, got {engine!r}")
+    p = compile_params(scenario)
+    agg = RestraintAggregate.empty(p)
+    if keep_runs:
+        parts = [res for _, res in map_chunks(_chunk, (p, engine), runs, seed, n_jobs=n_jobs)]
+        for part in parts:
+            agg.add(p, part)
+        columns = {k: np.concatenate([c.columns[k] for c in parts]) for k in parts[0].columns}
+        df = runs_frame(columns)
+    else:
+        task = (p, engine, runs_sink is not None)
+        for chunk, (part_agg, part) in map_chunks(_stream_task, task, runs, seed, n_jobs=n_jobs):
+            agg.merge(part_agg)
+            if part is not None:
+                runs_sink(chunk.index, part)
+        df = pd.DataFrame()
+    summary = summarize(scenario, p, agg, runs, seed)
+    extra = {"level_distribution": agg.level_counts / runs, "aggregate": agg, "params": p, "engine": engine}
+    return SimulationResult(scenario=scenario, runs=df, summary=summary, extra=extra)
+
+
+def _stream_task(args: tuple[Params, str, bool], chunk, rng: np.random.Generator):
+    """One chunk reduced to (its aggregate, its runs as parquet bytes or None): small to store and send."""
+    p, engine, want_runs = args
+    res = _chunk((p, engine), chunk.n_runs, rng)
+    part = None
+    if want_runs:
+        buf = io.BytesIO()
+        runs_frame(res.columns, chunk.start).to_parquet(buf, index=False)
+        part = buf.getvalue()
+    return RestraintAggregate.empty(p).add(p, res), part
+
+
+_stream_task.wants_chunk = True
 
 
 def supports_exact(scenario: Scenario) -> bool:
