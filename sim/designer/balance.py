@@ -138,12 +138,17 @@ def _restraint(result, replay: bool) -> dict[str, Any]:
         out["failure_round"] = int(new.argmax()) + 1
         out["failure_round_share"] = float(new.max())
     runs = result.runs
-    if "first_incapacitated_round" in runs:
+    agg = result.extra.get("aggregate")
+    if "first_incapacitated_round" in runs and len(runs):
         never = np.iinfo(np.int64).max
         rounds = [runs[c].to_numpy(dtype=np.int64) for c in ("first_incapacitated_round", "first_arms_complete_round")]
         first = np.minimum.reduce([np.where(r > 0, r, never) for r in rounds])
         taken = first < never
         out["taken_out_round"] = spread(first[taken])
+    elif agg is not None:  # a streamed result: runs by the first round taken out (index 0 = never)
+        counts = np.asarray(agg.taken_out, dtype=np.int64).copy()
+        counts[0] = 0
+        out["taken_out_round"] = spread_from_counts(counts)
     if replay and s.get("seed") is not None and result.scenario is not None:
         import sim
         from sim.designer.params import with_values
@@ -152,7 +157,8 @@ def _restraint(result, replay: bool) -> dict[str, Any]:
         values = {}
         for who in ("binder", "target"):
             variant = with_values(result.scenario, {"target.initiative": who})
-            values[who] = metric_value(sim.simulate(variant, runs=s["runs"], seed=s["seed"]).summary, metric)
+            summary = sim.simulate(variant, runs=s["runs"], seed=s["seed"], keep_runs=False).summary  # only its summary
+            values[who] = metric_value(summary, metric)
         out["first_mover_advantage"] = {"metric": metric, "value": values["binder"] - values["target"],
                                         "binder_first": values["binder"], "target_first": values["target"]}
     return out
@@ -167,8 +173,11 @@ def _campus(result) -> dict[str, Any]:
         out["failure_turn_captures"] = float(captures.max())
     runs = result.runs
     ends = [c for c in runs.columns if c.endswith("_end_turn")]
+    agg = result.extra.get("aggregate")
     if ends:
         out["run_length"] = spread(runs[ends].to_numpy().ravel())
+    elif agg is not None and hasattr(agg, "end_turn_counts"):  # streamed: the end-turn histogram of every PC
+        out["run_length"] = spread_from_counts(agg.end_turn_counts.sum(axis=0))
     return out
 
 
@@ -192,6 +201,10 @@ def balance_metrics(result, replay: bool = True) -> dict[str, Any]:
         if col in runs:
             out["run_length"] = spread(runs[col].to_numpy())
             break
+    else:  # a streamed result (empty runs): the rounds histogram of its aggregate (formation)
+        counts = getattr(result.extra.get("aggregate"), "rounds_counts", None)
+        if counts is not None:
+            out["run_length"] = spread_from_counts(counts)
     return out
 
 

@@ -5,6 +5,7 @@
 - :mod:`sim.formation.targeting`: the targeting engine (R-MDK-6 .. R-MDK-9, R-MDK-11, R-MDK-14).
 - :mod:`sim.formation.reference` / :mod:`sim.formation.kernel`: the per-run simulation (ambush,
   session DP, skirmish with R-MDK-4, R-MDK-5, R-MDK-10), scalar and vectorized, same columns.
+- :mod:`sim.formation.aggregate`: the streaming aggregate that the summary and the report read.
 - :mod:`sim.formation.report`: report.html with the ambush heat map, targeting table, DP income
   and skirmish outcomes.
 """
@@ -15,6 +16,8 @@ from sim.formation.engine import exact, simulate, supports_exact
 from sim.formation.model import Scenario, check_scenario
 from sim.formation.report import write_report
 from sim.formation.targeting import targeting_table
+
+STREAMS = True  # simulate(keep_runs=False, runs_sink=...) streams chunk by chunk (sim/formation/aggregate.py)
 
 __all__ = ["Scenario", "check_scenario", "exact", "simulate", "supports_exact", "targeting_table",
            "write_report"]

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import io
 import math
+from collections.abc import Callable
 
 import numpy as np
 import pandas as pd
 
 from sim.batch import map_chunks
 from sim.dice import DARK_DICE_EXPECTED_DP, dark_dice_distribution
+from sim.formation.aggregate import FormationAggregate
 from sim.formation.kernel import run_chunk_kernel
 from sim.formation.model import Scenario, compile_params
 from sim.formation.reference import run_chunk_reference
@@ -26,58 +29,98 @@ def _chunk(args, n, rng):
     return ENGINES[engine](params, n, rng)
 
 
+def runs_frame(cols: dict[str, np.ndarray], start: int = 0) -> pd.DataFrame:
+    """Per-run rows; ``start`` is the index of the first run (a chunk's position)."""
+    n = len(cols["ambush_win"])
+    df = pd.DataFrame({"run": np.arange(start, start + n, dtype=np.int64), **cols})
+    for col in ("ambush_win", "ambush_win_by_2"):
+        df[col] = df[col].astype(bool)
+    df["skirmish_winner"] = pd.Categorical(df["skirmish_winner"].map(WINNER_LABELS),
+                                           categories=["A", "B", "draw", "none"])
+    return df
+
+
 def simulate(scenario: Scenario, runs: int, seed: int, n_jobs: int = 1, engine: str = "kernel",
+             keep_runs: bool = True, runs_sink: Callable[[int, bytes], None] | None = None,
              **options) -> SimulationResult:
     """``runs`` plays: per run the ambush check, the session's DP and the skirmish (R-MDK-14).
 
-    ``engine="reference"`` plays the same runs with the scalar reference (identical results)."""
+    ``engine="reference"`` plays the same runs with the scalar reference (identical results).
+
+    ``keep_runs=False`` streams: each chunk is folded into the aggregate (summary and report need
+    nothing else) and, with ``runs_sink``, handed over as one parquet part ``runs_sink(chunk index,
+    parquet bytes)``; ``result.runs`` is then empty and the memory stays that of a few chunks. The
+    summary is computed from the aggregate (``result.extra["aggregate"]``) in both modes."""
     if engine not in ENGINES:
         raise ValueError(f"engine: expected one of {', '.join(ENGINES)}; given {engine!r}")
     if options:
         raise TypeError(f"unknown simulate option(s): {', '.join(sorted(options))}")
     params = compile_params(scenario)
-    parts: dict[str, list[np.ndarray]] = {}
-    for _, res in map_chunks(_chunk, (params, engine), runs, seed, n_jobs=n_jobs):
-        for k, v in res.items():
-            parts.setdefault(k, []).append(np.asarray(v))
-    data = {k: np.concatenate(v) for k, v in parts.items()}
-    df = pd.DataFrame({"run": np.arange(runs, dtype=np.int64), **data})
-    for col in ("ambush_win", "ambush_win_by_2"):
-        df[col] = df[col].astype(bool)
-    df["skirmish_winner"] = pd.Categorical(df["skirmish_winner"].map(WINNER_LABELS),
-                                           categories=["A", "B", "draw", "none"])
-    return SimulationResult(scenario=scenario, runs=df, summary=summarize(scenario, df, seed),
-                            extra={"engine": engine})
+    agg = FormationAggregate.empty(params)
+    result = SimulationResult(scenario=scenario, runs=pd.DataFrame(), summary={}, extra={"engine": engine})
+    if keep_runs:
+        parts: dict[str, list[np.ndarray]] = {}
+        for _, res in map_chunks(_chunk, (params, engine), runs, seed, n_jobs=n_jobs):
+            for k, v in res.items():
+                parts.setdefault(k, []).append(np.asarray(v))
+        data = {k: np.concatenate(v) for k, v in parts.items()}
+        agg.add(data)
+        result.runs = runs_frame(data)
+    else:
+        task = (params, engine, runs_sink is not None)
+        for chunk, (part_agg, part) in map_chunks(_stream_task, task, runs, seed, n_jobs=n_jobs):
+            agg.merge(part_agg)
+            if part is not None:
+                runs_sink(chunk.index, part)
+    result.summary = summarize(scenario, agg, seed)
+    result.extra["aggregate"] = agg
+    return result
 
 
-def _rate(df: pd.DataFrame, mask, key: str, out: dict) -> None:
-    k = int(np.count_nonzero(mask))
-    out[key] = k / len(df)
-    out[key + "_ci"] = wilson_interval(k, len(df))
+def _stream_task(args, chunk, rng):
+    """One chunk reduced to (its aggregate, its runs as parquet bytes or None): small to store and send."""
+    params, engine, want_runs = args
+    cols = {k: np.asarray(v) for k, v in _chunk((params, engine), chunk.n_runs, rng).items()}
+    part = None
+    if want_runs:
+        buf = io.BytesIO()
+        runs_frame(cols, chunk.start).to_parquet(buf, index=False)
+        part = buf.getvalue()
+    return FormationAggregate.empty(params).add(cols), part
 
 
-def summarize(scenario: Scenario, df: pd.DataFrame, seed: int) -> dict:
-    """The SCENARIOS.md keys, with intervals, skirmish outcomes and provenance."""
-    n = len(df)
+_stream_task.wants_chunk = True
+
+
+def _rate(k: int, n: int, key: str, out: dict) -> None:
+    out[key] = k / n
+    out[key + "_ci"] = wilson_interval(k, n)
+
+
+def summarize(scenario: Scenario, agg: FormationAggregate | pd.DataFrame, seed: int) -> dict:
+    """The SCENARIOS.md keys, with intervals, skirmish outcomes and provenance, from the aggregate
+    (a per-run frame is folded into one first)."""
+    if isinstance(agg, pd.DataFrame):
+        df = agg.assign(skirmish_winner=agg["skirmish_winner"].astype(str).map(
+            {v: k for k, v in WINNER_LABELS.items()}))
+        agg = FormationAggregate.empty(compile_params(scenario)).add({c: df[c].to_numpy() for c in df})
+    n = agg.runs
     out: dict = {"kind": "formation", "name": scenario.name}
-    _rate(df, df["ambush_win"], "ambush_win", out)
-    _rate(df, df["ambush_win_by_2"], "ambush_win_by_2", out)
-    dp = df["dp_session"].to_numpy(dtype=float)
-    mean = float(dp.mean())
-    sd = float(dp.std(ddof=1)) if n > 1 else 0.0
+    _rate(agg.ambush_win, n, "ambush_win", out)
+    _rate(agg.ambush_win_by_2, n, "ambush_win_by_2", out)
+    mean, sd = agg.dp_mean_sd()
     half = Z95 * sd / math.sqrt(n)
     out["dp_per_session"] = mean
     out["dp_per_session_ci"] = [mean - half, mean + half]  # normal interval of the mean
     out["dp_per_session_sd"] = sd
     if compile_params(scenario).skirmish:
-        winner = df["skirmish_winner"].astype(str)
-        _rate(df, winner == "A", "skirmish_win_a", out)
-        _rate(df, winner == "B", "skirmish_win_b", out)
-        _rate(df, winner == "draw", "skirmish_draw", out)
-        out["skirmish_mean_rounds"] = float(df["skirmish_rounds"].mean())
-        out["skirmish_mean_survivors_a"] = float(df["survivors_a"].mean())
-        out["skirmish_mean_survivors_b"] = float(df["survivors_b"].mean())
-        out["enslave_dp_mean"] = float(df["enslave_dp"].mean())
+        _rate(agg.winner_count(0), n, "skirmish_win_a", out)
+        _rate(agg.winner_count(1), n, "skirmish_win_b", out)
+        _rate(agg.winner_count(2), n, "skirmish_draw", out)
+        out["skirmish_mean_rounds"] = agg.mean_rounds()
+        out["skirmish_mean_survivors_a"] = agg.survivors_a / n
+        out["skirmish_mean_survivors_b"] = agg.survivors_b / n
+        out["enslave_dp_mean"] = agg.enslave_dp / n
     out.update(provenance(scenario, seed, n))
     return out
 
@@ -101,4 +144,4 @@ def exact(scenario: Scenario) -> dict:
     return out
 
 
-__all__ = ["exact", "simulate", "summarize", "supports_exact"]
+__all__ = ["exact", "runs_frame", "simulate", "summarize", "supports_exact"]

@@ -1,4 +1,6 @@
-"""report.html and PNG charts for kind = "formation" (R-MDK-14)."""
+"""report.html and PNG charts for kind = "formation" (R-MDK-14), built from the summary, the streaming
+aggregate (``result.extra["aggregate"]``), the scenario and the exact summary only: never from
+``result.runs``, so a streamed result (empty runs) is reported the same way."""
 
 from __future__ import annotations
 
@@ -55,11 +57,11 @@ def _heatmap(out_dir: Path, scenario) -> str:
 
 def _dp_chart(out_dir: Path, result) -> str:
     s = result.scenario.session
-    df = result.runs
+    agg = result.extra["aggregate"]
     reward = session_reward_dp(s.stars)
     fig, ax = new_figure("DP income per session (R-MDK-21)", "DP earned in the session", "probability")
-    counts = df["dp_session"].value_counts(normalize=True).sort_index()
-    ax.bar(counts.index, counts.values, width=0.8, alpha=0.6, label="simulated")
+    seen = np.flatnonzero(agg.dp_counts)
+    ax.bar(seen, agg.dp_counts[seen] / agg.runs, width=0.8, alpha=0.6, label="simulated")
     dist = {v: q for v, q in sixes_dp_distribution(s.checks).items() if q >= 1e-5}  # visible mass only
     ax.plot([reward + v for v in dist], list(dist.values()), "k.", label="exact")
     ax.legend()
@@ -68,13 +70,15 @@ def _dp_chart(out_dir: Path, result) -> str:
 
 
 def _skirmish_chart(out_dir: Path, result) -> str:
-    df = result.runs
+    agg = result.extra["aggregate"]
+    n = agg.runs
     fig, ax = new_figure("Skirmish: rounds until the end, by outcome", "rounds", "share of runs")
-    for label in ("A", "B", "draw"):
-        sub = df.loc[df["skirmish_winner"].astype(str) == label, "skirmish_rounds"]
-        if len(sub):
-            c = sub.value_counts().sort_index() / len(df)
-            ax.plot(c.index, c.values, marker="o", label=f"{label} ({len(sub) / len(df):.1%})")
+    for code, label in ((0, "A"), (1, "B"), (2, "draw")):
+        row = agg.winner_rounds[code + 1]
+        total = int(row.sum())
+        if total:
+            seen = np.flatnonzero(row)
+            ax.plot(seen, row[seen] / n, marker="o", label=f"{label} ({total / n:.1%})")
     ax.legend(title="winner")
     save_figure(fig, out_dir / "skirmish_rounds.png")
     return "skirmish_rounds.png"
