@@ -86,7 +86,7 @@ class ChunkStore:
                     f"output folder {self.folder.parent} holds chunks of a different run ({', '.join(diff)} "
                     "changed); use another --out folder or delete it")
         else:
-            _atomic_write(manifest, json.dumps(self.fingerprint, indent=1).encode())
+            atomic_write_bytes(manifest, json.dumps(self.fingerprint, indent=1).encode())
 
     def _path(self, index: int) -> Path:
         return self.folder / f"chunk-{index:06d}.pkl"
@@ -99,13 +99,16 @@ class ChunkStore:
             return pickle.load(fh)  # written by this package into the user's own output folder
 
     def save(self, index: int, result: Any) -> None:
-        _atomic_write(self._path(index), pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL))
+        atomic_write_bytes(self._path(index), pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL))
 
     def finished(self) -> int:
         return len(list(self.folder.glob("chunk-*.pkl")))
 
 
-def _atomic_write(path: Path, data: bytes) -> None:
+def atomic_write_bytes(path: Path, data: bytes) -> None:
+    """Write ``data`` so that ``path`` appears complete or not at all (write, fsync, rename)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as fh:

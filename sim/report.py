@@ -16,6 +16,8 @@ from typing import Any
 
 import matplotlib
 
+from sim.batch import atomic_write_bytes
+
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
@@ -29,21 +31,6 @@ th { background: #f4f4f4; } td:first-child, th:first-child { text-align: left; }
 img { max-width: 100%; border: 1px solid #eee; } .meta { color: #666; font-size: 0.85em; }
 .note { background: #f8f8f0; padding: 0.5em 1em; border-left: 3px solid #cc9; }
 """
-
-
-def atomic_write_bytes(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` so that the file appears complete or not at all."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
 
 
 def atomic_write_text(path: Path, text: str) -> None:

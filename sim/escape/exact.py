@@ -17,7 +17,6 @@ from sim.escape.policy import greedy
 from sim.escape.reference import play_round
 from sim.escape.state import PartyState, initial_state
 from sim.result import provenance
-from sim.stats import wilson_interval  # noqa: F401  (re-exported for symmetry with simulate)
 
 MAX_STATES = 2_000_000
 

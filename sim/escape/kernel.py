@@ -146,11 +146,6 @@ def _roll(u: np.ndarray, col: int, expr: DiceExpr, mods: dict) -> np.ndarray:
     return total
 
 
-def _highest_flat(t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(any > 0, first index of the maximum) over the last axis; ties go to the lowest index."""
-    return t.max(axis=1) > 0, t.argmax(axis=1)
-
-
 def _col_min(a: np.ndarray) -> np.ndarray:
     """Row minimum over a small last axis, column by column (faster than a small-axis reduction)."""
     out = a[:, 0].copy()

@@ -28,7 +28,6 @@ from sim.escape.state import (
     PartyState,
     check_spec,
     goal_done,
-    initial_state,
     mage_hand_bonus,
 )
 
@@ -291,11 +290,3 @@ def play_round(p: EscapeParams, st: PartyState, policy: Callable, src, validate:
         st.outcome = "escaped"
     elif rnd >= p.max_rounds:
         st.outcome = "timeout"
-
-
-def run_one(p: EscapeParams, policy: Callable, blocks: list[np.ndarray], validate: bool = False) -> PartyState:
-    """Play one run to its end reading ``blocks[r]`` (characters, width) in round r+1."""
-    st = initial_state(p)
-    while not st.outcome:
-        play_round(p, st, policy, DrawSource(p, blocks[st.round]), validate)
-    return st
