@@ -287,7 +287,10 @@ def _cmd_exact(args) -> int:
     from sim.report import atomic_write_text, summary_json
 
     scenario = sim.load_scenario(args.scenario)
-    result = sim.exact(scenario)
+    try:
+        result = sim.exact(scenario)
+    except sim.ExactUnsupported as exc:
+        raise sim.ExactUnsupported(f"{scenario.source}: {exc}") from None
     text = summary_json(result)
     if args.out:
         atomic_write_text(Path(args.out) / "exact.json", text)
