@@ -268,5 +268,9 @@ def _progress(total: int, initial: int):
         return None
     from tqdm import tqdm
 
+    try:
+        columns = os.get_terminal_size(sys.stderr.fileno()).columns
+    except OSError:
+        columns = 0
     return tqdm(total=total, initial=initial, unit="run", unit_scale=True, delay=1.0, file=sys.stderr,
-                leave=False, desc="simulating", dynamic_ncols=True)
+                leave=False, desc="simulating", ncols=columns if columns > 0 else 100, miniters=1, mininterval=0.2)

@@ -153,3 +153,41 @@ def test_cli_refuses_a_changed_scenario_in_an_interrupted_folder(tmp_path, capsy
     ChunkStore(out / ".chunks", fingerprint_of(scenario, 99, 1000, streamed=True, runs_written=True))
     assert main(["run", str(ESCAPE), "--runs", "1000", "--seed", "3", "--out", str(out), "--quiet"]) == 2
     assert "different run" in capsys.readouterr().err
+
+
+def _stderr_of_run(tmp_path, tty: bool, quiet: bool) -> str:
+    import pty
+
+    args = [sys.executable, "-m", "sim", "run", str(ESCAPE), "--runs", "120000", "--seed", "1", "--no-runs",
+            "--out", str(tmp_path / f"o{int(tty)}{int(quiet)}")] + (["--quiet"] if quiet else [])
+    if not tty:
+        return subprocess.run(args, cwd=ROOT, capture_output=True, text=True, timeout=300).stderr
+    import fcntl
+    import struct
+    import termios
+
+    leader, follower = pty.openpty()
+    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))  # a terminal has a size
+    proc = subprocess.Popen(args, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=follower)
+    os.close(follower)
+    chunks = []
+    while True:
+        try:
+            data = os.read(leader, 4096)
+        except OSError:
+            break
+        if not data:
+            break
+        chunks.append(data)
+    proc.wait(timeout=300)
+    os.close(leader)
+    return b"".join(chunks).decode(errors="replace")
+
+
+@pytest.mark.slow
+def test_progress_bar_on_a_terminal_and_silent_otherwise(tmp_path):
+    """Progress on stderr for runs longer than a second (runs done, runs/s, ETA), silent with --quiet or off a tty."""
+    on_tty = _stderr_of_run(tmp_path, tty=True, quiet=False)
+    assert "simulating" in on_tty and "run/s" in on_tty
+    assert "simulating" not in _stderr_of_run(tmp_path, tty=True, quiet=True)
+    assert "simulating" not in _stderr_of_run(tmp_path, tty=False, quiet=False)
