@@ -261,6 +261,26 @@ def map_chunks(
             bar.close()
 
 
+def stream_chunks(task_fn, task, n_runs: int, seed: int, n_jobs: int, aggregate, runs_sink=None,
+                  chunks_per_task: int = 1):
+    """Fold streamed chunk results ``(chunk aggregate, parquet part or None)`` into ``aggregate`` in
+    chunk order, handing each part to ``runs_sink(chunk index, bytes)``; returns the aggregate."""
+    for chunk, (part_aggregate, part) in map_chunks(task_fn, task, n_runs, seed, n_jobs, chunks_per_task):
+        aggregate.merge(part_aggregate)
+        if part is not None and runs_sink is not None:
+            runs_sink(chunk.index, part)
+    return aggregate
+
+
+def parquet_bytes(frame) -> bytes:
+    """One chunk's per-run rows as parquet bytes (a part of the runs.parquet dataset)."""
+    import io
+
+    buf = io.BytesIO()
+    frame.to_parquet(buf, index=False)
+    return buf.getvalue()
+
+
 def _progress(total: int, initial: int):
     """A progress bar on stderr for runs longer than a second (runs done, runs/s, ETA); silent
     when stderr is not a terminal."""

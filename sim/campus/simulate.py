@@ -4,14 +4,13 @@
 
 from __future__ import annotations
 
-import io
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from sim.batch import map_chunks
+from sim.batch import map_chunks, parquet_bytes, stream_chunks
 from sim.campus.aggregate import CampusAggregate
 from sim.campus.kernel import run_kernel
 from sim.campus.model import STANCES, Scenario
@@ -159,10 +158,7 @@ def simulate(scenario: Scenario, runs: int, seed: int, n_jobs: int = 1, engine: 
         result.runs = runs_frame(params, arrays)
     else:
         job = (params, engine, runs_sink is not None)
-        for chunk, (part_agg, part) in map_chunks(_stream_task, job, runs, seed, n_jobs):
-            agg.merge(part_agg)
-            if part is not None:
-                runs_sink(chunk.index, part)
+        stream_chunks(_stream_task, job, runs, seed, n_jobs, agg, runs_sink)
     result.summary = summarize(params, agg, runs, seed)
     result.extra["aggregate"] = agg
     return result
@@ -174,9 +170,7 @@ def _stream_task(job, chunk, rng):
     arrays = _run_chunk((params, engine), chunk.n_runs, rng)
     part = None
     if want_runs:
-        buf = io.BytesIO()
-        runs_frame(params, arrays, chunk.start).to_parquet(buf, index=False)
-        part = buf.getvalue()
+        part = parquet_bytes(runs_frame(params, arrays, chunk.start))
     return CampusAggregate.empty(params).add(arrays), part
 
 

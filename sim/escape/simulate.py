@@ -3,13 +3,12 @@ and the summary of SCENARIOS.md."""
 
 from __future__ import annotations
 
-import io
 from collections.abc import Callable
 
 import numpy as np
 import pandas as pd
 
-from sim.batch import current_execution, map_chunks
+from sim.batch import current_execution, map_chunks, parquet_bytes, stream_chunks
 from sim.errors import ScenarioError
 from sim.escape import kernel as K
 from sim.escape.aggregate import EscapeAggregate
@@ -183,10 +182,7 @@ def simulate(scenario: Scenario, runs: int, seed: int, n_jobs: int = 1, engine: 
         result.extra["columns"] = cols
     else:
         task = (p, p.policy, engine, runs_sink is not None)
-        for chunk, (part_agg, part) in map_chunks(_stream_task, task, runs, seed, n_jobs, chunks_per_task):
-            agg.merge(part_agg)
-            if part is not None:
-                runs_sink(chunk.index, part)
+        stream_chunks(_stream_task, task, runs, seed, n_jobs, agg, runs_sink, chunks_per_task=chunks_per_task)
     result.summary = summarize(scenario, p, agg, runs, seed)
     result.extra["aggregate"] = agg
     result.extra["params"] = p
@@ -212,9 +208,7 @@ def _stream_task(params, chunk, rng):
         _reference_task((p, policy), chunk.n_runs, rng)
     part = None
     if want_runs:
-        buf = io.BytesIO()
-        runs_frame(p, cols, chunk.start).to_parquet(buf, index=False)
-        part = buf.getvalue()
+        part = parquet_bytes(runs_frame(p, cols, chunk.start))
     return EscapeAggregate.empty(p).add(cols), part
 
 

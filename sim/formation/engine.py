@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import io
 import math
 from collections.abc import Callable
 
 import numpy as np
 import pandas as pd
 
-from sim.batch import map_chunks
+from sim.batch import map_chunks, parquet_bytes, stream_chunks
 from sim.dice import DARK_DICE_EXPECTED_DP, dark_dice_distribution
 from sim.formation.aggregate import FormationAggregate
 from sim.formation.kernel import run_chunk_kernel
@@ -68,10 +67,7 @@ def simulate(scenario: Scenario, runs: int, seed: int, n_jobs: int = 1, engine: 
         result.runs = runs_frame(data)
     else:
         task = (params, engine, runs_sink is not None)
-        for chunk, (part_agg, part) in map_chunks(_stream_task, task, runs, seed, n_jobs=n_jobs):
-            agg.merge(part_agg)
-            if part is not None:
-                runs_sink(chunk.index, part)
+        stream_chunks(_stream_task, task, runs, seed, n_jobs, agg, runs_sink)
     result.summary = summarize(scenario, agg, seed)
     result.extra["aggregate"] = agg
     return result
@@ -83,9 +79,7 @@ def _stream_task(args, chunk, rng):
     cols = {k: np.asarray(v) for k, v in _chunk((params, engine), chunk.n_runs, rng).items()}
     part = None
     if want_runs:
-        buf = io.BytesIO()
-        runs_frame(cols, chunk.start).to_parquet(buf, index=False)
-        part = buf.getvalue()
+        part = parquet_bytes(runs_frame(cols, chunk.start))
     return FormationAggregate.empty(params).add(cols), part
 
 

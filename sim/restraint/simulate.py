@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import io
 from collections.abc import Callable
 
 import numpy as np
 import pandas as pd
 
-from sim.batch import map_chunks
+from sim.batch import map_chunks, parquet_bytes, stream_chunks
 from sim.errors import ExactUnsupported
 from sim.restraint import exact as X
 from sim.restraint import rules as R
@@ -177,10 +176,7 @@ def simulate(
         df = runs_frame(columns)
     else:
         task = (p, engine, runs_sink is not None)
-        for chunk, (part_agg, part) in map_chunks(_stream_task, task, runs, seed, n_jobs=n_jobs):
-            agg.merge(part_agg)
-            if part is not None:
-                runs_sink(chunk.index, part)
+        stream_chunks(_stream_task, task, runs, seed, n_jobs, agg, runs_sink)
         df = pd.DataFrame()
     summary = summarize(scenario, p, agg, runs, seed)
     extra = {"level_distribution": agg.level_counts / runs, "aggregate": agg, "params": p, "engine": engine}
@@ -193,9 +189,7 @@ def _stream_task(args: tuple[Params, str, bool], chunk, rng: np.random.Generator
     res = _chunk((p, engine), chunk.n_runs, rng)
     part = None
     if want_runs:
-        buf = io.BytesIO()
-        runs_frame(res.columns, chunk.start).to_parquet(buf, index=False)
-        part = buf.getvalue()
+        part = parquet_bytes(runs_frame(res.columns, chunk.start))
     return RestraintAggregate.empty(p).add(p, res), part
 
 
