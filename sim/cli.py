@@ -157,6 +157,10 @@ def build_parser() -> argparse.ArgumentParser:
     se.add_argument("--no-exact", action="store_true")
     se.add_argument("--out", help="output folder (default reports/<scenario name>/sensitivity/)")
     se.add_argument("--quiet", action="store_true")
+
+    from sim.docs_gen import add_schema_command  # `schema KIND [--markdown]` (docs/scenario-format/)
+
+    add_schema_command(sub)
     return parser
 
 
@@ -375,6 +379,15 @@ def _cmd_compare(args) -> int:
 
 COMMANDS = {"run": _cmd_run, "exact": _cmd_exact, "validate": _cmd_validate, "sweep": _cmd_sweep,
             "tune": _cmd_tune, "sensitivity": _cmd_sensitivity, "compare": _cmd_compare}
+
+
+def _cmd_schema(args) -> int:
+    from sim.docs_gen import cmd_schema
+
+    return cmd_schema(args)
+
+
+COMMANDS["schema"] = _cmd_schema
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,0 +1,455 @@
+"""The scenario-format reference, generated from the scenario models so it cannot drift.
+
+For every kind this module builds
+
+- a JSON Schema of the scenario file (``docs/schema/<kind>.schema.json``; also printed by
+  ``python -m sim schema KIND``), which TOML editors (taplo, Even Better TOML) use through the
+  ``#:schema`` directive on the first line of every example scenario, and
+- a Markdown reference (``docs/scenario-format/<kind>.md``; ``python -m sim schema KIND --markdown``):
+  every key with its type, default, allowed values, description and an example value.
+
+Both come from the pydantic models (``sim/<kind>/model.py``, ``sim/scenario.py``): the descriptions
+are the models' ``Field(description=...)``. The Markdown is rendered from the JSON Schema, so the two
+agree. ``python -m sim.docs_gen`` rewrites the files, ``python -m sim.docs_gen --check`` lists stale
+ones (exit 1); ``tests/test_docs.py`` fails when a shipped file differs from what this module generates.
+
+The schema describes each key on its own; checks across keys (unique names, ids that must exist,
+``utter`` taking no override, ...) are made by the loader only, with the same one-line errors.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from pydantic.json_schema import GenerateJsonSchema, NoDefault
+
+from sim.scenario import KIND_NAMES, kind_module
+
+ROOT = Path(__file__).resolve().parent.parent  # the project folder (docs/, scenarios/)
+SCHEMA_DIR = Path("docs") / "schema"
+FORMAT_DIR = Path("docs") / "scenario-format"
+SCHEMA_URL = "https://json-schema.org/draft/2020-12/schema"
+
+INTROS = {
+    "escape": "A party restrained in a cell escapes round by round (rules: [escape](../rules/escape.md)).",
+    "restraint": "A binder against a target in combat, the combat effect table and composure pools "
+                 "(rules: [restraint](../rules/restraint.md)).",
+    "campus": "The campus game: locations, adversaries and their schedule, missions, the party and its "
+              "policies (rules: [campus](../rules/campus.md)).",
+    "formation": "Ambush odds, DP per session and a front/back skirmish of units "
+                 "(rules: [formation](../rules/formation.md)).",
+}
+
+
+class _Generator(GenerateJsonSchema):
+    """Pydantic's generator, with the defaults of ``default_factory`` fields filled in."""
+
+    def get_default_value(self, schema):
+        if "default_factory" in schema and not schema.get("default_factory_takes_data"):
+            return schema["default_factory"]()
+        return schema.get("default", NoDefault)
+
+
+def _strip_titles(node: Any) -> None:
+    """Drop pydantic's generated titles ("Max Rounds"): the key and its description say it better."""
+    if isinstance(node, dict):
+        node.pop("title", None)
+        for key, value in node.items():
+            if key in ("properties", "$defs"):
+                for sub in value.values():
+                    _strip_titles(sub)
+            elif key in ("items", "additionalProperties", "propertyNames") and isinstance(value, dict):
+                _strip_titles(value)
+            elif key in ("anyOf", "oneOf", "allOf", "prefixItems"):
+                for sub in value:
+                    _strip_titles(sub)
+
+
+def json_schema(kind: str) -> dict:
+    """The JSON Schema (draft 2020-12) of a scenario file of ``kind``."""
+    model = kind_module(kind).Scenario
+    body = model.model_json_schema(by_alias=True, schema_generator=_Generator)
+    _strip_titles(body)
+    schema = {
+        "$schema": SCHEMA_URL,
+        "title": f"sim scenario, kind = \"{kind}\"",
+    }
+    schema.update(body)
+    schema["description"] = (f"A scenario file of kind \"{kind}\" for the sim balance simulator. "
+                             f"Reference: docs/scenario-format/{kind}.md; rules: docs/rules/{kind}.md.")
+    return schema
+
+
+def schema_text(kind: str) -> str:
+    return json.dumps(json_schema(kind), indent=2, ensure_ascii=False) + "\n"
+
+
+# --------------------------------------------------------------------------------------------
+# Markdown, rendered from the JSON Schema
+
+
+def _code(value: Any) -> str:
+    text = value if isinstance(value, str) and value.startswith('"') else _toml_value(value)
+    return "`" + text.replace("|", "\\|").replace("`", "'") + "`"
+
+
+def _toml_value(value: Any) -> str:
+    """A value as it is written in TOML (the example and default columns)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, list):
+        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{ " + ", ".join(f"{k} = {_toml_value(v)}" for k, v in value.items()) + " }"
+    if isinstance(value, float) and value.is_integer():
+        return f"{value:.1f}"
+    return str(value)
+
+
+class _Renderer:
+    def __init__(self, schema: dict, examples: dict[str, Any]):
+        self.defs = schema.get("$defs", {})
+        self.examples = examples
+        self.sections: list[tuple[str, str, dict]] = []  # (dotted path, header, object schema)
+
+    def resolve(self, node: dict) -> dict:
+        if "$ref" in node:
+            target = self.defs[node["$ref"].rsplit("/", 1)[-1]]
+            merged = dict(target)
+            merged.update({k: v for k, v in node.items() if k != "$ref"})
+            return merged
+        return node
+
+    def variants(self, node: dict) -> tuple[list[dict], bool]:
+        """The alternatives of a node and whether null (key not set) is one of them."""
+        node = self.resolve(node)
+        if "anyOf" in node:
+            alts = [self.resolve(a) for a in node["anyOf"]]
+            return [a for a in alts if a.get("type") != "null"], any(a.get("type") == "null" for a in alts)
+        return [node], False
+
+    @staticmethod
+    def _is_table(node: dict) -> bool:
+        return node.get("type") == "object" and "properties" in node
+
+    def _range(self, node: dict) -> str:
+        parts = []
+        lo, hi = node.get("minimum"), node.get("maximum")
+        if "exclusiveMinimum" in node:
+            parts.append(f"> {node['exclusiveMinimum']}")
+        elif lo is not None:
+            parts.append(f">= {lo}")
+        if "exclusiveMaximum" in node:
+            parts.append(f"< {node['exclusiveMaximum']}")
+        elif hi is not None:
+            parts.append(f"<= {hi}")
+        if lo is not None and hi is not None and "exclusiveMinimum" not in node and "exclusiveMaximum" not in node:
+            return f"{lo} … {hi}"
+        return ", ".join(parts)
+
+    def _length(self, node: dict, unit: str) -> str:
+        lo, hi = node.get(f"min{unit}"), node.get(f"max{unit}")
+        word = {"Length": "characters", "Items": "entries"}[unit]
+        if lo is not None and hi is not None:
+            return f"{lo} … {hi} {word}" if lo != hi else f"exactly {lo} {word}"
+        if lo is not None:
+            return f"at least {lo} {word}"
+        if hi is not None:
+            return f"at most {hi} {word}"
+        return ""
+
+    def type_and_allowed(self, node: dict, path: str, header: str) -> tuple[str, str]:
+        """A short type and the allowed values of one key; registers sub-tables as sections."""
+        alts, nullable = self.variants(node)
+        types, allowed = [], []
+        for alt in alts:
+            t, a = self._one(alt, path, header)
+            types.append(t)
+            if a:
+                allowed.append(a)
+        type_text = " or ".join(dict.fromkeys(types))
+        allowed_text = "; or ".join(allowed)
+        if nullable:
+            allowed_text = (allowed_text + "; " if allowed_text else "") + "may be left out"
+        return type_text, allowed_text
+
+    def _one(self, node: dict, path: str, header: str) -> tuple[str, str]:
+        node = self.resolve(node)
+        if "const" in node:
+            return "string", f"exactly {_code(node['const'])}"
+        if "enum" in node:
+            return "string", "one of " + ", ".join(_code(v) for v in node["enum"])
+        t = node.get("type")
+        if t == "integer":
+            return "integer", self._range(node)
+        if t == "number":
+            return "number", self._range(node)
+        if t == "boolean":
+            return "boolean", "`true` or `false`"
+        if t == "string":
+            return "string", self._length(node, "Length")
+        if t == "array":
+            item = self.resolve(node.get("items", {}))
+            count = self._length(node, "Items")
+            if self._is_table(item):
+                sub_header = f"[[{path}]]"
+                self.sections.append((path + "[]", sub_header, item))
+                return "array of tables", "; ".join(x for x in (count, f"see [`{sub_header}`](#{_anchor(path)})") if x)
+            item_type, item_allowed = self.type_and_allowed(item, path + "[]", header)
+            each = f"each {item_allowed}" if item_allowed else ""
+            return f"array of {item_type}s", "; ".join(x for x in (count, each) if x)
+        if t == "object" and "properties" in node:
+            sub_header = f"[{path}]"
+            self.sections.append((path, sub_header, node))
+            return "table", f"see [`{sub_header}`](#{_anchor(path)})"
+        if t == "object":
+            value = self.resolve(node.get("additionalProperties", {}))
+            keys = node.get("propertyNames", {}).get("enum")
+            key_text = "one of " + ", ".join(_code(k) for k in keys) if keys else "any name"
+            if self._is_table(value):
+                sub_header = f"[{path}.<key>]"
+                self.sections.append((path + ".<key>", sub_header, value))
+                return "table of tables", f"keys: {key_text}; each see [`{sub_header}`](#{_anchor(path + '.<key>')})"
+            vt, va = self.type_and_allowed(value, path + ".<key>", header)
+            return f"table of {vt}s", f"keys: {key_text}" + (f"; values {va}" if va else "")
+        return "any", ""
+
+    def _value_for(self, dotted: str, key: str, sub: dict, required: bool):
+        resolved = self.resolve(sub)
+        if not required and ("default" in sub or "default" in resolved):
+            return sub.get("default", resolved.get("default"))
+        return self.examples.get(dotted)
+
+    def skeleton(self, kind: str, schema: dict) -> list[str]:
+        """A TOML file with every key: defaults, else the example value (not-set keys commented out)."""
+        out: list[str] = []
+        self._skeleton_table("", schema, out, array=False, hidden=False)
+        return out
+
+    def _skeleton_table(self, path: str, node: dict, out: list[str], array: bool, hidden: bool) -> None:
+        """One table of the skeleton; ``hidden`` (an optional table that is not set) comments it out."""
+        required = set(node.get("required", []))
+        subtables = []
+        mark = "# " if hidden else ""
+        if path:
+            out.append("")
+            out.append(mark + (f"[[{path}]]" if array else f"[{path}]"))
+        for key, sub in node["properties"].items():
+            dotted = f"{path}.{key}" if path else key
+            alts, nullable = self.variants(sub)
+            off = hidden or (nullable and key not in required and self._value_for(dotted, key, sub, False) is None)
+            table = next((a for a in alts if self._is_table(a)), None)
+            items = next((self.resolve(a.get("items", {})) for a in alts if a.get("type") == "array"), None)
+            keyed = next((self.resolve(a["additionalProperties"]) for a in alts
+                          if a.get("type") == "object" and "additionalProperties" in a
+                          and isinstance(a["additionalProperties"], dict)
+                          and self._is_table(self.resolve(a["additionalProperties"]))), None)
+            if table is not None:
+                subtables.append((dotted, table, False, off))
+                continue
+            if items is not None and self._is_table(items):
+                subtables.append((dotted, items, True, hidden))
+                continue
+            if keyed is not None:
+                names = sub.get("propertyNames", self.resolve(sub).get("propertyNames", {})).get("enum", [])
+                example = self.examples.get(dotted) or {}
+                name = next(iter(example), names[0] if names else "name")
+                subtables.append((f"{dotted}.{name}", keyed, False, hidden))
+                continue
+            value = self._value_for(dotted, key, sub, key in required)
+            if value is None:
+                out.append(f"# {key} = (not set)")
+            else:
+                out.append(f"{mark}{key} = {_toml_value(value)}")
+        for dotted, table, is_array, off in subtables:
+            self._skeleton_table(dotted, table, out, is_array, off)
+
+    def table(self, path: str, node: dict) -> list[str]:
+        required = set(node.get("required", []))
+        rows = ["| key | type | default | allowed | example | description |", "|---|---|---|---|---|---|"]
+        for key, sub in node["properties"].items():
+            dotted = f"{path}.{key}" if path else key
+            type_text, allowed = self.type_and_allowed(sub, dotted, "")
+            resolved = self.resolve(sub)
+            if key in required:
+                default = "*required*"
+            elif "default" in resolved or "default" in sub:
+                value = sub.get("default", resolved.get("default"))
+                default = "*not set*" if value is None else (
+                    "see table" if isinstance(value, dict) and type_text.startswith("table") else _code(value))
+            else:
+                default = ""
+            example = self.examples.get(dotted.replace("[]", ""), self.examples.get(dotted))
+            if isinstance(example, dict):
+                example = "see table" if type_text.startswith("table") else _code(example)
+            elif isinstance(example, list) and example and isinstance(example[0], dict):
+                example = "see table"
+            elif example is not None:
+                example = _code(example)
+            else:
+                example = ""
+            description = (sub.get("description") or resolved.get("description") or "").replace("\n", " ")
+            description = description.replace("|", "\\|")
+            rows.append(f"| <a id=\"{_anchor(dotted, 'key-')}\"></a>`{key}` | {type_text} | {default} | {allowed} | "
+                        f"{example} | {description} |")
+        return rows
+
+
+def _anchor(path: str, prefix: str = "table-") -> str:
+    """The anchor of a table (or, with ``prefix="key-"``, a key): its dotted path, array marks dropped."""
+    return prefix + path.replace("[]", "").replace(".<key>", "-key").replace(".", "-").replace("_", "-")
+
+
+def _walk_examples(value: Any, path: str, out: dict[str, Any]) -> None:
+    out.setdefault(path, value)
+    if isinstance(value, dict):
+        for key, sub in value.items():
+            _walk_examples(sub, f"{path}.{key}" if path else key, out)
+            if path:  # a table keyed by names (rules.tiers.<key>) records under the placeholder too
+                _walk_examples(sub, f"{path}.<key>", out)
+    elif isinstance(value, list):
+        for item in value:
+            if isinstance(item, dict):
+                for key, sub in item.items():
+                    _walk_examples(sub, f"{path}.{key}", out)
+
+
+def example_files(kind: str, root: Path = ROOT) -> list[Path]:
+    return sorted((root / "scenarios" / kind).glob("*.toml"))
+
+
+def examples_of(kind: str, root: Path = ROOT) -> dict[str, Any]:
+    """The first value each dotted key has in the shipped example scenarios of ``kind``."""
+    out: dict[str, Any] = {}
+    for path in example_files(kind, root):
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        for key, value in data.items():
+            if key in ("name", "description"):
+                continue
+            _walk_examples(value, key, out)
+    return out
+
+
+def markdown(kind: str, root: Path = ROOT) -> str:
+    schema = json_schema(kind)
+    renderer = _Renderer(schema, examples_of(kind, root))
+    lines = [
+        f"# Scenario format: `kind = \"{kind}\"`",
+        "",
+        "<!-- generated by `python -m sim.docs_gen` from the scenario models; do not edit by hand -->",
+        "",
+        INTROS.get(kind, ""),
+        "",
+        f"A scenario is one TOML file. Every key below is optional unless its default says *required*; an "
+        f"unknown key is an error that names the nearest valid key. Types are TOML types (a `number` also "
+        f"accepts an integer). The *example* column shows a value used in the example scenarios under "
+        f"`scenarios/{kind}/`. The same information as a JSON Schema: "
+        f"[`docs/schema/{kind}.schema.json`](../schema/{kind}.schema.json), also printed by "
+        f"`python -m sim schema {kind}`. Checks across keys (unique names, ids that must exist) are made "
+        f"when the file is loaded (`python -m sim validate FILE`).",
+        "",
+        "Put this line first in a scenario file and editors with TOML schema support (taplo, Even Better "
+        "TOML) check and complete it (the path is relative to the file):",
+        "",
+        "```toml",
+        f"#:schema ../../docs/schema/{kind}.schema.json",
+        "```",
+        "",
+        "## Top level",
+        "",
+    ]
+    lines += renderer.table("", schema)
+    done = 0
+    while done < len(renderer.sections):
+        path, header, node = renderer.sections[done]
+        done += 1
+        lines += ["", f"## <a id=\"{_anchor(path)}\"></a>`{header}`", ""]
+        description = node.get("description")
+        if description:
+            lines += [description.replace("\n", " "), ""]
+        lines += renderer.table(path.replace("[]", ""), node)
+    lines += ["", "## Every key at once", "",
+              "Every key at its default; required keys and tables keyed by name carry an example value "
+              "(a real scenario sets only what differs from the defaults):", "",
+              "```toml", *renderer.skeleton(kind, schema), "```"]
+    files = example_files(kind, root)
+    if files:
+        lines += ["", "Example scenarios: " + ", ".join(
+            f"[`{p.name}`](../../scenarios/{kind}/{p.name})" for p in files) + "."]
+    return "\n".join(lines) + "\n"
+
+
+# --------------------------------------------------------------------------------------------
+# files
+
+
+def generated_files(root: Path = ROOT) -> dict[Path, str]:
+    """Every generated file (path relative to ``root``) and the text it must hold."""
+    files: dict[Path, str] = {}
+    for kind in KIND_NAMES:
+        files[SCHEMA_DIR / f"{kind}.schema.json"] = schema_text(kind)
+        files[FORMAT_DIR / f"{kind}.md"] = markdown(kind, root)
+    return files
+
+
+def stale_files(root: Path = ROOT) -> list[Path]:
+    """Generated files that are missing or differ from what the models give now."""
+    out = []
+    for rel, text in generated_files(root).items():
+        path = root / rel
+        if not path.is_file() or path.read_text(encoding="utf-8") != text:
+            out.append(rel)
+    return out
+
+
+def write_files(root: Path = ROOT) -> list[Path]:
+    written = []
+    for rel, text in generated_files(root).items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if not path.is_file() or path.read_text(encoding="utf-8") != text:
+            path.write_text(text, encoding="utf-8")
+            written.append(rel)
+    return written
+
+
+# --------------------------------------------------------------------------------------------
+# command line: `python -m sim schema KIND [--markdown]` and `python -m sim.docs_gen [--check]`
+
+
+def add_schema_command(sub) -> None:
+    """Register ``schema`` on the subparsers of ``python -m sim``."""
+    p = sub.add_parser("schema", help="print the JSON Schema (or the Markdown reference) of a kind's scenario file")
+    p.add_argument("kind", choices=KIND_NAMES, metavar="KIND", help="one of " + ", ".join(KIND_NAMES))
+    p.add_argument("--markdown", action="store_true", help="print the Markdown reference instead")
+
+
+def cmd_schema(args) -> int:
+    sys.stdout.write(markdown(args.kind) if args.markdown else schema_text(args.kind))
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m sim.docs_gen",
+                                     description="Regenerate docs/schema and docs/scenario-format from the models.")
+    parser.add_argument("--check", action="store_true", help="only list stale files; exit 1 if any")
+    args = parser.parse_args(argv)
+    if args.check:
+        stale = stale_files()
+        for rel in stale:
+            print(f"stale: {rel}")
+        return 1 if stale else 0
+    for rel in write_files():
+        print(f"wrote {rel}")
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,145 @@
+"""The JSON Schema of the scenario files (``python -m sim schema KIND``, docs/schema/).
+
+Every example scenario must validate against its kind's schema (the schema is what editors check
+with, so a schema stricter than the loader would flag good files), and files the loader refuses for
+a reason one key can show (unknown key, wrong type, value out of range, unknown enum value, missing
+required key) must fail the schema too.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import tomllib
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+import sim
+from sim.cli import main
+from sim.docs_gen import json_schema
+from sim.errors import ScenarioError
+from sim.scenario import KIND_NAMES, parse_scenario
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLES = sorted((ROOT / "scenarios").glob("**/*.toml"))
+
+
+def _validator(kind: str) -> jsonschema.protocols.Validator:
+    schema = json_schema(kind)
+    cls = jsonschema.validators.validator_for(schema)
+    cls.check_schema(schema)
+    return cls(schema)
+
+
+def test_every_kind_has_examples():
+    assert {p.parent.name for p in EXAMPLES} == set(KIND_NAMES)
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_example_validates_against_its_schema(path):
+    data = tomllib.loads(path.read_text(encoding="utf-8"))
+    assert data["kind"] == path.parent.name
+    errors = sorted(_validator(data["kind"]).iter_errors(data), key=str)
+    assert not errors, f"{path}: {errors[0].json_path}: {errors[0].message}"
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_example_carries_the_schema_directive_and_loads(path):
+    """The first line points taplo / Even Better TOML at the shipped schema; the loader ignores it."""
+    first = path.read_text(encoding="utf-8").splitlines()[0]
+    kind = path.parent.name
+    assert first == f"#:schema ../../docs/schema/{kind}.schema.json"
+    target = (path.parent / first.removeprefix("#:schema ").strip()).resolve()
+    assert target == (ROOT / "docs" / "schema" / f"{kind}.schema.json").resolve()
+    assert target.is_file()
+    assert sim.load_scenario(path).kind == kind
+
+
+def test_directive_does_not_change_the_scenario(tmp_path):
+    """Same scenario hash with and without the directive line."""
+    path = ROOT / "scenarios" / "escape" / "lone_rogue.toml"
+    text = path.read_text(encoding="utf-8")
+    bare = tmp_path / "bare.toml"
+    bare.write_text(text.split("\n", 1)[1], encoding="utf-8")
+    assert sim.load_scenario(bare).scenario_hash == sim.load_scenario(path).scenario_hash
+
+
+def _example(kind: str) -> dict:
+    return tomllib.loads(sorted((ROOT / "scenarios" / kind).glob("*.toml"))[0].read_text(encoding="utf-8"))
+
+
+def _set(data: dict, dotted: str, value) -> dict:
+    out = copy.deepcopy(data)
+    node = out
+    parts = dotted.split(".")
+    for part in parts[:-1]:
+        node = node[int(part)] if isinstance(node, list) else node.setdefault(part, {})
+    node[parts[-1]] = value
+    return out
+
+
+def _drop(data: dict, dotted: str) -> dict:
+    out = copy.deepcopy(data)
+    node = out
+    parts = dotted.split(".")
+    for part in parts[:-1]:
+        node = node[int(part)] if isinstance(node, list) else node[part]
+    del node[parts[-1]]
+    return out
+
+
+# each case: an example of the kind with one key broken; both the loader and the schema refuse it
+INVALID = [
+    ("escape", lambda d: _set(d, "atention", {"limit": 3}), "unknown top-level key"),
+    ("escape", lambda d: _set(d, "party.0.level", "five"), "wrong type"),
+    ("escape", lambda d: _set(d, "party.0.scores.dex", 99), "score above 30"),
+    ("escape", lambda d: _set(d, "party.0.restraints.arms", "tight"), "unknown tier"),
+    ("escape", lambda d: _set(d, "rules", {"tiers": {"hevy": {"dc": 14}}}), "unknown tier id as a key"),
+    ("escape", lambda d: _drop(d, "party.0.class"), "missing required key"),
+    ("escape", lambda d: _set(d, "party", []), "empty party"),
+    ("restraint", lambda d: _set(d, "target.restraints", {"arms": 6}), "level above despair"),
+    ("restraint", lambda d: _set(d, "target.condition", "asleep"), "unknown condition"),
+    ("campus", lambda d: _set(d, "rules", {"fights": 3.5}), "wrong type or unknown key in [rules]"),
+    ("campus", lambda d: _set(d, "spawns.0.chance", 1.5), "chance above 1"),
+    ("campus", lambda d: _set(d, "policy", {"stance": "charge"}), "unknown stance policy"),
+    ("formation", lambda d: _set(d, "units.0.area", "middle"), "unknown area"),
+    ("formation", lambda d: _set(d, "session", {"checks": -1}), "negative checks"),
+    ("formation", lambda d: _set(d, "kind", "escape"), "kind of another schema"),
+]
+
+
+@pytest.mark.parametrize("kind,breaker,what", INVALID, ids=[c[2] for c in INVALID])
+def test_invalid_scenario_fails_the_schema_and_the_loader(kind, breaker, what):
+    good = _example(kind)
+    assert _validator(kind).is_valid(good)
+    bad = breaker(good)
+    assert not _validator(kind).is_valid(bad), what
+    with pytest.raises(ScenarioError):
+        parse_scenario(bad, "bad.toml")
+
+
+@pytest.mark.parametrize("kind", KIND_NAMES)
+def test_schema_subcommand_prints_the_schema(kind, capsys):
+    assert main(["schema", kind]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert printed == json_schema(kind)
+    assert printed["$schema"].endswith("2020-12/schema")
+    assert printed["properties"]["kind"]["const"] == kind
+    assert "additionalProperties" in printed and printed["additionalProperties"] is False
+
+
+def test_schema_subcommand_markdown(capsys):
+    assert main(["schema", "campus", "--markdown"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith('# Scenario format: `kind = "campus"`')
+    assert '<a id="key-rules-team-max"></a>`team_max`' in out
+
+
+def test_schema_subcommand_refuses_an_unknown_kind(capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["schema", "escpae"])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert "invalid choice" in err and "escape" in err and "Traceback" not in err
