@@ -33,20 +33,27 @@ class Strict(BaseModel):
 
 
 class RunSettings(Strict):
-    runs: int = Field(20_000, ge=1, le=100_000_000)
-    seed: int = Field(0, ge=0, le=2**63 - 1)
+    """Run defaults; the command line's --runs and --seed override them."""
+
+    runs: int = Field(20_000, ge=1, le=100_000_000, description="Number of simulated runs (games, duels, ...).")
+    seed: int = Field(0, ge=0, le=2**63 - 1, description=(
+        "Seed of the random numbers: the same scenario, seed and runs give the same results (R-GEN-7)."))
 
 
 class PolicySettings(Strict):
-    name: str = "greedy"
+    """The policy that decides what the characters do."""
+
+    name: str = Field("greedy", description="A built-in policy name, or \"package.module:callable\" for your own.")
 
 
 class ScenarioBase(Strict):
     """Fields every kind shares (SCENARIOS.md, Common)."""
 
-    kind: str
-    name: str = Field("", max_length=200)
-    description: str = Field("", max_length=10_000)
+    kind: str = Field(..., description="The rule system the scenario is written for.")
+    name: str = Field("", max_length=200, description=(
+        "A short title, shown in reports; the default report folder is named after it (else the file name)."))
+    description: str = Field("", max_length=10_000, description=(
+        "Free text: the design question the scenario asks; shown at the top of the report."))
 
     _source: str = PrivateAttr(default="<memory>")
     _hash: str = PrivateAttr(default="")
@@ -80,12 +87,12 @@ Score = Annotated[int, Field(ge=1, le=30)]
 class Scores(Strict):
     """The six ability scores of the d20 kinds (R-GEN-2)."""
 
-    str: Score
-    dex: Score
-    con: Score
-    int: Score
-    wis: Score
-    cha: Score
+    str: Score = Field(..., description="Strength score; modifier = floor((score - 10) / 2) (R-GEN-2).")
+    dex: Score = Field(..., description="Dexterity score.")
+    con: Score = Field(..., description="Constitution score.")
+    int: Score = Field(..., description="Intelligence score.")
+    wis: Score = Field(..., description="Wisdom score.")
+    cha: Score = Field(..., description="Charisma score.")
 
     def as_dict(self) -> dict:
         return self.model_dump()

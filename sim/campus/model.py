@@ -26,12 +26,14 @@ BIG = 1_000_000
 class CampusRules(Strict):
     """[rules] (R-CAM-5, R-CAM-9, R-CAM-11, R-CAM-15, R-CAM-50)."""
 
-    turns: int = Field(12, ge=1, le=MAX_TURNS)
-    team_max: int = Field(3, ge=2, le=MAX_PARTY)
-    vitality: int = Field(3, ge=1, le=BIG)
-    escape_offset: int = Field(0, ge=-BIG, le=BIG)
-    miso_bomb: bool = False
-    options: Literal["all"] | int = "all"
+    turns: int = Field(12, ge=1, le=MAX_TURNS, description="Turns of the game (R-CAM-5).")
+    team_max: int = Field(3, ge=2, le=MAX_PARTY, description="Most members of one team in a team battle (R-CAM-9).")
+    vitality: int = Field(3, ge=1, le=BIG, description="Starting vitality of a PC that does not set its own.")
+    escape_offset: int = Field(0, ge=-BIG, le=BIG, description=(
+        "Added to the turn number to give a captive's escape target (R-CAM-11)."))
+    miso_bomb: bool = Field(False, description="A PC put out of the game returns as an adversary (R-CAM-15).")
+    options: Literal["all"] | int = Field("all", description=(
+        "Movement options each turn: \"all\" locations, or an integer k: k locations drawn for the party."))
 
     @model_validator(mode="after")
     def _options_positive(self):
@@ -41,46 +43,55 @@ class CampusRules(Strict):
 
 
 class Location(Strict):
-    id: str = Field(..., min_length=1, max_length=100)
-    exit: bool = False
-    opens_on: int = Field(1, ge=1, le=MAX_TURNS)
-    capture_room: bool = False
-    escape_offset: int | None = Field(None, ge=-BIG, le=BIG)
+    """A place on the campus."""
+
+    id: str = Field(..., min_length=1, max_length=100, description="Unique id, used by spawns and missions.")
+    exit: bool = Field(False, description="A PC still free here after its confrontations leaves and clears (R-CAM-26).")
+    opens_on: int = Field(1, ge=1, le=MAX_TURNS, description="The first turn an exit works.")
+    capture_room: bool = Field(False, description="Captured PCs are held here (R-CAM-8); at least one is needed.")
+    escape_offset: int | None = Field(None, ge=-BIG, le=BIG, description=(
+        "A capture room's own escape offset, replacing rules.escape_offset."))
 
 
 class Abilities(Strict):
     """R-CAM-1: three non-negative abilities (required for PCs)."""
 
-    fight: int = Field(..., ge=0, le=BIG)
-    flee: int = Field(..., ge=0, le=BIG)
-    hide: int = Field(..., ge=0, le=BIG)
+    fight: int = Field(..., ge=0, le=BIG, description="Base ability in the fight stance.")
+    flee: int = Field(..., ge=0, le=BIG, description="Base ability in the flee stance.")
+    hide: int = Field(..., ge=0, le=BIG, description="Base ability in the hide stance.")
 
     def as_tuple(self) -> tuple[int, int, int]:
         return (self.fight, self.flee, self.hide)
 
 
 class AdversaryAbilities(Strict):
-    fight: int = Field(0, ge=0, le=BIG)
-    flee: int = Field(0, ge=0, le=BIG)
-    hide: int = Field(0, ge=0, le=BIG)
+    """An adversary's three abilities (R-CAM-1)."""
+
+    fight: int = Field(0, ge=0, le=BIG, description="Ability in the fight stance.")
+    flee: int = Field(0, ge=0, le=BIG, description="Ability in the flee stance.")
+    hide: int = Field(0, ge=0, le=BIG, description="Ability in the hide stance.")
 
     def as_tuple(self) -> tuple[int, int, int]:
         return (self.fight, self.flee, self.hide)
 
 
 class StanceBonus(Strict):
-    fight: int = Field(0, ge=-BIG, le=BIG)
-    flee: int = Field(0, ge=-BIG, le=BIG)
-    hide: int = Field(0, ge=-BIG, le=BIG)
+    """Additive bonuses per stance, added before multipliers (R-CAM-3)."""
+
+    fight: int = Field(0, ge=-BIG, le=BIG, description="Added to the fight value.")
+    flee: int = Field(0, ge=-BIG, le=BIG, description="Added to the flee value.")
+    hide: int = Field(0, ge=-BIG, le=BIG, description="Added to the hide value.")
 
     def as_tuple(self) -> tuple[int, int, int]:
         return (self.fight, self.flee, self.hide)
 
 
 class StanceMultiplier(Strict):
-    fight: float = Field(1.0, gt=0, le=1000)
-    flee: float = Field(1.0, gt=0, le=1000)
-    hide: float = Field(1.0, gt=0, le=1000)
+    """Multipliers per stance, applied after additions; the product is floored once (R-CAM-3)."""
+
+    fight: float = Field(1.0, gt=0, le=1000, description="Multiplies the fight value.")
+    flee: float = Field(1.0, gt=0, le=1000, description="Multiplies the flee value.")
+    hide: float = Field(1.0, gt=0, le=1000, description="Multiplies the hide value.")
 
     def as_tuple(self) -> tuple[float, float, float]:
         return (self.fight, self.flee, self.hide)
@@ -89,9 +100,9 @@ class StanceMultiplier(Strict):
 class StanceWeights(Strict):
     """R-CAM-21: stance weights (a missing stance has weight 0)."""
 
-    fight: float = Field(0.0, ge=0, le=1e9)
-    flee: float = Field(0.0, ge=0, le=1e9)
-    hide: float = Field(0.0, ge=0, le=1e9)
+    fight: float = Field(0.0, ge=0, le=1e9, description="Relative weight of drawing fight.")
+    flee: float = Field(0.0, ge=0, le=1e9, description="Relative weight of drawing flee.")
+    hide: float = Field(0.0, ge=0, le=1e9, description="Relative weight of drawing hide.")
 
     @model_validator(mode="after")
     def _positive_total(self):
@@ -106,32 +117,37 @@ class StanceWeights(Strict):
 class Adversary(Strict):
     """R-CAM-20 adversary template."""
 
-    name: str = Field(..., min_length=1, max_length=100)
-    abilities: AdversaryAbilities = Field(default_factory=AdversaryAbilities)
-    bonus: StanceBonus = Field(default_factory=StanceBonus)
-    multiplier: StanceMultiplier = Field(default_factory=StanceMultiplier)
-    stance: StanceWeights | Stance | None = None  # None: uniform
-    reward: int = Field(0, ge=-BIG, le=BIG)
-    boss: bool = False
-    capture_room: str | None = None
+    name: str = Field(..., min_length=1, max_length=100, description="Unique name, used by spawns.")
+    abilities: AdversaryAbilities = Field(default_factory=AdversaryAbilities, description="fight, flee, hide.")
+    bonus: StanceBonus = Field(default_factory=StanceBonus, description="Additive bonus per stance.")
+    multiplier: StanceMultiplier = Field(default_factory=StanceMultiplier, description="Multiplier per stance.")
+    stance: StanceWeights | Stance | None = Field(None, description=(  # None: uniform
+        "Stance weights drawn each confrontation (R-CAM-21), or one fixed stance name; left out: uniform."))
+    reward: int = Field(0, ge=-BIG, le=BIG, description="gp a PC gains for beating it (R-CAM-8).")
+    boss: bool = Field(False, description="A boss stays after a confrontation; each group fights it once a turn.")
+    capture_room: str | None = Field(None, description=(
+        "Id of the capture room its captives go to; left out: the only capture room, or one at random."))
 
 
 class Spawn(Strict):
     """R-CAM-20 / R-CAM-50 spawn schedule entry."""
 
-    adversary: str
-    turns: list[int] | None = Field(None, min_length=2, max_length=2)  # inclusive range; None: every turn
-    locations: Literal["any"] | list[str] = "any"
-    count: int = Field(1, ge=0, le=MAX_SPAWN_SLOTS)
-    chance: float = Field(1.0, ge=0, le=1)
+    adversary: str = Field(..., description="Name of the adversary template placed.")
+    turns: list[int] | None = Field(None, min_length=2, max_length=2, description=(  # None: every turn
+        "Inclusive range [first, last] of turns; left out: every turn."))
+    locations: Literal["any"] | list[str] = Field("any", description=(
+        "Candidate location ids, or \"any\" (every location that is not a capture room)."))
+    count: int = Field(1, ge=0, le=MAX_SPAWN_SLOTS, description=(
+        "How many adversaries the entry places, each independently (R-CAM-50)."))
+    chance: float = Field(1.0, ge=0, le=1, description="Probability that each of them is placed in a turn.")
 
 
 class Penalty(Strict):
     """R-CAM-25: { vitality = n } or { ability = "hide", amount = n }."""
 
-    vitality: int | None = Field(None, ge=0, le=BIG)
-    ability: Stance | None = None
-    amount: int | None = Field(None, ge=0, le=BIG)
+    vitality: int | None = Field(None, ge=0, le=BIG, description="Vitality lost by every participant.")
+    ability: Stance | None = Field(None, description="The ability lowered (give amount too).")
+    amount: int | None = Field(None, ge=0, le=BIG, description="How much the ability is lowered.")
 
     @model_validator(mode="after")
     def _one_form(self):
@@ -146,14 +162,17 @@ class Penalty(Strict):
 class Mission(Strict):
     """R-CAM-25 / R-CAM-56."""
 
-    location: str
-    turns: list[int] | None = Field(None, min_length=2, max_length=2)
-    chance: float = Field(1.0, ge=0, le=1)
-    stance: Stance
-    mode: Literal["sum", "each"] = "sum"
-    target: int = Field(..., ge=-BIG, le=BIG)
-    reward: int = Field(0, ge=-BIG, le=BIG)
-    penalty: Penalty | None = None
+    location: str = Field(..., description="Id of the location where the mission happens.")
+    turns: list[int] | None = Field(None, min_length=2, max_length=2, description=(
+        "Inclusive range [first, last] of turns; left out: every turn."))
+    chance: float = Field(1.0, ge=0, le=1, description="Probability the mission happens, rolled each turn.")
+    stance: Stance = Field(..., description="The stance whose values are tested.")
+    mode: Literal["sum", "each"] = Field("sum", description=(
+        "sum: the present free PCs' values together reach target; each: every one of them does."))
+    target: int = Field(..., ge=-BIG, le=BIG, description="The value to reach.")
+    reward: int = Field(0, ge=-BIG, le=BIG, description="gp every participant gains on success.")
+    penalty: Penalty | None = Field(None, description=(
+        "On failure: { vitality = n } or { ability = \"hide\", amount = n }; left out: none."))
 
 
 SkillKind = Literal["bonus", "multiplier", "team", "early_ears", "nursing", "gp_per_turn"]
@@ -162,11 +181,15 @@ SkillKind = Literal["bonus", "multiplier", "team", "early_ears", "nursing", "gp_
 class Skill(Strict):
     """R-CAM-30 skills, one flat table per skill (the `kind` decides which keys apply)."""
 
-    kind: SkillKind
-    stances: list[Stance] | None = None
-    value: int | float | None = None
-    when: Literal["always", "advantage"] | None = None
-    name: str | None = Field(None, min_length=1, max_length=100)
+    kind: SkillKind = Field(..., description=(
+        "bonus, multiplier, team, early_ears, nursing or gp_per_turn; decides which other keys apply."))
+    stances: list[Stance] | None = Field(None, description=(
+        "bonus, multiplier: the stances it applies to; left out: all three."))
+    value: int | float | None = Field(None, description=(
+        "bonus: +n (integer); multiplier: xk (default 2); gp_per_turn: gp change each turn (integer)."))
+    when: Literal["always", "advantage"] | None = Field(None, description=(
+        "multiplier: always (default) or advantage (only when the stance beats the opponent's)."))
+    name: str | None = Field(None, min_length=1, max_length=100, description="team: the team's name.")
 
     @model_validator(mode="after")
     def _keys_for_kind(self):
@@ -198,41 +221,51 @@ class Skill(Strict):
 
 
 class PartyMember(Strict):
-    name: str = Field(..., min_length=1, max_length=100)
-    abilities: Abilities
-    vitality: int | None = Field(None, ge=1, le=BIG)
-    team: str | None = Field(None, min_length=1, max_length=100)
-    skills: list[Skill] = Field(default_factory=list, max_length=100)
+    """A player character, in party order."""
+
+    name: str = Field(..., min_length=1, max_length=100, description="Unique name, used in reports.")
+    abilities: Abilities = Field(..., description="Base fight, flee and hide (all three required).")
+    vitality: int | None = Field(None, ge=1, le=BIG, description="Starting vitality; left out: rules.vitality.")
+    team: str | None = Field(None, min_length=1, max_length=100, description=(
+        "Team name: PCs of one team at one location fight together (R-CAM-9)."))
+    skills: list[Skill] = Field(default_factory=list, max_length=100, description="Skills (R-CAM-30).")
     # project extension of R-CAM-12: captives this PC never supports (names)
-    exclude: list[str] = Field(default_factory=list, max_length=MAX_PARTY)
+    exclude: list[str] = Field(default_factory=list, max_length=MAX_PARTY, description=(
+        "Names of captives this PC never supports as a rescuer (R-CAM-12)."))
 
 
 class CampusPolicy(Strict):
     """R-CAM-40 built-in policies."""
 
-    name: str = Field("builtin", max_length=200)
-    move: Literal["random", "avoid"] = "random"
+    name: str = Field("builtin", max_length=200, description="Only the built-in policies exist for campus.")
+    move: Literal["random", "avoid"] = Field("random", description=(
+        "Destination: random (uniform among the options) or avoid (no adversary seen, no capture room)."))
     # `equilibrium` (issue 7, docs/decisions.md (Campus)): the PC's exact maximin mix of the stance game against
     # the adversaries seen at its destination (early ears), else against the templates the schedule can place
     # this turn; one uniform draw per PC per turn (sim.campus.stances)
-    stance: Literal["fixed", "random", "best", "counter", "equilibrium"] = "best"
-    stance_value: Stance = "hide"
-    growth: Literal["none", "lowest", "best"] = "none"
-    rescue: bool = False
+    stance: Literal["fixed", "random", "best", "counter", "equilibrium"] = Field("best", description=(
+        "Stance choice: fixed (stance_value), random, best (highest own value), counter (best win chance "
+        "against the adversaries seen), equilibrium (maximin mix)."))
+    stance_value: Stance = Field("hide", description="The stance of the fixed policy.")
+    growth: Literal["none", "lowest", "best"] = Field("none", description=(
+        "Growth spending: none, lowest (each gp to the lowest ability) or best (all to the best stance's)."))
+    rescue: bool = Field(False, description="Free PCs go to capture rooms to rescue captives they can free.")
 
 
 class Scenario(ScenarioBase):
-    """kind = "campus" (RULES.md section 3)."""
+    """kind = "campus" (docs/rules/campus.md)."""
 
-    kind: Literal["campus"]
-    run: RunSettings = Field(default_factory=RunSettings)
-    rules: CampusRules = Field(default_factory=CampusRules)
-    locations: list[Location] = Field(..., min_length=1, max_length=MAX_LOCATIONS)
-    adversaries: list[Adversary] = Field(default_factory=list, max_length=100)
-    spawns: list[Spawn] = Field(default_factory=list, max_length=MAX_SPAWN_SLOTS)
-    missions: list[Mission] = Field(default_factory=list, max_length=200)
-    party: list[PartyMember] = Field(..., min_length=1, max_length=MAX_PARTY)
-    policy: CampusPolicy = Field(default_factory=CampusPolicy)
+    kind: Literal["campus"] = Field(..., description="The rule system: the campus game.")
+    run: RunSettings = Field(default_factory=RunSettings, description="Runs (games) and seed.")
+    rules: CampusRules = Field(default_factory=CampusRules, description="Turns, teams, vitality, escape, options.")
+    locations: list[Location] = Field(..., min_length=1, max_length=MAX_LOCATIONS, description=(
+        "The campus: at least one capture room and one location that is not."))
+    adversaries: list[Adversary] = Field(default_factory=list, max_length=100, description="Adversary templates.")
+    spawns: list[Spawn] = Field(default_factory=list, max_length=MAX_SPAWN_SLOTS, description=(
+        "The schedule placing adversaries each turn (R-CAM-20)."))
+    missions: list[Mission] = Field(default_factory=list, max_length=200, description="Missions (R-CAM-25).")
+    party: list[PartyMember] = Field(..., min_length=1, max_length=MAX_PARTY, description="The player characters.")
+    policy: CampusPolicy = Field(default_factory=CampusPolicy, description="The built-in policies (R-CAM-40).")
 
 
 def _unknown(kind: str, given: str, valid: list[str], key: str) -> ScenarioError:

@@ -47,110 +47,167 @@ def _dice_field(value: str, names: tuple[str, ...] = SCORE_NAMES) -> str:
 
 
 class EscapeRun(RunSettings):
-    max_rounds: int = Field(12, ge=1, le=MAX_ROUNDS)
+    """Run defaults; --runs and --seed override runs and seed."""
+
+    max_rounds: int = Field(12, ge=1, le=MAX_ROUNDS, description=(
+        "Rounds before the challenge ends in a timeout (R-ESC-5)."))
 
 
 class TierOverride(Strict):
-    dc: int | None = Field(None, ge=-100, le=200)
-    becomes: BecomesId | None = None
+    """A change to one tier of the ladder (R-ESC-2); a key left out keeps the default."""
+
+    dc: int | None = Field(None, ge=-100, le=200, description=(
+        "The tier's DC (defaults: simple 10, light 12, moderate 15, heavy 18, severe 21, complete 24, "
+        "despair 26); not allowed for utter."))
+    becomes: BecomesId | None = Field(None, description=(
+        "What a successful check turns the restraint into (defaults: simple, light -> free; moderate -> simple; "
+        "heavy -> light; severe -> heavy; complete -> severe; despair -> complete); not allowed for utter."))
 
 
 class EscapeRules(Strict):
-    dice_stacking: DiceStacking = "cancel"
-    tiers: dict[TierId, TierOverride] = Field(default_factory=dict)
+    """Rule settings of the escape challenge."""
+
+    dice_stacking: DiceStacking = Field("cancel", description=(
+        "How several bonus and penalty dice combine (R-GEN-4): cancel (any of both give a plain roll, several of "
+        "one kind count as one) or pool (each extra die adds a d20; the net count decides)."))
+    tiers: dict[TierId, TierOverride] = Field(default_factory=dict, description=(
+        "Overrides of the tier ladder, keyed by tier id: [rules.tiers.heavy] dc = 17 (R-ESC-2)."))
 
 
 class Goal(Strict):
-    slots: list[SlotId] = Field(default_factory=lambda: list(SLOTS))
+    """What counts as escaped (R-ESC-5)."""
+
+    slots: list[SlotId] = Field(default_factory=lambda: list(SLOTS), description=(
+        "The slots every character must have free for the party to escape; each slot at most once."))
 
 
 class Attention(Strict):
-    limit: int | None = Field(None, ge=1, le=1_000_000)
-    assist: int = Field(2, ge=0, le=10_000)
-    guide: int = Field(1, ge=0, le=10_000)
-    search: int = Field(0, ge=0, le=10_000)
-    per_round: int = Field(0, ge=0, le=10_000)
+    """The watch (R-ESC-9a): actions draw attention; reaching the limit means caught."""
+
+    limit: int | None = Field(None, ge=1, le=1_000_000, description=(
+        "Attention at which the party is caught; left out: no limit."))
+    assist: int = Field(2, ge=0, le=10_000, description="Attention drawn by each assist and each untie of another.")
+    guide: int = Field(1, ge=0, le=10_000, description="Attention drawn by each guide.")
+    search: int = Field(0, ge=0, le=10_000, description="Attention drawn by each search.")
+    per_round: int = Field(0, ge=0, le=10_000, description="Attention added every round, from round 1.")
 
 
 class Item(Strict):
-    name: str = Field(..., min_length=1, max_length=100)
-    kind: Literal["bonus", "release"] = "bonus"
-    value: int = Field(1, ge=-100, le=100)
-    weight: float = Field(1.0, gt=0, le=1e9)
-    max_tier: TierId = "severe"
-    count: int | None = Field(None, ge=0, le=1_000_000)
+    """An item a successful search can find (R-ESC-10)."""
+
+    name: str = Field(..., min_length=1, max_length=100, description="Unique name of the item.")
+    kind: Literal["bonus", "release"] = Field("bonus", description=(
+        "bonus: +value to the finder's escape checks for the rest of the challenge; release: frees one "
+        "restraint of tier <= max_tier when used (consumed)."))
+    value: int = Field(1, ge=-100, le=100, description="The bonus of a bonus item.")
+    weight: float = Field(1.0, gt=0, le=1e9, description="Relative chance of being drawn from the pool.")
+    max_tier: TierId = Field("severe", description="The highest tier a release item frees.")
+    count: int | None = Field(None, ge=0, le=1_000_000, description=(
+        "How many exist (the item runs out); left out: unlimited."))
 
 
 class Search(Strict):
-    dc: int = Field(14, ge=-100, le=200)
-    items: list[Item] = Field(default_factory=list)
+    """Searching the cell (R-ESC-10); without this table nobody searches."""
+
+    dc: int = Field(14, ge=-100, le=200, description=(
+        "DC of the search check (d20 + wis mod, + proficiency if the character has perception)."))
+    items: list[Item] = Field(default_factory=list, description=(
+        "The weighted pool a successful search draws one item from; an empty pool finds nothing."))
 
 
 class Rest(Strict):
-    recovery: str = "1d6"
+    """Resting (R-ESC-10a)."""
+
+    recovery: str = Field("1d6", description=(
+        "Composure a rest restores, a dice expression such as \"1d6\" or \"1d4+con\" (R-GEN-5)."))
     _v = field_validator("recovery")(_dice_field)
 
 
 class Harness(Strict):
-    damage: str = "1d4"
+    """The harness slot (R-ESC-11)."""
+
+    damage: str = Field("1d4", description=(
+        "Composure damage the wearer of a harness takes in each round it struggles (dice expression)."))
     _v = field_validator("damage")(_dice_field)
 
 
 class Stimulus(Strict):
-    damage: str = "1d4"
-    kind: Literal["damage", "craving"] = "damage"
+    """A stimulus that hits every character every round (R-ESC-12, R-ESC-13); without this table, none."""
+
+    damage: str = Field("1d4", description="Composure damage per character per round (dice expression).")
+    kind: Literal["damage", "craving"] = Field("damage", description=(
+        "damage, or craving: the damage also lowers the composure maximum by the same amount for the rest "
+        "of the challenge."))
     _v = field_validator("damage")(_dice_field)
 
 
 class Overload(Strict):
-    dazed_rounds: int = Field(1, ge=0, le=MAX_ROUNDS)
+    """What happens when composure reaches 0 (R-ESC-12)."""
+
+    dazed_rounds: int = Field(1, ge=0, le=MAX_ROUNDS, description=(
+        "Rounds a character is dazed after an overload (no action, streaks break)."))
 
 
 
+
+
+_SLOT_TEXT = "The tier of the restraint on this slot at the start; left out: free."
 
 
 class Restraints(Strict):
-    arms: TierId | None = None
-    fingers: TierId | None = None
-    body: TierId | None = None
-    legs: TierId | None = None
-    harness: TierId | None = None
-    mask: TierId | None = None
-    gag: TierId | None = None
-    blindfold: TierId | None = None
-    earplugs: TierId | None = None
+    """The restraints a character starts with: slot = tier id (R-ESC-1, R-ESC-2)."""
+
+    arms: TierId | None = Field(None, description=_SLOT_TEXT)
+    fingers: TierId | None = Field(None, description=_SLOT_TEXT + " Blocks assists and unties; penalises dex.")
+    body: TierId | None = Field(None, description=_SLOT_TEXT + " A full-body wrap: only the body, only with str.")
+    legs: TierId | None = Field(None, description=_SLOT_TEXT)
+    harness: TierId | None = Field(None, description=_SLOT_TEXT + " A rope net: composure damage when struggling.")
+    mask: TierId | None = Field(None, description=_SLOT_TEXT + " Breath-restricting: penalty die on str checks.")
+    gag: TierId | None = Field(None, description=_SLOT_TEXT + " No guide, blessing or mage-hand bonus.")
+    blindfold: TierId | None = Field(None, description=_SLOT_TEXT + " No search, no guide.")
+    earplugs: TierId | None = Field(None, description=_SLOT_TEXT + " Cannot be guided.")
 
 
 class Character(Strict):
-    name: str = Field(..., min_length=1, max_length=100)
-    class_: ClassId = Field(..., alias="class")
-    level: int = Field(1, ge=1, le=20)
-    scores: Scores
-    perception: bool = False
-    composure_ability: Literal["con", "wis", "cha"] | None = None
-    composure: int | None = Field(None, ge=1, le=100_000)
-    restraints: Restraints = Field(default_factory=Restraints)
+    """One member of the party, in party order (the order of every tie)."""
+
+    name: str = Field(..., min_length=1, max_length=100, description="Unique name, used in reports.")
+    class_: ClassId = Field(..., alias="class", description=(
+        "The character's class: decides class skills (R-ESC-14) and the composure die (R-RST-20)."))
+    level: int = Field(1, ge=1, le=20, description="Character level (proficiency bonus, composure, breath points).")
+    scores: Scores = Field(..., description="The six ability scores.")
+    perception: bool = Field(False, description="Proficient in perception: adds proficiency to search checks.")
+    composure_ability: Literal["con", "wis", "cha"] | None = Field(None, description=(
+        "The ability whose modifier feeds the composure maximum; left out: the default of R-RST-25."))
+    composure: int | None = Field(None, ge=1, le=100_000, description=(
+        "Composure maximum, replacing the one computed from class and level."))
+    restraints: Restraints = Field(default_factory=Restraints, description="Starting restraints, slot = tier id.")
 
 
 class EscapePolicy(PolicySettings):
-    pass
+    """Who does what each round (R-ESC-20, R-ESC-21, docs/policies.md)."""
+
+    name: str = Field("greedy", description=(
+        "greedy (the reference, R-ESC-20), arms_first, team (R-ESC-21), or \"package.module:callable\" "
+        "for your own policy (see docs/policies.md)."))
 
 
 class Scenario(ScenarioBase):
-    """kind = "escape" (RULES.md section 1)."""
+    """kind = "escape" (docs/rules/escape.md)."""
 
-    kind: Literal["escape"]
-    run: EscapeRun = Field(default_factory=EscapeRun)
-    rules: EscapeRules = Field(default_factory=EscapeRules)
-    goal: Goal = Field(default_factory=Goal)
-    attention: Attention = Field(default_factory=Attention)
-    search: Search | None = None
-    rest: Rest = Field(default_factory=Rest)
-    harness: Harness = Field(default_factory=Harness)
-    stimulus: Stimulus | None = None
-    overload: Overload = Field(default_factory=Overload)
-    party: list[Character] = Field(..., min_length=1, max_length=MAX_PARTY)
-    policy: EscapePolicy = Field(default_factory=EscapePolicy)
+    kind: Literal["escape"] = Field(..., description="The rule system: a party escaping restraints in a cell.")
+    run: EscapeRun = Field(default_factory=EscapeRun, description="Runs, seed and the round limit.")
+    rules: EscapeRules = Field(default_factory=EscapeRules, description="Dice stacking and the tier ladder.")
+    goal: Goal = Field(default_factory=Goal, description="The slots that must be free to escape.")
+    attention: Attention = Field(default_factory=Attention, description="The watch and its limit.")
+    search: Search | None = Field(None, description="Search DC and item pool; left out: nobody searches.")
+    rest: Rest = Field(default_factory=Rest, description="Composure recovered by resting.")
+    harness: Harness = Field(default_factory=Harness, description="Damage of the harness slot.")
+    stimulus: Stimulus | None = Field(None, description="Composure damage every round; left out: none.")
+    overload: Overload = Field(default_factory=Overload, description="Rounds dazed after an overload.")
+    party: list[Character] = Field(..., min_length=1, max_length=MAX_PARTY, description=(
+        "The characters, one [[party]] table each, in party order."))
+    policy: EscapePolicy = Field(default_factory=EscapePolicy, description="The policy choosing every action.")
 
 
 def check(s: Scenario) -> None:

@@ -34,75 +34,98 @@ G_NONE, G_ASSAULT, G_TRAINING, G_SERVICE = 0, 1, 2, 3
 class Ambush(Strict):
     """R-MDK-12 / R-MDK-20: the opposed ambush check."""
 
-    ambusher_athletics: int = Field(7, ge=ABILITY_MIN, le=ABILITY_MAX)  # 運動
-    powered_armor: int = Field(0, ge=0, le=1000)
-    party_size: int = Field(4, ge=1, le=1000)
-    defender_information: int = Field(7, ge=ABILITY_MIN, le=ABILITY_MAX)  # 情報
-    super_perception: int = Field(0, ge=0, le=1000)
-    side: Literal["A", "B"] = "A"  # which [[units]] side ambushes in the skirmish
+    ambusher_athletics: int = Field(7, ge=ABILITY_MIN, le=ABILITY_MAX, description=(  # 運動
+        "Athletics (undou) of the ambushing party's representative."))
+    powered_armor: int = Field(0, ge=0, le=1000, description=(
+        "Ambushers in powered armor: -2 each; all of the party: no ambush possible."))
+    party_size: int = Field(4, ge=1, le=1000, description="Members of the ambushing party.")
+    defender_information: int = Field(7, ge=ABILITY_MIN, le=ABILITY_MAX, description=(  # 情報
+        "Information (jouhou) of the defending party's representative."))
+    super_perception: int = Field(0, ge=0, le=1000, description=(
+        "Super-perception monsters among the defenders: +2 each."))
+    side: Literal["A", "B"] = Field("A", description=(  # which [[units]] side ambushes in the skirmish
+        "Which side of [[units]] ambushes in the skirmish."))
 
 
 class Unit(Strict):
     """One unit of the formation (R-MDK-4 .. R-MDK-11)."""
 
-    side: Literal["A", "B"] = "A"
-    name: str = Field(..., min_length=1, max_length=100)
-    area: Literal["front", "back"] = "front"
-    attack: Literal["melee", "ranged", "magic"] = "melee"
-    combat: int = Field(7, ge=ABILITY_MIN, le=ABILITY_MAX)  # 戦闘
-    evade: int = Field(5, ge=ABILITY_MIN, le=ABILITY_MAX)
-    damage: int = Field(3, ge=0, le=10_000)
-    hp: int = Field(10, ge=1, le=100_000)
-    stars: int = Field(1, ge=0, le=50)
-    troop: bool = False
-    summoned: bool = False
+    side: Literal["A", "B"] = Field("A", description="The unit's side.")
+    name: str = Field(..., min_length=1, max_length=100, description="Unique name, used in reports.")
+    area: Literal["front", "back"] = Field("front", description="Starting area (R-MDK-6).")
+    attack: Literal["melee", "ranged", "magic"] = Field("melee", description=(
+        "The unit's attack: melee, ranged, or magic (any area without penalty)."))
+    combat: int = Field(7, ge=ABILITY_MIN, le=ABILITY_MAX, description=(  # 戦闘
+        "Combat (sentou), the attack roll's ability."))
+    evade: int = Field(5, ge=ABILITY_MIN, le=ABILITY_MAX, description="The defender's ability against attacks.")
+    damage: int = Field(3, ge=0, le=10_000, description="Damage of a hit before armor.")
+    hp: int = Field(10, ge=1, le=100_000, description="Hit points; at 0 the unit is out.")
+    stars: int = Field(1, ge=0, le=50, description="Rank in stars: armor 3 per star for monsters, DP rewards.")
+    troop: bool = Field(False, description="A troop-sized unit (R-MDK-8).")
+    summoned: bool = Field(False, description="A summoned monster: no armor (R-MDK-4).")
     # additions (docs/decisions.md (Formation))
-    monster: bool = True  # R-MDK-4 armor ★×3 applies to monsters
-    armor: int | None = Field(None, ge=0, le=10_000)  # explicit armor replaces ★×3
-    armor_stripped: bool = False  # R-MDK-4 armor-stripping magic: halved, round up
-    troop_size: int = Field(1, ge=1, le=1000)  # R-MDK-8, only read when troop = true
-    super_perception: bool = False  # R-MDK-12: acts in the ambushed round
-    grapple: Literal["none", "assault", "training", "service"] = "none"  # R-MDK-10
-    stamina: int = Field(5, ge=ABILITY_MIN, le=ABILITY_MAX)  # 体力, leaving an assault grapple
-    resolve: int = Field(5, ge=ABILITY_MIN, le=ABILITY_MAX)  # 自尊, leaving a training grapple
-    summoner: str = Field("", max_length=100)  # R-MDK-5: enters when this unit calls it
+    monster: bool = Field(True, description="A monster: armor 3 per star unless summoned (R-MDK-4).")
+    armor: int | None = Field(None, ge=0, le=10_000, description=(  # explicit armor replaces ★×3
+        "Explicit armor, replacing 3 per star."))
+    armor_stripped: bool = Field(False, description=(  # R-MDK-4 armor-stripping magic: halved, round up
+        "Armor-stripping magic: armor halved, rounded up."))
+    troop_size: int = Field(1, ge=1, le=1000, description=(  # R-MDK-8, only read when troop = true
+        "Size of a troop (compared with the enemy front's troops); read only when troop = true."))
+    super_perception: bool = Field(False, description=(  # R-MDK-12: acts in the ambushed round
+        "A super-perception monster: acts normally in an ambushed round."))
+    grapple: Literal["none", "assault", "training", "service"] = Field("none", description=(  # R-MDK-10
+        "The contact action the unit uses instead of attacking: none, assault, training or service (R-MDK-10)."))
+    stamina: int = Field(5, ge=ABILITY_MIN, le=ABILITY_MAX, description=(  # 体力, leaving an assault grapple
+        "Stamina (tairyoku), to leave an assault grapple."))
+    resolve: int = Field(5, ge=ABILITY_MIN, le=ABILITY_MAX, description=(  # 自尊, leaving a training grapple
+        "Self-respect (jison), to leave a training grapple."))
+    summoner: str = Field("", max_length=100, description=(  # R-MDK-5: enters when this unit calls it
+        "Name of the unit that calls this one (R-MDK-5); empty: on the field from the start."))
 
 
 class Session(Strict):
     """R-MDK-3 / R-MDK-21: one session's DP income."""
 
-    checks: int = Field(40, ge=0, le=MAX_CHECKS)
-    stars: list[Annotated[int, Field(ge=0, le=50)]] = Field(default_factory=lambda: [1, 1, 1, 1], max_length=100)
+    checks: int = Field(40, ge=0, le=MAX_CHECKS, description="Dark-dice checks rolled in a session (each six: DP).")
+    stars: list[Annotated[int, Field(ge=0, le=50)]] = Field(
+        default_factory=lambda: [1, 1, 1, 1], max_length=100,
+        description="The PCs' stars: a successful session gives each 3 DP per star (R-MDK-3).")
 
 
 class Skirmish(Strict):
     """The skirmish (R-MDK-14); every choice RULES.md leaves open is a field here."""
 
-    enabled: bool = True
-    max_rounds: int = Field(10, ge=1, le=MAX_ROUNDS)
-    order: Literal["listed", "combat"] = "listed"
-    damage_model: Literal["flat", "margin"] = "flat"
-    min_damage: int = Field(1, ge=0, le=10_000)
-    ambush: bool = True  # start with the R-MDK-12 ambush check of [ambush]
-    focus_target: int = Field(5, ge=ABILITY_MIN, le=ABILITY_MAX)  # leaving a training grapple
+    enabled: bool = Field(True, description="Simulate the skirmish (needs a unit of each side on the field).")
+    max_rounds: int = Field(10, ge=1, le=MAX_ROUNDS, description="Rounds before the skirmish ends undecided.")
+    order: Literal["listed", "combat"] = Field("listed", description=(
+        "Acting order: as listed, or by combat (highest first, ties as listed)."))
+    damage_model: Literal["flat", "margin"] = Field("flat", description=(
+        "flat: a hit deals damage - armor; margin: damage + success margin - armor."))
+    min_damage: int = Field(1, ge=0, le=10_000, description="Least damage a hit deals.")
+    ambush: bool = Field(True, description=(  # start with the R-MDK-12 ambush check of [ambush]
+        "Start with the ambush check of [ambush]."))
+    focus_target: int = Field(5, ge=ABILITY_MIN, le=ABILITY_MAX, description=(  # leaving a training grapple
+        "Target number of the focus check that ends a training grapple."))
 
 
 class FormationPolicy(Strict):
     """Target choice of the skirmish: minimal penalty first, then ``name`` breaks ties."""
 
-    name: Literal["greedy", "first", "random"] = "greedy"
+    name: Literal["greedy", "first", "random"] = Field("greedy", description=(
+        "Tie-break among the targets with the least penalty: greedy, first or random."))
 
 
 class Scenario(ScenarioBase):
-    """kind = "formation" (RULES.md section 4)."""
+    """kind = "formation" (docs/rules/formation.md)."""
 
-    kind: Literal["formation"]
-    run: RunSettings = Field(default_factory=RunSettings)
-    ambush: Ambush = Field(default_factory=Ambush)
-    units: list[Unit] = Field(default_factory=list, max_length=MAX_UNITS)
-    session: Session = Field(default_factory=Session)
-    skirmish: Skirmish = Field(default_factory=Skirmish)
-    policy: FormationPolicy = Field(default_factory=FormationPolicy)
+    kind: Literal["formation"] = Field(..., description="The rule system: ambush, formation and DP.")
+    run: RunSettings = Field(default_factory=RunSettings, description="Runs and seed.")
+    ambush: Ambush = Field(default_factory=Ambush, description="The opposed ambush check (R-MDK-12, R-MDK-20).")
+    units: list[Unit] = Field(default_factory=list, max_length=MAX_UNITS, description=(
+        "The units of both sides, in acting order when skirmish.order = listed."))
+    session: Session = Field(default_factory=Session, description="DP income of one session (R-MDK-21).")
+    skirmish: Skirmish = Field(default_factory=Skirmish, description="The skirmish and its damage model.")
+    policy: FormationPolicy = Field(default_factory=FormationPolicy, description="Target choice in the skirmish.")
 
 
 def check_scenario(s: Scenario) -> None:

@@ -29,70 +29,88 @@ CharLevel = Annotated[int, Field(ge=1, le=20)]
 
 
 class RestraintRun(RunSettings):
-    rounds: int = Field(10, ge=1, le=MAX_ROUNDS)
+    """Run defaults; --runs and --seed override runs and seed."""
+
+    rounds: int = Field(10, ge=1, le=MAX_ROUNDS, description="Rounds of the duel (R-RST-13).")
 
 
 class RestraintRules(Strict):
-    dice_stacking: DiceStacking = "cancel"  # R-GEN-4, R-RST-31
+    """Rule settings of the restraint kind."""
+
+    dice_stacking: DiceStacking = Field("cancel", description=(  # R-GEN-4, R-RST-31
+        "How several bonus and penalty dice combine (R-GEN-4): cancel or pool."))
 
 
 
 class Binder(Strict):
     """The binding side of the duel (R-RST-10, R-RST-11, R-RST-27, R-RST-28)."""
 
-    level: CharLevel = 1  # R-RST-27: gives the binder nothing; kept for the record
-    scores: Scores
-    method: Literal["action", "other"] = "action"
-    flanking: bool = False
-    flank_choice: Literal["penalty", "extra_level"] = "penalty"
-    slots: list[SlotId] = Field(default_factory=lambda: ["arms", "legs"], max_length=len(SLOTS))
+    level: CharLevel = Field(1, description=(  # R-RST-27: gives the binder nothing; kept for the record
+        "The binder's level: recorded in the report, it changes nothing (R-RST-27)."))
+    scores: Scores = Field(..., description="The binder's six scores (the contest uses max(str, dex) mod).")
+    method: Literal["action", "other"] = Field("action", description=(
+        "action: a won binding of a free slot starts at moderate (0 -> 2); other: one level at a time."))
+    flanking: bool = Field(False, description="The binder flanks the target (R-RST-11).")
+    flank_choice: Literal["penalty", "extra_level"] = Field("penalty", description=(
+        "What flanking gives: penalty (a penalty die on the target's contest roll) or extra_level (a win "
+        "raises one level more)."))
+    slots: list[SlotId] = Field(default_factory=lambda: ["arms", "legs"], max_length=len(SLOTS), description=(
+        "Binding order: each round the binder tries the first slot of this list below despair."))
 
 
 class Restraints(Strict):
     """Starting levels per slot (R-RST-1)."""
 
-    arms: Level = 0
-    legs: Level = 0
-    fingers: Level = 0
-    body: Level = 0
-    gag: Level = 0
-    blindfold: Level = 0
-    earplugs: Level = 0
+    arms: Level = Field(0, description="Level 0 none, 1 light, 2 moderate, 3 heavy, 4 complete, 5 despair.")
+    legs: Level = Field(0, description="Level of the legs restraint (0..5).")
+    fingers: Level = Field(0, description="Level of the fingers restraint (0..5); raises other slots' DCs.")
+    body: Level = Field(0, description="Level of the body restraint (0..5); incapacitates, +8 to other DCs.")
+    gag: Level = Field(0, description="Level of the gag (0..5).")
+    blindfold: Level = Field(0, description="Level of the blindfold (0..5).")
+    earplugs: Level = Field(0, description="Level of the earplugs (0..5).")
 
     def as_tuple(self) -> tuple[int, ...]:
         return tuple(getattr(self, s) for s in SLOTS)
 
 
 class Target(Strict):
-    class_: ClassId = Field(..., alias="class")
-    level: CharLevel = 1
-    scores: Scores
-    condition: Literal["incapacitated", "grappled", "restrained", "prone", "none"] = "grappled"
-    favoured_terrain: bool = False
-    initiative: Literal["binder", "target"] = "binder"
-    composure_ability: Literal["con", "wis", "cha"] | None = None
-    composure: int | None = Field(None, ge=1, le=100_000)
-    restraints: Restraints = Field(default_factory=Restraints)
+    """The character being bound, who tries to escape (R-RST-3, R-RST-4, R-RST-30)."""
+
+    class_: ClassId = Field(..., alias="class", description=(
+        "The target's class: class features in combat (R-RST-12) and the composure die (R-RST-20)."))
+    level: CharLevel = Field(1, description="The target's level (proficiency bonus, rages, composure).")
+    scores: Scores = Field(..., description="The target's six scores before restraint penalties.")
+    condition: Literal["incapacitated", "grappled", "restrained", "prone", "none"] = Field("grappled", description=(
+        "The target's condition for the whole duel; none: it can be bound only while body >= 1 (R-RST-9)."))
+    favoured_terrain: bool = Field(False, description="A ranger target fights in its favoured terrain (R-RST-12).")
+    initiative: Literal["binder", "target"] = Field("binder", description="Who acts first each round.")
+    composure_ability: Literal["con", "wis", "cha"] | None = Field(None, description=(
+        "The ability of the composure maximum; left out: the default of R-RST-25."))
+    composure: int | None = Field(None, ge=1, le=100_000, description=(
+        "Composure maximum, replacing the one computed from class and level."))
+    restraints: Restraints = Field(default_factory=Restraints, description="Starting levels per slot.")
 
 
 class EffectTable(Strict):
     """R-RST-14: the attack bonus and armour classes of the combat effect table."""
 
-    attack_bonus: int = Field(5, ge=-20, le=40)
+    attack_bonus: int = Field(5, ge=-20, le=40, description="Attack bonus of the weapon-attack columns.")
     ac: list[Annotated[int, Field(ge=1, le=40)]] = Field(
-        default_factory=lambda: [12, 14, 16, 18], min_length=1, max_length=20
+        default_factory=lambda: [12, 14, 16, 18], min_length=1, max_length=20,
+        description="Armour classes: one hit-probability column each.",
     )
 
 
 class PartyMember(Strict):
     """A character whose composure pool is tabulated next to the target's (R-RST-24)."""
 
-    name: str = Field(..., min_length=1, max_length=100)
-    class_: ClassId = Field(..., alias="class")
-    level: CharLevel = 1
-    scores: Scores
-    composure_ability: Literal["con", "wis", "cha"] | None = None
-    composure: int | None = Field(None, ge=1, le=100_000)
+    name: str = Field(..., min_length=1, max_length=100, description="Unique name, used in the report.")
+    class_: ClassId = Field(..., alias="class", description="The class (decides the composure die).")
+    level: CharLevel = Field(1, description="Character level.")
+    scores: Scores = Field(..., description="The six ability scores.")
+    composure_ability: Literal["con", "wis", "cha"] | None = Field(None, description=(
+        "The ability of the composure maximum; left out: the default of R-RST-25."))
+    composure: int | None = Field(None, ge=1, le=100_000, description="Composure maximum, replacing the computed one.")
 
 
 def _stimulus_field(value: str | None) -> str | None:
@@ -110,29 +128,34 @@ def _stimulus_field(value: str | None) -> str | None:
 class Composure(Strict):
     """R-RST-20 … R-RST-24: the stimulus per round and the pools it wears down."""
 
-    stimulus: str | None = None
-    kind: Literal["damage", "craving"] = "damage"  # R-RST-22
-    rounds: int | None = Field(None, ge=1, le=MAX_ROUNDS)  # default: run.rounds
-    party: list[PartyMember] = Field(default_factory=list, max_length=MAX_PARTY)
+    stimulus: str | None = Field(None, description=(
+        "Composure damage per round, a dice expression of at most 20 dice; left out: no rounds-until-overload table."))
+    kind: Literal["damage", "craving"] = Field("damage", description=(  # R-RST-22
+        "damage, or craving: the damage also lowers the maximum (R-RST-22)."))
+    rounds: int | None = Field(None, ge=1, le=MAX_ROUNDS, description=(  # default: run.rounds
+        "Rounds the rounds-until-overload distribution covers; left out: run.rounds."))
+    party: list[PartyMember] = Field(default_factory=list, max_length=MAX_PARTY, description=(
+        "More characters whose composure pools are tabulated beside the target's."))
 
     _v = field_validator("stimulus")(_stimulus_field)
 
 
 class RestraintPolicy(PolicySettings):
-    name: Literal["greedy"] = "greedy"  # R-RST-30 is the only target policy
+    name: Literal["greedy"] = Field("greedy", description=(  # R-RST-30 is the only target policy
+        "The target's escape policy; greedy (R-RST-30) is the only one."))
 
 
 class Scenario(ScenarioBase):
-    """kind = "restraint" (RULES.md section 2)."""
+    """kind = "restraint" (docs/rules/restraint.md)."""
 
-    kind: Literal["restraint"]
-    run: RestraintRun = Field(default_factory=RestraintRun)
-    rules: RestraintRules = Field(default_factory=RestraintRules)
-    binder: Binder | None = None
-    target: Target
-    table: EffectTable = Field(default_factory=EffectTable)
-    composure: Composure = Field(default_factory=Composure)
-    policy: RestraintPolicy = Field(default_factory=RestraintPolicy)
+    kind: Literal["restraint"] = Field(..., description="The rule system: restraints in combat and composure pools.")
+    run: RestraintRun = Field(default_factory=RestraintRun, description="Runs, seed and the duel's rounds.")
+    rules: RestraintRules = Field(default_factory=RestraintRules, description="Dice stacking.")
+    binder: Binder | None = Field(None, description="The binding side; left out: nobody binds (escapes only).")
+    target: Target = Field(..., description="The character being bound.")
+    table: EffectTable = Field(default_factory=EffectTable, description="The combat effect table (R-RST-14).")
+    composure: Composure = Field(default_factory=Composure, description="Composure pools and the stimulus (R-RST-24).")
+    policy: RestraintPolicy = Field(default_factory=RestraintPolicy, description="The target's escape policy.")
 
 
 def check_scenario(s: Scenario) -> None:
