@@ -47,7 +47,7 @@ class PolicySettings(Strict):
 
 
 class ScenarioBase(Strict):
-    """Fields every kind shares (SCENARIOS.md, Common)."""
+    """Fields every kind shares (docs/scenario-format/)."""
 
     kind: str = Field(..., description="The rule system the scenario is written for.")
     name: str = Field("", max_length=200, description=(
@@ -244,7 +244,7 @@ def parse_scenario(data: dict, file: str = "<memory>") -> ScenarioBase:
 
 
 def load_scenario(path: str | Path) -> ScenarioBase:
-    """Read and validate a scenario file (SCENARIOS.md). Raises :class:`ScenarioError`."""
+    """Read and validate a scenario file (docs/scenario-format/). Raises :class:`ScenarioError`."""
     file = str(path)
     p = Path(path)
     if not p.is_file():

@@ -1,4 +1,4 @@
-"""The campus scenario model (SCENARIOS.md, kind = "campus"; RULES.md section 3).
+"""The campus scenario model (kind = "campus"; docs/scenario-format/campus.md, docs/rules/campus.md).
 
 Every field is declared with its type and range here; cross-field checks (unknown ids, duplicate
 names, a team given twice) live in :func:`check_scenario`, which names the dotted key.

@@ -1,4 +1,4 @@
-"""The escape scenario model (SCENARIOS.md, kind = "escape") and its compiled parameters."""
+"""The escape scenario model (kind = "escape"; docs/scenario-format/escape.md) and its compiled parameters."""
 
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
-"""The formation scenario model (SCENARIOS.md, kind = "formation") and its compiled parameters.
+"""The formation scenario model (kind = "formation", docs/scenario-format/formation.md) and its compiled
+parameters.
 
-The SCENARIOS.md tables ``[ambush]``, ``[[units]]``, ``[session]`` and ``[run]`` keep their names
+The original tables ``[ambush]``, ``[[units]]``, ``[session]`` and ``[run]`` keep their names
 and meanings; the extra fields (unit armor, troop size, grapples, summoners, the ``[skirmish]``
 table and the target ``[policy]``) are this package's and are documented in
 ``docs/decisions.md (Formation)``.
@@ -93,7 +94,7 @@ class Session(Strict):
 
 
 class Skirmish(Strict):
-    """The skirmish (R-MDK-14); every choice RULES.md leaves open is a field here."""
+    """The skirmish (R-MDK-14); every choice the rules leave open is a field here."""
 
     enabled: bool = Field(True, description="Simulate the skirmish (needs a unit of each side on the field).")
     max_rounds: int = Field(10, ge=1, le=MAX_ROUNDS, description="Rounds before the skirmish ends undecided.")

@@ -1,4 +1,4 @@
-"""The restraint scenario model (SCENARIOS.md, kind = "restraint"; RULES.md section 2).
+"""The restraint scenario model (kind = "restraint"; docs/scenario-format/restraint.md, docs/rules/restraint.md).
 
 One boundary validates everything (STYLE.md practice 5); deeper code trusts the model.
 """
