@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 import tomllib
 from pathlib import Path
@@ -33,7 +34,9 @@ from sim.scenario import KIND_NAMES, kind_module
 ROOT = Path(__file__).resolve().parent.parent  # the project folder (docs/, scenarios/)
 SCHEMA_DIR = Path("docs") / "schema"
 FORMAT_DIR = Path("docs") / "scenario-format"
-SCHEMA_URL = "https://json-schema.org/draft/2020-12/schema"
+# Draft 7: the draft TOML editors (taplo, Even Better TOML) have supported longest. pydantic's output fits it
+# once a $ref with sibling keywords (ignored beside $ref before 2019-09) is wrapped in allOf.
+SCHEMA_URL = "http://json-schema.org/draft-07/schema#"
 
 INTROS = {
     "escape": "A party restrained in a cell escapes round by round (rules: [escape](../rules/escape.md)).",
@@ -70,11 +73,25 @@ def _strip_titles(node: Any) -> None:
                     _strip_titles(sub)
 
 
+def _wrap_refs(node: Any) -> Any:
+    """``{"$ref": r, "description": d}`` -> ``{"allOf": [{"$ref": r}], "description": d}`` (draft 7)."""
+    if isinstance(node, dict):
+        out = {key: _wrap_refs(value) for key, value in node.items()}
+        if "$ref" in out and len(out) > 1:
+            ref = out.pop("$ref")
+            out = {"allOf": [{"$ref": ref}], **out}
+        return out
+    if isinstance(node, list):
+        return [_wrap_refs(item) for item in node]
+    return node
+
+
 def json_schema(kind: str) -> dict:
-    """The JSON Schema (draft 2020-12) of a scenario file of ``kind``."""
+    """The JSON Schema (draft 7) of a scenario file of ``kind``."""
     model = kind_module(kind).Scenario
     body = model.model_json_schema(by_alias=True, schema_generator=_Generator)
     _strip_titles(body)
+    body = _wrap_refs(body)
     schema = {
         "$schema": SCHEMA_URL,
         "title": f"sim scenario, kind = \"{kind}\"",
@@ -120,6 +137,11 @@ class _Renderer:
         self.sections: list[tuple[str, str, dict]] = []  # (dotted path, header, object schema)
 
     def resolve(self, node: dict) -> dict:
+        if "allOf" in node and len(node["allOf"]) == 1:
+            merged = self.resolve(node["allOf"][0])
+            merged = dict(merged)
+            merged.update({k: v for k, v in node.items() if k != "allOf"})
+            return merged
         if "$ref" in node:
             target = self.defs[node["$ref"].rsplit("/", 1)[-1]]
             merged = dict(target)
@@ -188,7 +210,7 @@ class _Renderer:
             return "string", "one of " + ", ".join(_code(v) for v in node["enum"])
         t = node.get("type")
         if t == "integer":
-            return "integer", self._range(node)
+            return "integer", self._range(node) or "any integer"
         if t == "number":
             return "number", self._range(node)
         if t == "boolean":
@@ -203,7 +225,7 @@ class _Renderer:
                 self.sections.append((path + "[]", sub_header, item))
                 return "array of tables", "; ".join(x for x in (count, f"see [`{sub_header}`](#{_anchor(path)})") if x)
             item_type, item_allowed = self.type_and_allowed(item, path + "[]", header)
-            each = f"each {item_allowed}" if item_allowed else ""
+            each = f"each {item_allowed}" if item_allowed and not item_allowed.startswith("any") else ""
             return f"array of {item_type}s", "; ".join(x for x in (count, each) if x)
         if t == "object" and "properties" in node:
             sub_header = f"[{path}]"
@@ -296,10 +318,19 @@ class _Renderer:
             else:
                 example = ""
             description = (sub.get("description") or resolved.get("description") or "").replace("\n", " ")
-            description = description.replace("|", "\\|")
+            description = _link_rule_ids(description.replace("|", "\\|"))
             rows.append(f"| <a id=\"{_anchor(dotted, 'key-')}\"></a>`{key}` | {type_text} | {default} | {allowed} | "
                         f"{example} | {description} |")
         return rows
+
+
+RULE_PAGES = {"GEN": "general", "ESC": "escape", "RST": "restraint", "CAM": "campus", "MDK": "formation"}
+_RULE_ID = re.compile(r"\bR-(GEN|ESC|RST|CAM|MDK)-(\d+[a-z]?)\b")
+
+
+def _link_rule_ids(text: str) -> str:
+    """Rule IDs become links to their anchor on the kind's rule page (docs/rules/)."""
+    return _RULE_ID.sub(lambda m: f"[{m.group(0)}](../rules/{RULE_PAGES[m.group(1)]}.md#{m.group(0).lower()})", text)
 
 
 def _anchor(path: str, prefix: str = "table-") -> str:
@@ -373,7 +404,7 @@ def markdown(kind: str, root: Path = ROOT) -> str:
         lines += ["", f"## <a id=\"{_anchor(path)}\"></a>`{header}`", ""]
         description = node.get("description")
         if description:
-            lines += [description.replace("\n", " "), ""]
+            lines += [_link_rule_ids(description.replace("\n", " ")), ""]
         lines += renderer.table(path.replace("[]", ""), node)
     lines += ["", "## Every key at once", "",
               "Every key at its default; required keys and tables keyed by name carry an example value "

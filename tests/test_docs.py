@@ -52,6 +52,8 @@ def _properties(schema: dict):
     defs = schema.get("$defs", {})
 
     def resolve(node):
+        if "allOf" in node:
+            node = node["allOf"][0]
         return defs[node["$ref"].rsplit("/", 1)[-1]] if "$ref" in node else node
 
     def walk(node, path, seen):
