@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import copy
 import json
+import shutil
+import subprocess
 import tomllib
 from pathlib import Path
 
@@ -143,3 +145,22 @@ def test_schema_subcommand_refuses_an_unknown_kind(capsys):
     assert exc.value.code == 2
     err = capsys.readouterr().err
     assert "invalid choice" in err and "escape" in err and "Traceback" not in err
+
+
+TAPLO = shutil.which("taplo")
+
+
+@pytest.mark.skipif(TAPLO is None, reason="taplo (the TOML toolkit behind Even Better TOML) is not installed; "
+                                          "pip install -e '.[test]' installs it")
+def test_taplo_follows_the_directive(tmp_path):
+    """What an editor does: taplo reads each example's #:schema line and validates it; a bad file fails."""
+    examples = [str(p.relative_to(ROOT)) for p in EXAMPLES]
+    ok = subprocess.run([TAPLO, "check", *examples], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert ok.returncode == 0, ok.stderr[-2000:]
+    bad = tmp_path / "bad.toml"
+    schema = (ROOT / "docs" / "schema" / "escape.schema.json").as_uri()
+    bad.write_text(f'#:schema {schema}\nkind = "escape"\n[[party]]\nname = "A"\nclass = "rogue"\n'
+                   'scores = { str = 10, dex = 99, con = 10, int = 10, wis = 10, cha = 10 }\n', encoding="utf-8")
+    res = subprocess.run([TAPLO, "check", str(bad)], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert res.returncode != 0
+    assert "99 is greater than the maximum of 30" in res.stderr + res.stdout
