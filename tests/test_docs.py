@@ -119,7 +119,7 @@ def test_general_rule_ids_are_documented():
 
 
 _LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
-_CODE_PATH = re.compile(r"`((?:docs|sim|scenarios|notebooks|bench|tests)/[A-Za-z0-9_./<>*-]+)`")
+_CODE_PATH = re.compile(r"`((?:docs|sim|scenarios|notebooks|bench|tests|\.ci)/[A-Za-z0-9_./<>*-]+)`")
 
 
 @pytest.mark.parametrize("doc", DOCS, ids=lambda p: str(p.relative_to(ROOT)))
