@@ -328,6 +328,30 @@ RULE_PAGES = {"GEN": "general", "ESC": "escape", "RST": "restraint", "CAM": "cam
 _RULE_ID = re.compile(r"\bR-(GEN|ESC|RST|CAM|MDK)-(\d+[a-z]?)\b")
 
 
+def rule_link(rule_id: str) -> str:
+    """The documentation page and anchor of a rule ID, relative to the project folder.
+
+    ``rule_link("R-ESC-3") == "docs/rules/escape.md#r-esc-3"`` (for reports that link a rule to its text).
+    """
+    m = _RULE_ID.fullmatch(rule_id)
+    if m is None:
+        raise ValueError(f"not a rule ID: {rule_id!r}")
+    return f"docs/rules/{RULE_PAGES[m.group(1)]}.md#{rule_id.lower()}"
+
+
+def key_link(kind: str, dotted: str) -> str:
+    """The reference row of a scenario key, e.g. ``key_link("escape", "rules.tiers.heavy.dc")`` ->
+    ``docs/scenario-format/escape.md#key-rules-tiers-key-dc`` (a tier, item or list index counts as its table)."""
+    parts = []
+    for part in dotted.split("."):
+        if part.isdigit():
+            continue
+        parts.append(part)
+    if kind == "escape" and len(parts) >= 3 and parts[:2] == ["rules", "tiers"]:
+        parts[2] = "<key>"
+    return f"docs/scenario-format/{kind}.md#{_anchor('.'.join(parts), 'key-')}"
+
+
 def _link_rule_ids(text: str) -> str:
     """Rule IDs become links to their anchor on the kind's rule page (docs/rules/)."""
     return _RULE_ID.sub(lambda m: f"[{m.group(0)}](../rules/{RULE_PAGES[m.group(1)]}.md#{m.group(0).lower()})", text)

@@ -18,6 +18,8 @@ from sim.docs_gen import (
     examples_of,
     generated_files,
     json_schema,
+    key_link,
+    rule_link,
     stale_files,
 )
 from sim.scenario import KIND_NAMES
@@ -148,3 +150,25 @@ def test_readme_links_the_docs():
         assert f"({target}" in text, f"README does not link {target}"
     for kind in KIND_NAMES:
         assert f"(docs/rules/{kind}.md" in text and f"(docs/scenario-format/{kind}.md" in text
+
+
+@pytest.mark.parametrize("rule_id,page", [("R-ESC-3", "escape"), ("R-ESC-9a", "escape"), ("R-GEN-4", "general"),
+                                          ("R-RST-20", "restraint"), ("R-CAM-6", "campus"), ("R-MDK-21", "formation")])
+def test_rule_link_points_at_an_existing_anchor(rule_id, page):
+    link = rule_link(rule_id)
+    assert link == f"docs/rules/{page}.md#{rule_id.lower()}"
+    path, anchor = link.split("#")
+    assert f'<a id="{anchor}"></a>' in (ROOT / path).read_text(encoding="utf-8")
+
+
+def test_rule_link_refuses_a_non_id():
+    with pytest.raises(ValueError):
+        rule_link("R-XYZ-1")
+
+
+@pytest.mark.parametrize("kind,dotted", [("escape", "rules.tiers.heavy.dc"), ("escape", "party.0.restraints.arms"),
+                                         ("escape", "attention.limit"), ("campus", "spawns.2.chance"),
+                                         ("formation", "units.0.combat"), ("restraint", "binder.scores.str")])
+def test_key_link_points_at_an_existing_row(kind, dotted):
+    path, anchor = key_link(kind, dotted).split("#")
+    assert f'<a id="{anchor}"></a>' in (ROOT / path).read_text(encoding="utf-8")
