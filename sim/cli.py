@@ -157,6 +157,10 @@ def build_parser() -> argparse.ArgumentParser:
     se.add_argument("--no-exact", action="store_true")
     se.add_argument("--out", help="output folder (default reports/<scenario name>/sensitivity/)")
     se.add_argument("--quiet", action="store_true")
+
+    from sim.designer.commands import add_parsers
+
+    add_parsers(sub, _add_run_flags)
     return parser
 
 
@@ -374,7 +378,15 @@ def _cmd_compare(args) -> int:
 
 
 COMMANDS = {"run": _cmd_run, "exact": _cmd_exact, "validate": _cmd_validate, "sweep": _cmd_sweep,
-            "tune": _cmd_tune, "sensitivity": _cmd_sensitivity, "compare": _cmd_compare}
+            "tune": _cmd_tune, "sensitivity": _cmd_sensitivity, "compare": _cmd_compare,
+            "fit": lambda args: _designer_command("cmd_fit", args),
+            "matrix": lambda args: _designer_command("cmd_matrix", args)}
+
+
+def _designer_command(name: str, args) -> int:
+    from sim.designer import commands
+
+    return getattr(commands, name)(args)
 
 
 def main(argv: list[str] | None = None) -> int:
