@@ -217,18 +217,22 @@ def _check_param(scenario, key: str, lo: int, hi: int, file: str) -> None:
     where = f"{scenario.source} (kind {scenario.kind})"
     try:
         bounds = field_bounds(scenario, key)
+    except ScenarioError as exc:
+        raise ScenarioError(f"{key!r} is not a valid parameter of {where}: {exc.detail}", file=file,
+                            key="fit.params") from None
+    if bounds.integer and bounds.lo is not None and lo < bounds.lo:
+        raise ScenarioError(f"lo {lo} is below the smallest value {bounds.lo} that {key!r} allows", file=file,
+                            key="fit.lo")
+    if bounds.integer and bounds.hi is not None and hi > bounds.hi:
+        raise ScenarioError(f"hi {hi} is above the largest value {bounds.hi} that {key!r} allows", file=file,
+                            key="fit.hi")
+    try:
         with_values(scenario, {key: lo})
     except ScenarioError as exc:
         raise ScenarioError(f"{key!r} is not a valid parameter of {where}: {exc.detail}", file=file,
                             key="fit.params") from None
     if not bounds.integer:
         raise ScenarioError(f"{key!r} is not an integer value of {where}", file=file, key="fit.params")
-    if bounds.lo is not None and lo < bounds.lo:
-        raise ScenarioError(f"lo {lo} is below the smallest value {bounds.lo} that {key!r} allows", file=file,
-                            key="fit.lo")
-    if bounds.hi is not None and hi > bounds.hi:
-        raise ScenarioError(f"hi {hi} is above the largest value {bounds.hi} that {key!r} allows", file=file,
-                            key="fit.hi")
 
 
 # --------------------------------------------------------------------------------------------
