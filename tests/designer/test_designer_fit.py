@@ -74,7 +74,8 @@ def test_count_feasible_counts_ladders():
 def test_separable_ladder_finds_the_brute_force_optimum(tmp_path):
     """light and moderate probes each depend on one DC (light -> free, moderate -> simple, R-ESC-2).
     The targets pull against the ladder: the light probe wants a high DC (few escapes in round 1), the
-    moderate probe (free by round 2: moderate -> simple -> free) a low one, so the constraint light < moderate binds and the DP must handle it."""
+    moderate probe (free by round 2: moderate -> simple -> free) a low one, so the constraint
+    light < moderate binds and the DP must handle it."""
     path = _write_fit(tmp_path, 'params = ["rules.tiers.light.dc", "rules.tiers.moderate.dc"]\n'
                                 "increasing = true\nlo = 8\nhi = 20\n",
                       _target("light.toml", "escape_by_round.0", 0.30)
@@ -137,7 +138,7 @@ def test_simulated_targets_use_common_random_numbers(tmp_path):
                      '[party.restraints]\narms = "light"\n', encoding="utf-8")
     path = tmp_path / "fit.toml"
     path.write_text('[fit]\nparams = ["rules.tiers.light.dc"]\nlo = 10\nhi = 14\nruns = 2000\nseed = 4\n'
-                    f'[[target]]\nscenario = "pair.toml"\nmetric = "escape_by_round.0"\nvalue = 0.3\n',
+                    '[[target]]\nscenario = "pair.toml"\nmetric = "escape_by_round.0"\nvalue = 0.3\n',
                     encoding="utf-8")
     result = fit(load_fit(path))
     method = result.targets[0]["method"]
@@ -206,7 +207,7 @@ def test_a_param_of_another_kind_is_refused(tmp_path, capsys):
     path = tmp_path / "fit.toml"
     path.write_text(f'[fit]\nparams = ["rules.tiers.light.dc"]\nlo = 8\nhi = 20\n[[target]]\nscenario = "{campus}"\n'
                     'metric = "clear_rate"\nvalue = 0.5\n', encoding="utf-8")
-    with pytest.raises(ScenarioError, match=r"fit\.params: 'rules\.tiers\.light\.dc' is not a valid parameter .*campus"):
+    with pytest.raises(ScenarioError, match=r"fit\.params: 'rules\.tiers\.light\.dc' is not a valid .*campus"):
         load_fit(path)
     assert main(["fit", str(path), "--out", str(tmp_path / "o")]) == 2
     assert not (tmp_path / "o").exists()
