@@ -63,6 +63,11 @@ METRIC_WORDS = {
     "incapacitated_or_arms_complete_by_round.last": "ends incapacitated or with arms complete",
 }
 
+METRIC_LABELS = {
+    "escape_rate": "Escape rate",
+    "incapacitated_or_arms_complete_by_round.last": "Incapacitated or arms complete",
+}
+
 
 def preset_scores(class_name: str) -> dict[str, int]:
     """The class preset: the standard array assigned by the class's priorities."""
@@ -245,7 +250,8 @@ def heat_map(m: Matrix, out: Path) -> Path:
     for i, c in enumerate(classes):
         part = df[df["class"] == c]
         data[i, : len(part)] = part[m.metric].to_numpy(float)
-    fig, ax = new_figure(f"{m.metric} by class", "variant", "class",
+    label = METRIC_LABELS.get(m.metric, m.metric)
+    fig, ax = new_figure(f"{label} by class (! marks an outlier)", "variant", "class",
                          size=(2.0 + 1.3 * len(labels), 1.5 + 0.42 * len(classes)))
     ax.grid(False)
     image = ax.imshow(data, aspect="auto", cmap="viridis", vmin=0, vmax=1)
