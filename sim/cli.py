@@ -157,6 +157,10 @@ def build_parser() -> argparse.ArgumentParser:
     se.add_argument("--no-exact", action="store_true")
     se.add_argument("--out", help="output folder (default reports/<scenario name>/sensitivity/)")
     se.add_argument("--quiet", action="store_true")
+
+    from sim.studio import add_parser as add_studio_parser
+
+    add_studio_parser(sub)
     return parser
 
 
@@ -374,7 +378,14 @@ def _cmd_compare(args) -> int:
 
 
 COMMANDS = {"run": _cmd_run, "exact": _cmd_exact, "validate": _cmd_validate, "sweep": _cmd_sweep,
-            "tune": _cmd_tune, "sensitivity": _cmd_sensitivity, "compare": _cmd_compare}
+            "tune": _cmd_tune, "sensitivity": _cmd_sensitivity, "compare": _cmd_compare,
+            "studio": lambda args: _studio(args)}
+
+
+def _studio(args) -> int:
+    from sim.studio import cmd_studio
+
+    return cmd_studio(args)
 
 
 def main(argv: list[str] | None = None) -> int:
