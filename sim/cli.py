@@ -158,8 +158,12 @@ def build_parser() -> argparse.ArgumentParser:
     se.add_argument("--out", help="output folder (default reports/<scenario name>/sensitivity/)")
     se.add_argument("--quiet", action="store_true")
 
+    from sim.designer.commands import add_parsers
     from sim.docs_gen import add_schema_command  # `schema KIND [--markdown]` (docs/scenario-format/)
+    from sim.studio import add_parser as add_studio_parser
 
+    add_parsers(sub, _add_run_flags)
+    add_studio_parser(sub)
     add_schema_command(sub)
     return parser
 
@@ -378,7 +382,22 @@ def _cmd_compare(args) -> int:
 
 
 COMMANDS = {"run": _cmd_run, "exact": _cmd_exact, "validate": _cmd_validate, "sweep": _cmd_sweep,
-            "tune": _cmd_tune, "sensitivity": _cmd_sensitivity, "compare": _cmd_compare}
+            "tune": _cmd_tune, "sensitivity": _cmd_sensitivity, "compare": _cmd_compare,
+            "fit": lambda args: _designer_command("cmd_fit", args),
+            "matrix": lambda args: _designer_command("cmd_matrix", args),
+            "studio": lambda args: _studio(args)}
+
+
+def _designer_command(name: str, args) -> int:
+    from sim.designer import commands
+
+    return getattr(commands, name)(args)
+
+
+def _studio(args) -> int:
+    from sim.studio import cmd_studio
+
+    return cmd_studio(args)
 
 
 def _cmd_schema(args) -> int:

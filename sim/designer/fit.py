@@ -1,0 +1,652 @@
+"""Fit several integer parameters at once so that several metrics on several scenarios come as close
+as possible to their targets (``python -m sim fit FIT.toml``; docs/designer.md, "Fitting a ladder").
+
+The objective is the weighted sum of squared differences ``sum_t w_t (m_t(x) - v_t)^2`` over the
+targets ``t``; ``x`` is the vector of parameter values, every one applied to every target scenario.
+Each target scenario is evaluated exactly where its kind solves the variant exactly (``sim.exact``),
+otherwise by simulation with common random numbers (the same runs and seed for every variant, so two
+variants differ by their rules, not by noise). Equal variants are evaluated once (a cache keyed by
+scenario and values).
+
+Search, in this order:
+
+1. **Scan.** From a starting point ``x0`` (the ladder spread evenly over the bounds), each parameter is
+   moved over its whole range with the others at ``x0``. A target whose metric changes along one
+   parameter only *depends* on that parameter.
+2. **Separable case** (every target depends on at most one parameter): the scan has tabulated every
+   target's metric over its parameter's whole range, so the objective is a sum of one-parameter terms
+   ``g_k(x_k)`` and its minimum over the integer box is found exactly: each ``x_k`` on its own, or,
+   with ``increasing = true``, by dynamic programming over the ladder
+   (``best_k(v) = g_k(v) + min_{u < v} best_{k-1}(u)``). The optimum is then evaluated once more to
+   confirm the prediction.
+3. **Otherwise**, exhaustive search when the feasible box holds at most ``MAX_EXHAUSTIVE`` points,
+   else coordinate descent with restarts: each parameter in turn takes the best value allowed by its
+   bounds and (ladder) its neighbours, until a full pass improves nothing; restarts begin at the scan's
+   separable estimate, at ``x0`` and at ladders drawn at random (fixed seed). This finds a good
+   optimum, not a certified one.
+
+Ties go to the first point found (lowest values in the scan order).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+import tomllib
+from dataclasses import dataclass, field
+from itertools import product
+from pathlib import Path
+from typing import Annotated, Any
+
+import numpy as np
+from pydantic import Field, ValidationError, field_validator
+
+import sim
+from sim.designer.evaluate import supports_exact
+from sim.designer.metrics import metric_interval, metric_value, parse_metric
+from sim.designer.params import field_bounds, split_key, with_values
+from sim.errors import ScenarioError
+from sim.scenario import MAX_FILE_BYTES, Strict, format_validation_error, load_scenario
+
+MAX_PARAMS = 8
+MAX_TARGETS = 50
+MAX_EXHAUSTIVE = 2_000
+MAX_RESTARTS = 20
+DEFAULT_RESTARTS = 4
+
+Bound = int | dict[str, int]
+
+
+class FitSettings(Strict):
+    """The ``[fit]`` table."""
+
+    params: list[str] = Field(..., min_length=1, max_length=MAX_PARAMS)
+    increasing: bool = False
+    lo: Bound
+    hi: Bound
+    method: str = "auto"
+    restarts: int = Field(DEFAULT_RESTARTS, ge=0, le=MAX_RESTARTS)
+    runs: int | None = Field(None, ge=1, le=100_000_000)
+    seed: int | None = Field(None, ge=0, le=2**63 - 1)
+
+    @field_validator("params")
+    @classmethod
+    def _distinct(cls, value: list[str]) -> list[str]:
+        for key in value:
+            split_key(key)
+        if len(set(value)) != len(value):
+            raise ValueError("each parameter at most once")
+        return value
+
+    @field_validator("method")
+    @classmethod
+    def _method(cls, value: str) -> str:
+        if value not in ("auto", "exhaustive", "coordinate"):
+            raise ValueError(f"expected one of auto, exhaustive, coordinate; given {value!r}")
+        return value
+
+
+class FitTarget(Strict):
+    """One ``[[target]]``: a metric of a scenario and the value it should take."""
+
+    scenario: str = Field(..., min_length=1, max_length=1000)
+    metric: str = Field(..., min_length=1, max_length=200)
+    value: Annotated[float, Field(allow_inf_nan=False)]
+    weight: Annotated[float, Field(ge=0, allow_inf_nan=False)] = 1.0
+
+    @field_validator("value", "weight", mode="before")
+    @classmethod
+    def _number(cls, value: Any) -> Any:
+        if isinstance(value, int) and not isinstance(value, bool):
+            return float(value)
+        return value
+
+
+class FitFile(Strict):
+    fit: FitSettings
+    target: list[FitTarget] = Field(..., min_length=1, max_length=MAX_TARGETS)
+
+
+@dataclass
+class FitSpec:
+    """A validated fit file: settings, targets and their loaded scenarios."""
+
+    file: str
+    settings: FitSettings
+    targets: list[FitTarget]
+    scenarios: list[Any]            # one per distinct scenario file
+    target_scenario: list[int]      # index into ``scenarios`` per target
+    lo: list[int]
+    hi: list[int]
+
+    @property
+    def params(self) -> list[str]:
+        return list(self.settings.params)
+
+
+def read_toml(path: Path, file: str) -> dict:
+    p = Path(path)
+    if p.is_dir():
+        raise ScenarioError("is a folder; expected a fit file (TOML)", file=file)
+    if not p.is_file():
+        raise ScenarioError("no such fit file", file=file)
+    raw = p.read_bytes()
+    if len(raw) > MAX_FILE_BYTES:
+        raise ScenarioError(f"file larger than {MAX_FILE_BYTES} bytes", file=file)
+    try:
+        return tomllib.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise ScenarioError(f"not valid UTF-8 (byte {exc.start})", file=file) from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ScenarioError(f"malformed TOML: {exc}", file=file) from None
+
+
+def _bounds(settings: FitSettings, file: str) -> tuple[list[int], list[int]]:
+    def per_param(bound: Bound, name: str) -> list[int]:
+        if isinstance(bound, int):
+            return [bound] * len(settings.params)
+        unknown = sorted(set(bound) - set(settings.params))
+        if unknown:
+            raise ScenarioError(f"{unknown[0]!r} is not one of fit.params", file=file, key=f"fit.{name}")
+        missing = [k for k in settings.params if k not in bound]
+        if missing:
+            raise ScenarioError(f"no bound for {missing[0]!r} (give a number for every parameter, or one for all)",
+                                file=file, key=f"fit.{name}")
+        return [bound[k] for k in settings.params]
+
+    lo, hi = per_param(settings.lo, "lo"), per_param(settings.hi, "hi")
+    for key, a, b in zip(settings.params, lo, hi, strict=True):
+        if a > b:
+            raise ScenarioError(f"lo {a} > hi {b} for {key!r}", file=file, key="fit.lo")
+        if b - a > 1000:
+            raise ScenarioError(f"the range {a}..{b} of {key!r} holds more than 1,001 values", file=file,
+                                key="fit.hi")
+    if settings.increasing:
+        low = _lowest_ladder(lo, hi)
+        if low is None:
+            raise ScenarioError(f"an increasing ladder of {len(lo)} values does not fit in the bounds "
+                                f"(lo {lo}, hi {hi})", file=file, key="fit.increasing")
+    return lo, hi
+
+
+def _lowest_ladder(lo: list[int], hi: list[int]) -> list[int] | None:
+    """The lowest strictly increasing vector within the bounds, or None if there is none."""
+    out: list[int] = []
+    for a, b in zip(lo, hi, strict=True):
+        v = a if not out else max(a, out[-1] + 1)
+        if v > b:
+            return None
+        out.append(v)
+    return out
+
+
+def load_fit(path: str | Path) -> FitSpec:
+    """Read and validate a fit file; every problem is a ScenarioError naming the file and key."""
+    file = str(path)
+    data = read_toml(Path(path), file)
+    try:
+        model = FitFile.model_validate(data)
+    except ValidationError as exc:
+        raise format_validation_error(FitFile, exc.errors()[0], file) from None
+    settings = model.fit
+    lo, hi = _bounds(settings, file)
+    base = Path(path).resolve().parent
+    scenarios: list[Any] = []
+    index_of: dict[Path, int] = {}
+    target_scenario: list[int] = []
+    for i, target in enumerate(model.target):
+        where = (base / target.scenario).resolve()
+        if where not in index_of:
+            if not where.is_file():
+                raise ScenarioError(f"no such scenario file {target.scenario!r} (paths are relative to the fit "
+                                    "file)", file=file, key=f"target.{i}.scenario")
+            index_of[where] = len(scenarios)
+            scenarios.append(load_scenario(where))
+        target_scenario.append(index_of[where])
+        try:
+            parse_metric(target.metric)
+        except ScenarioError as exc:
+            raise ScenarioError(exc.detail, file=file, key=f"target.{i}.metric") from None
+    for scenario in scenarios:
+        for k, key in enumerate(settings.params):
+            _check_param(scenario, key, lo[k], hi[k], file)
+    return FitSpec(file, settings, list(model.target), scenarios, target_scenario, lo, hi)
+
+
+def _check_param(scenario, key: str, lo: int, hi: int, file: str) -> None:
+    where = f"{scenario.source} (kind {scenario.kind})"
+    try:
+        bounds = field_bounds(scenario, key)
+    except ScenarioError as exc:
+        raise ScenarioError(f"{key!r} is not a valid parameter of {where}: {exc.detail}", file=file,
+                            key="fit.params") from None
+    if bounds.integer and bounds.lo is not None and lo < bounds.lo:
+        raise ScenarioError(f"lo {lo} is below the smallest value {bounds.lo} that {key!r} allows", file=file,
+                            key="fit.lo")
+    if bounds.integer and bounds.hi is not None and hi > bounds.hi:
+        raise ScenarioError(f"hi {hi} is above the largest value {bounds.hi} that {key!r} allows", file=file,
+                            key="fit.hi")
+    try:
+        with_values(scenario, {key: lo})
+    except ScenarioError as exc:
+        raise ScenarioError(f"{key!r} is not a valid parameter of {where}: {exc.detail}", file=file,
+                            key="fit.params") from None
+    if not bounds.integer:
+        raise ScenarioError(f"{key!r} is not an integer value of {where}", file=file, key="fit.params")
+
+
+# --------------------------------------------------------------------------------------------
+# evaluation
+
+
+@dataclass
+class _Point:
+    summary: dict
+    exact: bool
+
+
+class Evaluator:
+    """Evaluates every target at a value vector; each (scenario, values) variant is solved once."""
+
+    def __init__(self, spec: FitSpec, runs: int | None = None, seed: int | None = None, n_jobs: int = 1,
+                 progress=None):
+        self.spec = spec
+        self.runs = runs if runs is not None else spec.settings.runs
+        self.seed = seed if seed is not None else spec.settings.seed
+        self.n_jobs = n_jobs
+        self.progress = progress
+        self._cache: dict[tuple[int, tuple[int, ...]], _Point] = {}
+        self.evaluations = 0
+        self.method: dict[int, str] = {}
+
+    def _variant(self, s: int, x: tuple[int, ...]):
+        scenario = self.spec.scenarios[s]
+        return with_values(scenario, dict(zip(self.spec.params, x, strict=True)))
+
+    def point(self, s: int, x: tuple[int, ...]) -> _Point:
+        key = (s, tuple(int(v) for v in x))
+        hit = self._cache.get(key)
+        if hit is not None:
+            return hit
+        variant = self._variant(s, key[1])
+        if supports_exact(variant):
+            summary, exact = sim.exact(variant), True
+            self.method[s] = "exact"
+        else:
+            base = self.spec.scenarios[s]
+            runs = int(base.run.runs if self.runs is None else self.runs)
+            seed = int(base.run.seed if self.seed is None else self.seed)
+            summary = sim.simulate(variant, runs=runs, seed=seed, n_jobs=self.n_jobs).summary
+            exact = False
+            self.method[s] = f"simulation ({runs:,} runs, seed {seed}, common random numbers)"
+        self.evaluations += 1
+        if self.progress is not None:
+            self.progress(self.evaluations)
+        point = self._cache[key] = _Point(summary, exact)
+        return point
+
+    def metric(self, t: int, x: tuple[int, ...]) -> float:
+        target = self.spec.targets[t]
+        point = self.point(self.spec.target_scenario[t], x)
+        try:
+            return metric_value(point.summary, target.metric)
+        except ScenarioError as exc:
+            raise ScenarioError(exc.detail, file=self.spec.file, key=f"target.{t}.metric") from None
+
+    def loss(self, t: int, x: tuple[int, ...]) -> float:
+        target = self.spec.targets[t]
+        value = self.metric(t, x)
+        if math.isnan(value):
+            return math.inf
+        return target.weight * (value - target.value) ** 2
+
+    def objective(self, x: tuple[int, ...]) -> float:
+        return sum(self.loss(t, x) for t in range(len(self.spec.targets)))
+
+
+# --------------------------------------------------------------------------------------------
+# search
+
+
+def feasible(x: tuple[int, ...], lo: list[int], hi: list[int], increasing: bool) -> bool:
+    if any(v < a or v > b for v, a, b in zip(x, lo, hi, strict=True)):
+        return False
+    return not increasing or all(x[k] < x[k + 1] for k in range(len(x) - 1))
+
+
+def feasible_points(lo: list[int], hi: list[int], increasing: bool, limit: int | None = None):
+    """Every feasible vector in scan order (lexicographic), or None when there are more than ``limit``."""
+    count = count_feasible(lo, hi, increasing)
+    if limit is not None and count > limit:
+        return None
+    ranges = [range(a, b + 1) for a, b in zip(lo, hi, strict=True)]
+    return [x for x in product(*ranges) if feasible(x, lo, hi, increasing)]
+
+
+def count_feasible(lo: list[int], hi: list[int], increasing: bool) -> int:
+    if not increasing:
+        return math.prod(b - a + 1 for a, b in zip(lo, hi, strict=True))
+    # ways[v]: ladders of the first k params ending at value v (dynamic programming over the ladder)
+    values = range(min(lo), max(hi) + 1)
+    ways = {v: 1 for v in values if lo[0] <= v <= hi[0]}
+    for k in range(1, len(lo)):
+        running, nxt = 0, {}
+        for v in values:
+            if lo[k] <= v <= hi[k]:
+                nxt[v] = running
+            running += ways.get(v, 0)
+        ways = nxt
+    return sum(ways.values())
+
+
+def spread_ladder(lo: list[int], hi: list[int], increasing: bool) -> tuple[int, ...]:
+    """The starting point: middle values, or for a ladder values spread evenly over the bounds."""
+    n = len(lo)
+    if not increasing:
+        return tuple((a + b) // 2 for a, b in zip(lo, hi, strict=True))
+    low, high = min(lo), max(hi)
+    x = [round(low + (high - low) * (k + 1) / (n + 1)) for k in range(n)]
+    return _repair(x, lo, hi)
+
+
+def _repair(x: list[int], lo: list[int], hi: list[int]) -> tuple[int, ...]:
+    """The nearest increasing vector within the bounds (push up from the left, then down from the right)."""
+    out = list(x)
+    for k in range(len(out)):
+        floor = lo[k] if k == 0 else max(lo[k], out[k - 1] + 1)
+        out[k] = max(out[k], floor)
+    for k in reversed(range(len(out))):
+        ceil = hi[k] if k == len(out) - 1 else min(hi[k], out[k + 1] - 1)
+        out[k] = min(out[k], ceil)
+    return tuple(out)
+
+
+def separable_optimum(tables: list[dict[int, float]], lo: list[int], hi: list[int],
+                      increasing: bool) -> tuple[int, ...]:
+    """The minimum of ``sum_k g_k(x_k)`` over the box (and the ladder), ``g_k = tables[k]``; ties lowest."""
+    n = len(tables)
+    if not increasing:
+        return tuple(min(range(lo[k], hi[k] + 1), key=lambda v, k=k: (tables[k][v], v)) for k in range(n))
+    # best[k][v]: the least sum of g_0..g_k with x_k = v and x_0 < ... < x_k; arg[k][v]: x_{k-1} there
+    best: list[dict[int, float]] = [{v: tables[0][v] for v in range(lo[0], hi[0] + 1)}]
+    arg: list[dict[int, int]] = [{}]
+    for k in range(1, n):
+        prev, cur, back = best[k - 1], {}, {}
+        running, running_arg = math.inf, None
+        candidates = sorted(prev)
+        i = 0
+        for v in range(lo[k], hi[k] + 1):
+            while i < len(candidates) and candidates[i] < v:
+                u = candidates[i]
+                if prev[u] < running:
+                    running, running_arg = prev[u], u
+                i += 1
+            if running_arg is not None:
+                cur[v] = tables[k][v] + running
+                back[v] = running_arg
+        best.append(cur)
+        arg.append(back)
+    last = min(best[-1], key=lambda v: (best[-1][v], v))
+    x = [last]
+    for k in range(n - 1, 0, -1):
+        x.append(arg[k][x[-1]])
+    return tuple(reversed(x))
+
+
+def coordinate_descent(objective, start: tuple[int, ...], lo: list[int], hi: list[int],
+                       increasing: bool) -> tuple[tuple[int, ...], float]:
+    x, best = tuple(start), objective(tuple(start))
+    improved = True
+    while improved:
+        improved = False
+        for k in range(len(x)):
+            a = lo[k] if not (increasing and k > 0) else max(lo[k], x[k - 1] + 1)
+            b = hi[k] if not (increasing and k < len(x) - 1) else min(hi[k], x[k + 1] - 1)
+            for v in range(a, b + 1):
+                if v == x[k]:
+                    continue
+                y = x[:k] + (v,) + x[k + 1:]
+                f = objective(y)
+                if f < best - 1e-15:
+                    x, best, improved = y, f, True
+    return x, best
+
+
+@dataclass
+class FitResult:
+    spec: FitSpec
+    values: dict[str, int]
+    loss: float
+    search: str
+    evaluations: int
+    seconds: float
+    targets: list[dict] = field(default_factory=list)
+    dependencies: list[list[str]] = field(default_factory=list)
+
+    def as_dict(self) -> dict:
+        return {
+            "values": self.values, "loss": self.loss, "search": self.search, "evaluations": self.evaluations,
+            "seconds": round(self.seconds, 3), "targets": self.targets, "params": self.spec.params,
+            "increasing": self.spec.settings.increasing, "lo": self.spec.lo, "hi": self.spec.hi,
+            "sim_version": sim.__version__,
+        }
+
+
+def fit(spec: FitSpec, runs: int | None = None, seed: int | None = None, n_jobs: int = 1,
+        progress=None) -> FitResult:
+    """Search the integer box (module docstring) and return the best values and what they achieve."""
+    started = time.perf_counter()
+    ev = Evaluator(spec, runs=runs, seed=seed, n_jobs=n_jobs, progress=progress)
+    lo, hi, increasing = spec.lo, spec.hi, spec.settings.increasing
+    n, n_targets = len(lo), len(spec.targets)
+    x0 = spread_ladder(lo, hi, increasing)
+    for t in range(n_targets):  # a metric the kind does not produce fails here, before anything is written
+        ev.metric(t, x0)
+    method = spec.settings.method
+    points = feasible_points(lo, hi, increasing, MAX_EXHAUSTIVE // max(1, len(spec.scenarios)))
+    scan: list[dict[int, list[float]]] = []  # scan[k][v] = the targets' metrics with x_k = v, others at x0
+    depends: list[set[int]] = [set() for _ in range(n_targets)]
+    if method != "exhaustive":
+        for k in range(n):
+            scan.append({})
+            for v in range(lo[k], hi[k] + 1):
+                x = x0[:k] + (v,) + x0[k + 1:]
+                scan[k][v] = [ev.metric(t, x) for t in range(n_targets)]
+            for t in range(n_targets):
+                seen = {repr(scan[k][v][t]) for v in scan[k]}
+                if len(seen) > 1:
+                    depends[t].add(k)
+    separable = method != "exhaustive" and all(len(d) <= 1 for d in depends)
+
+    def tables() -> list[dict[int, float]]:
+        out = []
+        for k in range(n):
+            row = {}
+            for v in range(lo[k], hi[k] + 1):
+                total = 0.0
+                for t in range(n_targets):
+                    if k in depends[t] or (not depends[t] and k == 0):
+                        m = scan[k][v][t]
+                        w, goal = spec.targets[t].weight, spec.targets[t].value
+                        total += math.inf if math.isnan(m) else w * (m - goal) ** 2
+                row[v] = total
+            out.append(row)
+        return out
+
+    if separable and method == "auto":
+        x = separable_optimum(tables(), lo, hi, increasing)
+        best = ev.objective(x)
+        predicted = sum(tables()[k][x[k]] for k in range(n))
+        search = ("separable: each target depends on one parameter; exact minimum by "
+                  + ("dynamic programming over the ladder" if increasing else "minimising each parameter alone"))
+        if not math.isclose(best, predicted, rel_tol=1e-9, abs_tol=1e-12):
+            x, best = coordinate_descent(ev.objective, x, lo, hi, increasing)
+            search += "; the prediction did not hold, refined by coordinate descent"
+    elif method == "exhaustive" or (method == "auto" and points is not None):
+        points = points if points is not None else feasible_points(lo, hi, increasing)
+        x, best = points[0], math.inf
+        for y in points:
+            f = ev.objective(y)
+            if f < best:
+                x, best = y, f
+        search = f"exhaustive over {len(points):,} feasible points"
+    else:
+        starts = [x0]
+        if scan:
+            starts.insert(0, separable_optimum(tables(), lo, hi, increasing))
+        rng = np.random.default_rng(0)
+        for _ in range(spec.settings.restarts):
+            raw = [int(rng.integers(a, b + 1)) for a, b in zip(lo, hi, strict=True)]
+            starts.append(_repair(sorted(raw), lo, hi) if increasing else tuple(raw))
+        x, best = None, math.inf
+        for start in dict.fromkeys(starts):
+            if not feasible(start, lo, hi, increasing):
+                continue
+            y, f = coordinate_descent(ev.objective, start, lo, hi, increasing)
+            if f < best:
+                x, best = y, f
+        search = f"coordinate descent from {len(dict.fromkeys(starts))} starting points (a good optimum, not certified)"
+    result = FitResult(spec, dict(zip(spec.params, (int(v) for v in x), strict=True)), best, search,
+                       ev.evaluations, time.perf_counter() - started,
+                       dependencies=[[spec.params[k] for k in sorted(d)] for d in depends] if scan else [])
+    for t, target in enumerate(spec.targets):
+        s = spec.target_scenario[t]
+        point = ev.point(s, x)
+        achieved = metric_value(point.summary, target.metric)
+        lo_ci, hi_ci = metric_interval(point.summary, target.metric)
+        result.targets.append({
+            "scenario": target.scenario, "metric": target.metric, "value": target.value, "weight": target.weight,
+            "achieved": achieved, "interval": [lo_ci, hi_ci],
+            "loss": target.weight * (achieved - target.value) ** 2, "method": ev.method[s],
+            "depends_on": result.dependencies[t] if result.dependencies else None,
+        })
+    return result
+
+
+def brute_force(spec: FitSpec, runs: int | None = None, seed: int | None = None) -> tuple[tuple[int, ...], float]:
+    """Every feasible point evaluated (the oracle the tests compare :func:`fit` with)."""
+    ev = Evaluator(spec, runs=runs, seed=seed)
+    best_x, best = None, math.inf
+    for x in feasible_points(spec.lo, spec.hi, spec.settings.increasing):
+        f = ev.objective(x)
+        if f < best:
+            best_x, best = x, f
+    return best_x, best
+
+
+__all__ = ["FitSpec", "FitResult", "load_fit", "fit", "brute_force", "count_feasible", "separable_optimum"]
+
+
+# --------------------------------------------------------------------------------------------
+# output
+
+
+def fitted_toml(scenario_file: str | Path, values: dict[str, int], fit_file: str) -> str:
+    """The scenario file's text with ``values`` written in (comments and layout kept, tables created)."""
+    import tomlkit
+
+    doc = tomlkit.parse(Path(scenario_file).read_text(encoding="utf-8"))
+    for key, value in values.items():
+        parts = split_key(key)
+        node: Any = doc
+        for part in parts[:-1]:
+            if isinstance(part, int):
+                node = node[part]
+            else:
+                if part not in node:
+                    node[part] = tomlkit.table()
+                node = node[part]
+        node[parts[-1]] = int(value)
+    changes = ", ".join(f"{k} = {v}" for k, v in values.items())
+    header = (f"# Fitted by `python -m sim fit {Path(fit_file).name}`: {changes}\n")
+    return header + tomlkit.dumps(doc)
+
+
+def _pct(v: float) -> str:
+    return "–" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{v:.3f}"
+
+
+def format_table(result: FitResult) -> str:
+    """The console table: fitted values, then each target with what it achieved."""
+    lines = ["Fitted values: " + ", ".join(f"{k} = {v}" for k, v in result.values.items()),
+             f"Loss {result.loss:.6g} · {result.evaluations} evaluations in {result.seconds:.1f} s · {result.search}",
+             ""]
+    header = ("scenario", "metric", "target", "achieved", "95% interval", "weight", "method")
+    rows = [header]
+    for t in result.targets:
+        lo, hi = t["interval"]
+        rows.append((t["scenario"], t["metric"], _pct(t["value"]), _pct(t["achieved"]),
+                     f"[{_pct(lo)}, {_pct(hi)}]", f"{t['weight']:g}", t["method"]))
+    widths = [max(len(str(r[i])) for r in rows) for i in range(len(header))]
+    for r in rows:
+        lines.append("  ".join(str(c).ljust(w) for c, w in zip(r, widths, strict=True)).rstrip())
+    return "\n".join(lines)
+
+
+def _chart(result: FitResult, out: Path) -> Path:
+    from sim.report import new_figure, save_figure
+
+    n = len(result.targets)
+    fig, ax = new_figure("Targets and what the fitted values achieve", "metric value", "", size=(7.5, 1.2 + 0.5 * n))
+    ys = np.arange(n)[::-1]
+    for y, t in zip(ys, result.targets, strict=True):
+        lo, hi = t["interval"]
+        ax.plot([t["value"]], [y], marker="|", markersize=18, color="#c0392b", label="target" if y == ys[0] else None)
+        if not math.isnan(lo) and hi > lo:
+            ax.plot([lo, hi], [y, y], color="#2c7fb8", linewidth=2, label="95% interval" if y == ys[0] else None)
+        ax.plot([t["achieved"]], [y], "o", color="#2c7fb8", label="achieved" if y == ys[0] else None)
+    ax.set_yticks(ys, [f"{Path(t['scenario']).stem}: {t['metric']}" for t in result.targets])
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.25 if n > 2 else -0.45), ncol=3, frameon=False)
+    return save_figure(fig, out / "fit.png")
+
+
+def write_fit(result: FitResult, out_dir: str | Path) -> list[Path]:
+    """``fit.json``, ``fit.png``, one ``<scenario>.fitted.toml`` per scenario and ``report.html``."""
+    import pandas as pd
+
+    from sim.report import atomic_write_text, section, summary_json, table_html, write_html
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    spec = result.spec
+    written = [out / "fit.json"]
+    data = result.as_dict()
+    data["fit_file"] = spec.file
+    atomic_write_text(out / "fit.json", summary_json(data))
+    fitted = []
+    for scenario in spec.scenarios:
+        name = f"{Path(scenario.source).stem}.fitted.toml"
+        text = fitted_toml(scenario.source, result.values, spec.file)
+        atomic_write_text(out / name, text)
+        fitted.append(out / name)
+    written += fitted
+    written.append(_chart(result, out))
+    values = pd.DataFrame({"parameter": list(result.values), "fitted value": list(result.values.values()),
+                           "lo": spec.lo, "hi": spec.hi})
+    rows = pd.DataFrame([{
+        "scenario": t["scenario"], "metric": t["metric"], "target": t["value"], "achieved": t["achieved"],
+        "95% interval": f"[{_pct(t['interval'][0])}, {_pct(t['interval'][1])}]", "weight": t["weight"],
+        "loss": t["loss"], "evaluated by": t["method"],
+    } for t in result.targets])
+    worst = max(result.targets, key=lambda t: t["loss"])
+    answer = (f"The fitted values are {', '.join(f'{k} = {v}' for k, v in result.values.items())}. "
+              f"The farthest target is {worst['metric']} of {worst['scenario']}: {_pct(worst['achieved'])} "
+              f"against {_pct(worst['value'])}.")
+    sections = [
+        section("Answer", f"<p>{_escape(answer)}</p>",
+                note=f"Search: {result.search}; {result.evaluations} evaluations in {result.seconds:.1f} s; "
+                     f"weighted squared error {result.loss:.3g}."),
+        section("Fitted values", table_html(values, index=False)),
+        section("Targets", table_html(rows, float_format="{:.3f}", index=False)),
+        section("Targets and achieved values", image="fit.png"),
+        section("Fitted scenarios", "<ul>" + "".join(
+            f'<li><a href="{_escape(p.name)}">{_escape(p.name)}</a></li>' for p in fitted) + "</ul>"),
+    ]
+    written.append(write_html(out / "report.html", "Ladder fit", sections))
+    return written
+
+
+def _escape(text: str) -> str:
+    import html
+
+    return html.escape(str(text))

@@ -1,0 +1,68 @@
+"""The live balance studio: ``python -m sim studio SCENARIO`` (optional extra ``sim[studio]``: Panel).
+
+:mod:`sim.studio.model` answers variants (no web code); :mod:`sim.studio.app` is the Panel page.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import socket
+import sys
+
+from sim.errors import ScenarioError
+
+DEFAULT_PORT = 5006
+
+
+def add_parser(sub) -> None:
+    st = sub.add_parser("studio", help="a live page: move DCs and scores, see the answer and curves update")
+    st.add_argument("scenario")
+    st.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"port (default {DEFAULT_PORT})")
+    st.add_argument("--address", default="127.0.0.1",
+                    help="address to listen on (default 127.0.0.1, this machine only)")
+    st.add_argument("--allow-remote", action="store_true",
+                    help="required to listen on an address other machines can reach")
+    st.add_argument("--no-browser", action="store_true", help="do not open a browser")
+    st.add_argument("--out", help="where Save and Report write (default reports/<scenario name>/studio/)")
+
+
+def _loopback(address: str) -> bool:
+    if address == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(address).is_loopback
+    except ValueError:
+        return False
+
+
+def check_port(address: str, port: int) -> None:
+    if not 1 <= port <= 65535:
+        raise ScenarioError(f"expected a port from 1 to 65535; given {port}", key="--port")
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        try:
+            s.bind((address if address != "localhost" else "127.0.0.1", port))
+        except OSError as exc:
+            raise ScenarioError(f"cannot listen on {address}:{port} ({exc.strerror or exc}); the port is in use "
+                                "or the address is not this machine's", key="--port") from None
+
+
+def cmd_studio(args) -> int:
+    import sim
+
+    scenario = sim.load_scenario(args.scenario)
+    if not _loopback(args.address):
+        if not args.allow_remote:
+            raise ScenarioError(f"{args.address} can be reached from other machines; add --allow-remote to "
+                                "listen there anyway", key="--address")
+        print(f"warning: the studio listens on {args.address}:{args.port}; anyone who can reach it can run "
+              "simulations and write files into its output folder", file=sys.stderr)
+    check_port(args.address, args.port)
+    try:
+        from sim.studio.app import serve
+    except ImportError as exc:
+        raise ScenarioError(f"the studio needs the optional extra: pip install 'sim[studio]' ({exc.name} is "
+                            "missing)") from None
+    print(f"studio for {scenario.source}: http://{args.address}:{args.port}/studio (Ctrl-C to stop)",
+          file=sys.stderr)
+    serve(scenario, port=args.port, address=args.address, show=not args.no_browser, out_dir=args.out)
+    return 0

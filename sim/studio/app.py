@@ -1,0 +1,275 @@
+"""The studio page (Panel): controls on the left, the answer, what changed and the charts on the right.
+
+``studio_app(scenario)`` returns a Panel layout that is served by ``python -m sim studio`` and can be shown
+in a notebook cell as it is. Every string from the scenario is escaped before it reaches the page.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+import time
+from concurrent.futures import Future, ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import panel as pn
+from matplotlib.figure import Figure
+
+from sim.errors import SimError
+from sim.studio.model import Answer, Studio, label
+
+REFINE_SECONDS_CAP = 20.0
+TICK_MS = 300
+DEBOUNCE_SECONDS = 0.4
+
+
+def _pct(v: float, digits: int = 1) -> str:
+    return "–" if v is None or math.isnan(v) else f"{v * 100:.{digits}f}%"
+
+
+def _fmt(metric: str, v: float) -> str:
+    if v is None or math.isnan(v):
+        return "–"
+    if metric.startswith("mean_") or metric in ("dp_per_session",):
+        return f"{v:.2f}"
+    return _pct(v)
+
+
+def _interval(metric: str, lo: float, hi: float, exact: bool) -> str:
+    if exact or math.isnan(lo):
+        return "exact" if exact else ""
+    return f"[{_fmt(metric, lo)}, {_fmt(metric, hi)}]"
+
+
+def headline_html(studio: Studio, current: Answer, refining: bool) -> str:
+    base = studio.baseline
+    m = studio.metric
+    name = html.escape(getattr(studio.scenario, "name", "") or Path(studio.scenario.source).stem)
+    diff = current.value - base.value
+    how = html.escape(current.method) + (" · refining…" if refining else "")
+    rows = "".join(
+        f"<tr><td>{html.escape(label(k))}</td><td>{_fmt(k, bv)}</td><td>{_fmt(k, v)}</td>"
+        f"<td>{html.escape(_interval(k, lo, hi, current.exact))}</td></tr>"
+        for (k, bv, _, _), (_, v, lo, hi) in zip(base.headline, current.headline, strict=False)
+    )
+    return (
+        f'<div class="studio-answer"><h2 style="margin:0">{name}</h2>'
+        f'<p style="font-size:1.6em;margin:0.3em 0">{html.escape(label(m))}: '
+        f'<b class="current-value" data-value="{current.value!r}" data-exact="{str(current.exact).lower()}" '
+        f'data-runs="{current.runs or 0}">{_fmt(m, current.value)}</b> '
+        f'<span style="color:#666">{html.escape(_interval(m, *current.interval, current.exact))}</span></p>'
+        f'<p style="margin:0">Baseline <span class="baseline-value" data-value="{base.value!r}">'
+        f"{_fmt(m, base.value)}</span> · change {diff * 100:+.1f} points · {how}</p>"
+        f'<table style="margin-top:0.6em"><tr><th>metric</th><th>baseline</th><th>variant</th><th>95% interval</th>'
+        f"</tr>{rows}</table></div>"
+    )
+
+
+def changes_html(studio: Studio, values: dict[str, Any]) -> str:
+    changes = studio.changes(values)
+    if not changes:
+        return "<p><i>No changes: the variant is the scenario as written.</i></p>"
+    rows = "".join(f"<tr><td><code>{html.escape(k)}</code></td><td>{html.escape(str(a))}</td>"
+                   f"<td>{html.escape(str(b))}</td></tr>" for k, a, b in changes)
+    return f"<table><tr><th>key</th><th>baseline</th><th>variant</th></tr>{rows}</table>"
+
+
+def curve_figure(studio: Studio, current: Answer) -> Figure | None:
+    got, base = studio.curve(current), studio.curve(studio.baseline)
+    if got is None or base is None:
+        return None
+    title, values, bands = got
+    _, bvalues, _ = base
+    fig = Figure(figsize=(6.4, 3.4))
+    ax = fig.add_subplot()
+    xs = list(range(1, len(values) + 1))
+    ax.plot(xs[: len(bvalues)], bvalues, color="#999", linestyle="--", label="baseline")
+    ax.plot(xs, values, color="#2c7fb8", marker="o", markersize=3, label="variant")
+    lo = [b[0] for b in bands]
+    hi = [b[1] for b in bands]
+    if not current.exact and not all(math.isnan(v) for v in lo):
+        ax.fill_between(xs, lo, hi, color="#2c7fb8", alpha=0.2, label="95% interval")
+    ax.set_title(title)
+    ax.set_xlabel("round" if studio.kind != "campus" else "turn")
+    ax.set_ylabel("share of runs")
+    ax.set_ylim(0, 1)
+    ax.grid(alpha=0.3)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1), frameon=False)
+    fig.tight_layout()
+    return fig
+
+
+def shares_figure(studio: Studio, current: Answer) -> Figure:
+    keys = [k for k, *_ in current.headline if not k.startswith("mean_") and k != "dp_per_session"]
+    base = {k: v for k, v, *_ in studio.baseline.headline}
+    now = {k: (v, lo, hi) for k, v, lo, hi in current.headline}
+    fig = Figure(figsize=(6.4, 0.9 + 0.45 * max(1, len(keys))))
+    ax = fig.add_subplot()
+    ys = list(range(len(keys)))[::-1]
+    ax.barh([y + 0.2 for y in ys], [base.get(k, math.nan) for k in keys], height=0.38, color="#bbb", label="baseline")
+    ax.barh([y - 0.2 for y in ys], [now[k][0] for k in keys], height=0.38, color="#2c7fb8", label="variant")
+    for y, k in zip(ys, keys, strict=True):
+        v, lo, hi = now[k]
+        if not current.exact and not math.isnan(lo):
+            ax.plot([lo, hi], [y - 0.2, y - 0.2], color="black", linewidth=1)
+    ax.set_yticks(ys, [label(k) for k in keys])
+    ax.set_xlim(0, 1)
+    ax.set_xlabel("share of runs")
+    ax.set_title("Outcomes")
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1), frameon=False)
+    fig.tight_layout()
+    return fig
+
+
+def ladder_html(studio: Studio, values: dict[str, Any]) -> str:
+    if studio.kind != "escape":
+        return ""
+    from sim.escape.model import DEFAULT_BECOMES, MARKS, TIER_IDS
+
+    rows = []
+    for c in studio.controls:
+        if not c.key.startswith("rules.tiers."):
+            continue
+        tier = c.key.split(".")[2]
+        t = TIER_IDS.index(tier)
+        now = values.get(c.key, c.value)
+        style = ' style="background:#fff3c4"' if now != c.value else ""
+        rows.append(f"<tr{style}><td>{html.escape(tier)}</td><td>{c.value}</td><td>{now}</td>"
+                    f"<td>{html.escape(MARKS[t])}</td><td>{html.escape(TIER_IDS[DEFAULT_BECOMES[t]])}</td></tr>")
+    if not rows:
+        return ""
+    return ("<h3>Tier ladder in play</h3><table><tr><th>tier</th><th>baseline DC</th><th>variant DC</th>"
+            "<th>accumulation</th><th>becomes (default)</th></tr>" + "".join(rows) + "</table>")
+
+
+def studio_app(scenario, out_dir: str | Path | None = None, studio: Studio | None = None):
+    """The studio page for ``scenario`` (a Panel layout: serve it, or show it in a notebook)."""
+    pn.extension(inline=True)
+    studio = studio or Studio(scenario)
+    out_dir = Path(out_dir) if out_dir else Path("reports") / scenario.slug / "studio"
+    state: dict[str, Any] = {"answer": studio.baseline, "future": None, "generation": 0, "values": {}}
+    pool = ThreadPoolExecutor(max_workers=1)
+
+    widgets: dict[str, Any] = {}
+    groups: dict[str, list] = {}
+    for c in studio.controls:
+        if c.options:
+            w = pn.widgets.Select(name=c.label, options=list(c.options), value=c.value, width=230)
+        else:
+            w = pn.widgets.EditableIntSlider(name=c.label, start=c.lo, end=c.hi, value=c.value, width=230,
+                                             css_classes=["ctl-" + c.key.replace(".", "-")])
+        widgets[c.key] = w
+        groups.setdefault(c.group, []).append(w)
+
+    answer_pane = pn.pane.HTML(headline_html(studio, studio.baseline, False), sizing_mode="stretch_width")
+    alert = pn.pane.Alert("", alert_type="danger", visible=False, css_classes=["studio-error"])
+    changes_pane = pn.pane.HTML(changes_html(studio, {}))
+    ladder_pane = pn.pane.HTML(ladder_html(studio, {}))
+    fig = curve_figure(studio, studio.baseline)
+    curve_pane = pn.pane.Matplotlib(fig, dpi=90, tight=True, visible=fig is not None)
+    shares_pane = pn.pane.Matplotlib(shares_figure(studio, studio.baseline), dpi=90, tight=True)
+    save_path = pn.widgets.TextInput(name="Save as", value=str(out_dir / f"{scenario.slug}.variant.toml"), width=420)
+    save_button = pn.widgets.Button(name="Save", button_type="primary")
+    report_button = pn.widgets.Button(name="Report")
+    message = pn.pane.HTML("", css_classes=["studio-message"])
+
+    def values() -> dict[str, Any]:
+        return {k: w.value for k, w in widgets.items()}
+
+    def show(answer: Answer, refining: bool) -> None:
+        answer_pane.object = headline_html(studio, answer, refining)
+        f = curve_figure(studio, answer)
+        if f is not None:
+            curve_pane.object = f
+        shares_pane.object = shares_figure(studio, answer)
+
+    def on_change(*_events) -> None:
+        if studio.baseline.exact:
+            compute()
+        else:  # simulated answers take about a second: wait until the control rests (debounce in tick)
+            state["pending"] = time.monotonic()
+
+    def compute() -> None:
+        state["pending"] = None
+        current = values()
+        state["generation"] += 1
+        state["future"] = None
+        try:
+            answer = studio.answer(current)
+        except SimError as exc:
+            alert.object = f"Refused: {html.escape(str(exc))}"
+            alert.visible = True
+            return
+        alert.visible = False
+        state["answer"], state["values"] = answer, current
+        changes_pane.object = changes_html(studio, current)
+        ladder_pane.object = ladder_html(studio, current)
+        show(answer, refining=not answer.exact)
+
+    def tick() -> None:
+        pending = state.get("pending")
+        if pending is not None:
+            if time.monotonic() - pending >= DEBOUNCE_SECONDS:
+                compute()
+            return
+        answer: Answer = state["answer"]
+        future: Future | None = state["future"]
+        if future is not None:
+            if not future.done():
+                return
+            generation, refined = future.result()
+            state["future"] = None
+            if generation != state["generation"] or refined is None:
+                return
+            state["answer"] = answer = refined
+            more = not refined.exact and refined.seconds * 4 < REFINE_SECONDS_CAP and refined.runs < 1_000_000
+            show(refined, refining=more)
+            if not more:
+                return
+        if answer.exact or answer.runs is None or answer.seconds * 4 >= REFINE_SECONDS_CAP or alert.visible:
+            return
+        generation = state["generation"]
+        state["future"] = pool.submit(lambda: (generation, studio.refine(answer)))
+
+    def on_save(_event) -> None:
+        try:
+            path = studio.save(state["values"], save_path.value)
+        except (SimError, OSError) as exc:
+            message.object = f'<p style="color:#b00">Not saved: {html.escape(str(exc))}</p>'
+            return
+        message.object = f"<p>Saved <code>{html.escape(str(path))}</code></p>"
+
+    def on_report(_event) -> None:
+        try:
+            path = studio.report(state["values"], out_dir / "variant")
+        except (SimError, OSError) as exc:
+            message.object = f'<p style="color:#b00">No report: {html.escape(str(exc))}</p>'
+            return
+        message.object = f"<p>Report written: <code>{html.escape(str(path))}</code></p>"
+
+    for w in widgets.values():
+        w.param.watch(on_change, "value")
+    save_button.on_click(on_save)
+    report_button.on_click(on_report)
+
+    sidebar = pn.Column(*(pn.Column(pn.pane.HTML(f"<h3>{html.escape(g)}</h3>"), *ws) for g, ws in groups.items()),
+                        width=260, scroll=True, height=900)
+    main = pn.Column(answer_pane, alert, pn.Row(curve_pane, shares_pane), ladder_pane,
+                     pn.pane.HTML("<h3>What changed</h3>"), changes_pane,
+                     pn.Row(save_path, save_button, report_button), message, sizing_mode="stretch_width")
+    layout = pn.Row(sidebar, main, sizing_mode="stretch_width")
+    pn.state.add_periodic_callback(tick, period=TICK_MS)  # debounce and background refinement, per session
+    return layout
+
+
+def serve(scenario, port: int, address: str = "127.0.0.1", show: bool = True, out_dir: str | Path | None = None):
+    """Serve the studio until interrupted (one Studio shared by the sessions of this process)."""
+    studio = Studio(scenario)
+
+    def page():
+        return studio_app(scenario, out_dir=out_dir, studio=studio)
+
+    pn.serve({"studio": page}, port=port, address=address, show=show, title="sim studio",
+             websocket_origin=[f"{address}:{port}", f"localhost:{port}"], threaded=False,
+             print_url=False)

@@ -1,0 +1,260 @@
+"""The studio's model: one scenario, its controls, and answers for variants (no web code here).
+
+A variant is the base scenario with some dotted keys changed (:func:`sim.designer.params.with_values`, so it
+is validated exactly like a file). It is answered exactly where the kind solves it (``sim.exact``),
+otherwise by simulation with common random numbers: the same seed for every variant, and a run count
+chosen so that the first answer comes within about a second; :meth:`Studio.refine` then adds runs (the
+first runs of a larger count are the same runs, R-GEN-7) so the interval shrinks while the page shows it.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import sim
+from sim.batch import CHUNK_RUNS as CHUNK_SIZE
+from sim.designer.evaluate import supports_exact
+from sim.designer.metrics import HEADLINE, main_metric, metric_interval, metric_value
+from sim.designer.params import field_bounds, get_value, scenario_data, with_values
+from sim.designer.sensitivity import sensitivity_parameters
+from sim.errors import ScenarioError, SimError
+
+FIRST_ANSWER_SECONDS = 1.0
+MAX_RUNS = 1_000_000
+MIN_RUNS = 1_000
+
+#: the list metric drawn as a curve, per kind (by round or by turn)
+CURVES = {
+    "escape": ("escape_by_round", "Escaped by the end of round"),
+    "restraint": ("incapacitated_or_arms_complete_by_round", "Incapacitated or arms complete by round"),
+    "campus": ("capture_by_turn", "Captured by turn (share of PC-games)"),
+}
+
+LABELS = {
+    "escape_rate": "Escape rate", "caught_rate": "Caught", "timeout_rate": "Timed out", "mean_rounds": "Mean rounds",
+    "clear_rate": "Clear rate", "party_clear_rate": "Party clear rate", "game_over_rate": "Game over",
+    "ambush_win": "Ambush won", "ambush_win_by_2": "Ambush won by 2+", "dp_per_session": "DP per session",
+    "incapacitated_or_arms_complete_by_round.last": "Incapacitated or arms complete",
+    "arms_complete_by_round.last": "Arms complete", "incapacitated_by_round.last": "Incapacitated",
+    "mean_escape_checks": "Mean escape checks",
+}
+
+
+@dataclass(frozen=True)
+class Control:
+    key: str
+    label: str
+    group: str
+    value: Any
+    lo: int | None = None
+    hi: int | None = None
+    options: tuple[str, ...] = ()
+
+
+@dataclass
+class Answer:
+    """What is known about one variant: its summary, how it was made, and the headline numbers."""
+
+    values: dict[str, Any]
+    summary: dict
+    exact: bool
+    runs: int | None
+    seconds: float
+    metric: str
+    value: float
+    interval: tuple[float, float]
+    headline: list[tuple[str, float, float, float]] = field(default_factory=list)
+
+    @property
+    def method(self) -> str:
+        return "exact" if self.exact else f"{self.runs:,} simulated runs (95% interval)"
+
+
+def label(metric: str) -> str:
+    return LABELS.get(metric, metric.replace("_", " "))
+
+
+def _group(key: str, scenario) -> tuple[str, str]:
+    parts = key.split(".")
+    if parts[0] == "rules" and parts[1] == "tiers":
+        return "Tier ladder (DC)", f"{parts[2]} DC"
+    if parts[0] in ("party", "pcs", "units", "adversaries") and len(parts) >= 2 and parts[1].isdigit():
+        data = scenario_data(scenario)
+        who = get_value(data, f"{parts[0]}.{parts[1]}.name") or f"{parts[0]} {int(parts[1]) + 1}"
+        return f"{who}", parts[-1]
+    if parts[0] in ("attention", "search"):
+        return "Attention and search", ".".join(parts)
+    return "Other", key
+
+
+class Studio:
+    """One scenario, its controls, a baseline answer and answers for variants."""
+
+    def __init__(self, scenario, seed: int | None = None, first_answer_seconds: float = FIRST_ANSWER_SECONDS):
+        self.scenario = scenario
+        self.kind = scenario.kind
+        self.metric = main_metric(self.kind)
+        self.seed = int(scenario.run.seed if seed is None else seed)
+        self.first_answer_seconds = first_answer_seconds
+        self._rate: float | None = None  # runs per second, measured on the first simulation
+        self.controls = self._controls()
+        self.baseline = self.answer({})
+
+    # ------------------------------------------------------------------ controls
+
+    def _controls(self) -> list[Control]:
+        out: list[Control] = []
+        keys = [k for k, _ in sensitivity_parameters(self.scenario)]
+        if self.kind == "escape":
+            keys += [k for k in ("attention.limit", "attention.assist", "attention.guide", "attention.search",
+                                 "attention.per_round") if k not in keys]
+        data = scenario_data(self.scenario)
+        for key in dict.fromkeys(keys):
+            value = get_value(data, key)
+            bounds = field_bounds(self.scenario, key)
+            if value is None and key.startswith("rules.tiers."):
+                value = _default_dc(key)
+            if value is None or isinstance(value, bool) or not isinstance(value, int):
+                continue
+            lo, hi = bounds.lo, bounds.hi
+            lo = max(lo if lo is not None else value - 20, value - 20, 1 if key.endswith(".dc") else -1000)
+            hi = min(hi if hi is not None else value + 20, value + 20)
+            group, name = _group(key, self.scenario)
+            out.append(Control(key, name, group, value, int(lo), int(hi)))
+        if self.kind == "escape":
+            from sim.escape.model import BUILTIN_POLICIES
+
+            policy = self.scenario.policy.name
+            if policy in BUILTIN_POLICIES:
+                out.append(Control("policy.name", "policy", "Policy", policy, options=tuple(BUILTIN_POLICIES)))
+        return out
+
+    # ------------------------------------------------------------------ answers
+
+    def variant(self, values: dict[str, Any]):
+        """The validated variant (a ScenarioError names the key when the rules refuse it)."""
+        changed = {k: v for k, v in values.items() if v != self.base_value(k)}
+        return with_values(self.scenario, changed) if changed else self.scenario
+
+    def base_value(self, key: str) -> Any:
+        for c in self.controls:
+            if c.key == key:
+                return c.value
+        return get_value(scenario_data(self.scenario), key)
+
+    def changes(self, values: dict[str, Any]) -> list[tuple[str, Any, Any]]:
+        return [(k, self.base_value(k), v) for k, v in values.items() if v != self.base_value(k)]
+
+    def first_runs(self) -> int:
+        """Runs that answer within ``first_answer_seconds`` (whole chunks when large; at least MIN_RUNS)."""
+        if self._rate is None:
+            start = time.perf_counter()
+            sim.simulate(self.scenario, runs=MIN_RUNS, seed=self.seed)
+            self._rate = MIN_RUNS / max(time.perf_counter() - start, 1e-6)
+        runs = int(self._rate * self.first_answer_seconds)
+        if runs >= CHUNK_SIZE:
+            runs = runs // CHUNK_SIZE * CHUNK_SIZE
+        return max(MIN_RUNS, min(runs, MAX_RUNS))
+
+    def answer(self, values: dict[str, Any], runs: int | None = None) -> Answer:
+        variant = self.variant(values)
+        start = time.perf_counter()
+        if supports_exact(variant):
+            summary, exact, used = sim.exact(variant), True, None
+        else:
+            used = runs or self.first_runs()
+            summary, exact = sim.simulate(variant, runs=used, seed=self.seed).summary, False
+        value = metric_value(summary, self.metric)
+        interval = metric_interval(summary, self.metric)
+        headline = []
+        for m in HEADLINE.get(self.kind, [self.metric]):
+            try:
+                v = metric_value(summary, m)
+            except SimError:
+                continue
+            lo, hi = metric_interval(summary, m)
+            headline.append((m, v, lo, hi))
+        return Answer(dict(values), summary, exact, used, time.perf_counter() - start, self.metric, value,
+                      interval, headline)
+
+    def refine(self, answer: Answer) -> Answer | None:
+        """The same variant with four times the runs (None when exact or at the cap)."""
+        if answer.exact or answer.runs is None or answer.runs >= MAX_RUNS:
+            return None
+        return self.answer(answer.values, runs=min(MAX_RUNS, answer.runs * 4))
+
+    def curve(self, answer: Answer) -> tuple[str, list[float], list[tuple[float, float]]] | None:
+        spec = CURVES.get(self.kind)
+        if spec is None or not isinstance(answer.summary.get(spec[0]), list):
+            return None
+        key, title = spec
+        values = [math.nan if v is None else float(v) for v in answer.summary[key]]
+        bands = []
+        for i in range(len(values)):
+            try:
+                bands.append(metric_interval(answer.summary, f"{key}.{i}"))
+            except SimError:
+                bands.append((math.nan, math.nan))
+        return title, values, bands
+
+    # ------------------------------------------------------------------ save
+
+    def save(self, values: dict[str, Any], path: str | Path) -> Path:
+        """Write the variant as a scenario file: the original text with the changes written in and a first
+        comment listing them; the written file is validated before it replaces anything."""
+        import tomllib
+
+        import tomlkit
+
+        from sim.designer.params import split_key
+        from sim.report import atomic_write_text
+        from sim.scenario import parse_scenario
+
+        self.variant(values)  # refuse an invalid variant before writing
+        source = Path(self.scenario.source)
+        doc = tomlkit.parse(source.read_text(encoding="utf-8")) if source.is_file() else tomlkit.document()
+        changes = self.changes(values)
+        for key, _, value in changes:
+            parts = split_key(key)
+            node: Any = doc
+            for part in parts[:-1]:
+                if isinstance(part, int):
+                    node = node[part]
+                else:
+                    if part not in node:
+                        node[part] = tomlkit.table()
+                    node = node[part]
+            node[parts[-1]] = value
+        listing = "; ".join(f"{k}: {old} -> {new}" for k, old, new in changes) or "no changes"
+        text = f"# Saved from the studio (base: {source.name}). Changes: {listing}\n" + tomlkit.dumps(doc)
+        parse_scenario(tomllib.loads(text), str(path))
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(path, text)
+        return path
+
+    def report(self, values: dict[str, Any], out_dir: str | Path, runs: int | None = None) -> Path:
+        """The usual report of the variant (simulated with the scenario's runs, exact overlay where known)."""
+        from sim.cli import main as cli_main
+
+        variant = self.variant(values)
+        out_dir = Path(out_dir)
+        saved = self.save(values, out_dir / "variant.toml")
+        args = ["run", str(saved), "--out", str(out_dir / "report"), "--quiet", "--no-runs"]
+        if runs:
+            args += ["--runs", str(runs)]
+        code = cli_main(args)
+        if code != 0:
+            raise ScenarioError(f"the report could not be written (exit {code})", file=variant.source)
+        return out_dir / "report" / "report.html"
+
+
+def _default_dc(key: str) -> int | None:
+    from sim.escape.model import DEFAULT_DC, TIER_IDS
+
+    tier = key.split(".")[2]
+    return DEFAULT_DC[TIER_IDS.index(tier)] if tier in TIER_IDS else None

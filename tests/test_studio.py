@@ -1,0 +1,176 @@
+"""The live studio (issue 15): the model answers variants exactly as `sim.exact`/`sim.simulate`, refuses what
+the rules refuse, saves valid scenarios; the served page updates in a real headless chromium."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import tomllib
+from pathlib import Path
+
+import pytest
+
+import sim
+from sim.cli import main
+from sim.designer.params import with_values
+from sim.errors import ScenarioError
+
+pytest.importorskip("panel")
+from sim.studio.model import Studio  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+ROGUE = ROOT / "scenarios" / "escape" / "lone_rogue.toml"
+PARTY = ROOT / "scenarios" / "escape" / "party_under_watch.toml"
+
+
+def test_controls_cover_the_ladder_scores_attention_and_policy():
+    studio = Studio(sim.load_scenario(ROGUE))
+    keys = [c.key for c in studio.controls]
+    # lone rogue: heavy arms and moderate legs; heavy becomes light, moderate becomes simple (R-ESC-2)
+    ladder = {f"rules.tiers.{t}.dc" for t in ("heavy", "light", "moderate", "simple")}
+    assert ladder <= set(keys)
+    assert "rules.tiers.severe.dc" not in keys
+    assert {f"party.0.scores.{a}" for a in ("str", "dex", "con", "int", "wis", "cha")} <= set(keys)
+    assert "attention.assist" in keys and "policy.name" in keys
+    heavy = next(c for c in studio.controls if c.key == "rules.tiers.heavy.dc")
+    assert heavy.value == 18 and heavy.lo >= 1
+
+
+def test_exact_answers_equal_sim_exact():
+    scenario = sim.load_scenario(ROGUE)
+    studio = Studio(scenario)
+    assert studio.baseline.exact and studio.baseline.value == sim.exact(scenario)["escape_rate"]
+    answer = studio.answer({"rules.tiers.heavy.dc": 22, "party.0.scores.dex": 15})
+    expected = sim.exact(with_values(scenario, {"rules.tiers.heavy.dc": 22, "party.0.scores.dex": 15}))
+    assert answer.value == expected["escape_rate"]
+    assert answer.value < studio.baseline.value  # a harder DC and a lower dex cannot help
+    changes = studio.changes({"rules.tiers.heavy.dc": 22, "rules.tiers.light.dc": 12})
+    assert changes == [("rules.tiers.heavy.dc", 18, 22)]
+
+
+def test_simulated_answers_equal_sim_simulate_and_refine_with_common_random_numbers():
+    scenario = sim.load_scenario(PARTY)
+    studio = Studio(scenario, first_answer_seconds=0.05)
+    answer = studio.answer({"rules.tiers.heavy.dc": 20})
+    assert not answer.exact and answer.runs >= 1000
+    variant = with_values(scenario, {"rules.tiers.heavy.dc": 20})
+    summary = sim.simulate(variant, runs=answer.runs, seed=studio.seed).summary
+    assert answer.value == summary["escape_rate"]
+    assert tuple(answer.interval) == tuple(summary["escape_rate_ci"])
+    refined = studio.refine(answer)
+    assert refined.runs == 4 * answer.runs
+    assert refined.interval[1] - refined.interval[0] < answer.interval[1] - answer.interval[0]
+
+
+def test_a_variant_the_rules_refuse_is_refused_with_the_validation_message():
+    studio = Studio(sim.load_scenario(ROGUE))
+    with pytest.raises(ScenarioError, match=r"party\.0\.scores\.dex"):
+        studio.answer({"party.0.scores.dex": 0})
+
+
+def test_save_writes_a_valid_scenario_that_reproduces_the_answer(tmp_path):
+    scenario = sim.load_scenario(ROGUE)
+    studio = Studio(scenario)
+    values = {"rules.tiers.heavy.dc": 20, "rules.tiers.light.dc": 13}
+    path = studio.save(values, tmp_path / "v.toml")
+    text = path.read_text(encoding="utf-8")
+    assert text.startswith("# Saved from the studio") and "rules.tiers.heavy.dc: 18 -> 20" in text
+    assert tomllib.loads(text)["rules"]["tiers"]["heavy"]["dc"] == 20
+    assert sim.exact(sim.load_scenario(path))["escape_rate"] == studio.answer(values).value
+    with pytest.raises(ScenarioError):
+        studio.save({"party.0.scores.dex": 0}, tmp_path / "bad.toml")
+    assert not (tmp_path / "bad.toml").exists()
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_cli_refusals(tmp_path, capsys):
+    assert main(["studio", str(tmp_path / "missing.toml"), "--no-browser"]) == 2
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        assert main(["studio", str(ROGUE), "--port", str(port), "--no-browser"]) == 2
+    assert main(["studio", str(ROGUE), "--address", "0.0.0.0", "--no-browser"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 3
+    assert "no such scenario file" in err[0] and "in use" in err[1] and "--allow-remote" in err[2]
+
+
+def _chromium() -> str | None:
+    return shutil.which("chromium") or (os.path.exists("/usr/bin/chromium") and "/usr/bin/chromium") or None
+
+
+@pytest.mark.slow
+def test_page_updates_in_headless_chromium(tmp_path):
+    """Moving the heavy DC changes the displayed escape rate to sim.exact's value for that DC; a refused
+    variant shows the validation message; Save writes a scenario that reproduces the displayed number."""
+    playwright = pytest.importorskip("playwright.sync_api")
+    browser_path = _chromium()
+    if browser_path is None:
+        pytest.skip("Debian's chromium is not installed (.ci/run installs it)")
+    port = _free_port()
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    server = subprocess.Popen([sys.executable, "-m", "sim", "studio", str(ROGUE), "--port", str(port),
+                               "--no-browser", "--out", str(tmp_path)], cwd=tmp_path, env=env,
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    scenario = sim.load_scenario(ROGUE)
+    try:
+        deadline = time.time() + 60
+        while time.time() < deadline:
+            with socket.socket() as s:
+                if s.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            time.sleep(0.3)
+        with playwright.sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=browser_path, args=[
+                "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+                "--disable-sync", "--no-first-run"])
+            page = browser.new_page(viewport={"width": 1400, "height": 1000})
+            errors: list[str] = []
+            page.on("pageerror", lambda e: errors.append(str(e)))
+            page.goto(f"http://127.0.0.1:{port}/studio")
+            value = page.locator(".current-value")
+            value.wait_for(timeout=60_000)
+            assert float(value.get_attribute("data-value")) == sim.exact(scenario)["escape_rate"]
+            expected = sim.exact(with_values(scenario, {"rules.tiers.heavy.dc": 22}))["escape_rate"]
+            box = page.locator(".ctl-rules-tiers-heavy-dc input").first
+            box.fill("22")
+            box.press("Enter")
+            _wait_for_value(page, repr(expected))
+            page.screenshot(path=str(tmp_path / "studio.png"))
+            dex = page.locator(".ctl-party-0-scores-dex input").first
+            dex.fill("0")
+            dex.press("Enter")
+            refused = page.get_by_text("Refused:")
+            refused.wait_for(timeout=20_000)
+            assert "party.0.scores.dex" in refused.inner_text()
+            dex.fill("17")
+            dex.press("Enter")
+            _wait_for_value(page, repr(expected))
+            page.get_by_role("button", name="Save").click()
+            page.get_by_text("Saved").wait_for(timeout=20_000)
+            saved = next(tmp_path.glob("*.variant.toml"))
+            assert sim.exact(sim.load_scenario(saved))["escape_rate"] == expected
+            assert errors == []
+            browser.close()
+    finally:
+        server.terminate()
+        server.wait(timeout=20)
+
+
+def _wait_for_value(page, text: str, timeout: float = 30.0) -> None:
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if page.locator(".current-value").get_attribute("data-value") == text:
+            return
+        time.sleep(0.2)
+    raise AssertionError(f"displayed {page.locator('.current-value').get_attribute('data-value')}, expected {text}")
