@@ -172,3 +172,15 @@ def test_rule_link_refuses_a_non_id():
 def test_key_link_points_at_an_existing_row(kind, dotted):
     path, anchor = key_link(kind, dotted).split("#")
     assert f'<a id="{anchor}"></a>' in (ROOT / path).read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("notebook", sorted((ROOT / "notebooks").glob("*.ipynb")), ids=lambda p: p.name)
+def test_notebooks_refer_only_to_shipped_files(notebook):
+    import json
+
+    cells = json.loads(notebook.read_text(encoding="utf-8"))["cells"]
+    text = "\n".join("".join(c["source"]) for c in cells)
+    assert not re.search(r"RULES\.md|SCENARIOS\.md|STYLE\.md|DEVELOPERS\.md|\.\./shared|project brief", text)
+    for target in _CODE_PATH.findall(text):
+        if not any(ch in target for ch in "<>*"):
+            assert (ROOT / target.rstrip("/")).exists(), f"{notebook.name} names {target}, which does not exist"
