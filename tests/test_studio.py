@@ -78,7 +78,9 @@ def test_save_writes_a_valid_scenario_that_reproduces_the_answer(tmp_path):
     values = {"rules.tiers.heavy.dc": 20, "rules.tiers.light.dc": 13}
     path = studio.save(values, tmp_path / "v.toml")
     text = path.read_text(encoding="utf-8")
-    assert text.startswith("# Saved from the studio") and "rules.tiers.heavy.dc: 18 -> 20" in text
+    directive, header = text.splitlines()[:2]
+    assert header.startswith("# Saved from the studio") and "rules.tiers.heavy.dc: 18 -> 20" in header
+    assert directive.startswith("#:schema ") and (path.parent / directive.split(" ", 1)[1]).is_file()
     assert tomllib.loads(text)["rules"]["tiers"]["heavy"]["dc"] == 20
     assert sim.exact(sim.load_scenario(path))["escape_rate"] == studio.answer(values).value
     with pytest.raises(ScenarioError):

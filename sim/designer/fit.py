@@ -541,25 +541,15 @@ __all__ = ["FitSpec", "FitResult", "load_fit", "fit", "brute_force", "count_feas
 # output
 
 
-def fitted_toml(scenario_file: str | Path, values: dict[str, int], fit_file: str) -> str:
-    """The scenario file's text with ``values`` written in (comments and layout kept, tables created)."""
-    import tomlkit
+def fitted_toml(scenario_file: str | Path, values: dict[str, int], fit_file: str,
+                dest: str | Path | None = None) -> str:
+    """The scenario file's text with the fitted values written in (see :mod:`sim.designer.scenario_text`)."""
+    from sim.designer.scenario_text import variant_text
 
-    doc = tomlkit.parse(Path(scenario_file).read_text(encoding="utf-8"))
-    for key, value in values.items():
-        parts = split_key(key)
-        node: Any = doc
-        for part in parts[:-1]:
-            if isinstance(part, int):
-                node = node[part]
-            else:
-                if part not in node:
-                    node[part] = tomlkit.table()
-                node = node[part]
-        node[parts[-1]] = int(value)
     changes = ", ".join(f"{k} = {v}" for k, v in values.items())
-    header = (f"# Fitted by `python -m sim fit {Path(fit_file).name}`: {changes}\n")
-    return header + tomlkit.dumps(doc)
+    dest = dest if dest is not None else Path(scenario_file).with_suffix(".fitted.toml")
+    return variant_text(scenario_file, {k: int(v) for k, v in values.items()},
+                        f"Fitted by `python -m sim fit {Path(fit_file).name}`: {changes}", dest)
 
 
 def _pct(v: float) -> str:
@@ -616,7 +606,7 @@ def write_fit(result: FitResult, out_dir: str | Path) -> list[Path]:
     fitted = []
     for scenario in spec.scenarios:
         name = f"{Path(scenario.source).stem}.fitted.toml"
-        text = fitted_toml(scenario.source, result.values, spec.file)
+        text = fitted_toml(scenario.source, result.values, spec.file, out / name)
         atomic_write_text(out / name, text)
         fitted.append(out / name)
     written += fitted

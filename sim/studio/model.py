@@ -206,33 +206,16 @@ class Studio:
     def save(self, values: dict[str, Any], path: str | Path) -> Path:
         """Write the variant as a scenario file: the original text with the changes written in and a first
         comment listing them; the written file is validated before it replaces anything."""
-        import tomllib
-
-        import tomlkit
-
-        from sim.designer.params import split_key
+        from sim.designer.scenario_text import variant_text
         from sim.report import atomic_write_text
-        from sim.scenario import parse_scenario
 
         self.variant(values)  # refuse an invalid variant before writing
         source = Path(self.scenario.source)
-        doc = tomlkit.parse(source.read_text(encoding="utf-8")) if source.is_file() else tomlkit.document()
         changes = self.changes(values)
-        for key, _, value in changes:
-            parts = split_key(key)
-            node: Any = doc
-            for part in parts[:-1]:
-                if isinstance(part, int):
-                    node = node[part]
-                else:
-                    if part not in node:
-                        node[part] = tomlkit.table()
-                    node = node[part]
-            node[parts[-1]] = value
         listing = "; ".join(f"{k}: {old} -> {new}" for k, old, new in changes) or "no changes"
-        text = f"# Saved from the studio (base: {source.name}). Changes: {listing}\n" + tomlkit.dumps(doc)
-        parse_scenario(tomllib.loads(text), str(path))
         path = Path(path)
+        text = variant_text(source, {k: new for k, _, new in changes},
+                            f"Saved from the studio (base: {source.name}). Changes: {listing}", path)
         path.parent.mkdir(parents=True, exist_ok=True)
         atomic_write_text(path, text)
         return path

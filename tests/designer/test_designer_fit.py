@@ -157,7 +157,10 @@ def test_fitted_toml_reproduces_the_achieved_values(tmp_path):
     for t in data["targets"]:
         fitted = out / f"{Path(t['scenario']).stem}.fitted.toml"
         text = fitted.read_text(encoding="utf-8")
-        assert text.startswith("# Fitted by")
+        directive, header = text.splitlines()[:2]
+        assert header.startswith("# Fitted by")
+        # the editor's schema directive stays first and still finds the schema from the output folder
+        assert directive.startswith("#:schema ") and (fitted.parent / directive.split(" ", 1)[1]).is_file()
         scenario = sim.load_scenario(fitted)
         base, _, index = t["metric"].partition(".")
         value = sim.exact(scenario)[base]
