@@ -16,10 +16,10 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import dataclasses
 import hashlib
 import json
 import os
-import pickle
 import sys
 import tempfile
 from collections.abc import Callable, Iterator
@@ -89,20 +89,116 @@ class ChunkStore:
             atomic_write_bytes(manifest, json.dumps(self.fingerprint, indent=1).encode())
 
     def _path(self, index: int) -> Path:
-        return self.folder / f"chunk-{index:06d}.pkl"
+        return self.folder / f"chunk-{index:06d}.npz"
 
     def load(self, index: int) -> Any | None:
+        """The stored result of chunk ``index``, or None when it is missing or malformed (then it is
+        recomputed). Chunks are data only (:func:`encode_chunk`): loading one never runs code."""
         path = self._path(index)
-        if not path.exists():
+        if not path.is_file():
             return None
-        with open(path, "rb") as fh:
-            return pickle.load(fh)  # written by this package into the user's own output folder
+        try:
+            return decode_chunk(path.read_bytes())
+        except Exception:  # noqa: BLE001 - any damage (truncated, crafted, foreign) means "recompute"
+            return None
 
     def save(self, index: int, result: Any) -> None:
-        atomic_write_bytes(self._path(index), pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL))
+        atomic_write_bytes(self._path(index), encode_chunk(result))
 
     def finished(self) -> int:
-        return len(list(self.folder.glob("chunk-*.pkl")))
+        return len(list(self.folder.glob("chunk-*.npz")))
+
+
+# --------------------------------------------------------------------------------------------
+# data-only chunk format: numpy arrays in an .npz (allow_pickle=False) plus a JSON tree
+
+_TREE = "__tree__"
+
+
+def encode_chunk(value: Any) -> bytes:
+    """``value`` (nested dicts with string keys, lists, tuples, numeric numpy arrays and scalars, str,
+    bytes, None, and dataclasses defined in the ``sim`` package) as the bytes of an ``.npz`` file that
+    :func:`decode_chunk` reads back without pickle."""
+    import io
+
+    arrays: dict[str, np.ndarray] = {}
+
+    def enc(v):
+        if v is None or isinstance(v, bool | str):
+            return v
+        if isinstance(v, int | float):
+            return {"t": type(v).__name__, "v": repr(v) if isinstance(v, float) else v}
+        if isinstance(v, np.ndarray | np.generic):
+            arr = np.asarray(v)
+            if arr.dtype.hasobject:
+                raise TypeError("object arrays cannot be stored as data")
+            name = f"a{len(arrays)}"
+            arrays[name] = arr
+            return {"t": "scalar" if isinstance(v, np.generic) else "array", "v": name}
+        if isinstance(v, bytes):
+            return {"t": "bytes", "v": enc(np.frombuffer(v, dtype=np.uint8))}
+        if isinstance(v, list | tuple):
+            return {"t": type(v).__name__, "v": [enc(x) for x in v]}
+        if isinstance(v, dict):
+            if not all(isinstance(k, str) for k in v):
+                raise TypeError("dict keys must be strings")
+            return {"t": "dict", "v": {k: enc(x) for k, x in v.items()}}
+        if dataclasses.is_dataclass(v) and type(v).__module__.startswith("sim."):
+            fields = {f.name: enc(getattr(v, f.name)) for f in dataclasses.fields(v)}
+            return {"t": "dataclass", "cls": f"{type(v).__module__}:{type(v).__qualname__}", "v": fields}
+        raise TypeError(f"cannot store a {type(v).__name__} in a chunk")
+
+    tree = json.dumps(enc(value)).encode()
+    buf = io.BytesIO()
+    np.savez(buf, **arrays, **{_TREE: np.frombuffer(tree, dtype=np.uint8)})
+    return buf.getvalue()
+
+
+def decode_chunk(data: bytes) -> Any:
+    """The value :func:`encode_chunk` stored. Reads arrays with ``allow_pickle=False`` and rebuilds
+    dataclasses only of classes already imported from the ``sim`` package (nothing is imported,
+    nothing is executed); raises on anything else."""
+    import io
+
+    with np.load(io.BytesIO(data), allow_pickle=False) as npz:
+        arrays = {k: npz[k] for k in npz.files}
+    tree = json.loads(arrays.pop(_TREE).tobytes().decode())
+
+    def dec(node):
+        if node is None or isinstance(node, bool | str):
+            return node
+        t, v = node["t"], node["v"]
+        if t == "int":
+            return int(v)
+        if t == "float":
+            return float(v)
+        if t == "array":
+            return arrays[v]
+        if t == "scalar":
+            return arrays[v][()]
+        if t == "bytes":
+            return dec(v).astype(np.uint8).tobytes()
+        if t == "list":
+            return [dec(x) for x in v]
+        if t == "tuple":
+            return tuple(dec(x) for x in v)
+        if t == "dict":
+            return {str(k): dec(x) for k, x in v.items()}
+        if t == "dataclass":
+            module, _, qualname = str(node["cls"]).partition(":")
+            cls = getattr(sys.modules.get(module) if module.startswith("sim.") else None, qualname, None)
+            if not (isinstance(cls, type) and dataclasses.is_dataclass(cls)):
+                raise ValueError(f"not a known result type: {node['cls']!r}")
+            names = [f.name for f in dataclasses.fields(cls)]
+            if sorted(v) != sorted(names):
+                raise ValueError(f"fields of {qualname} do not match")
+            obj = object.__new__(cls)  # no __init__/__post_init__: the stored fields are the state
+            for name in names:
+                object.__setattr__(obj, name, dec(v[name]))
+            return obj
+        raise ValueError(f"unknown node type {t!r}")
+
+    return dec(tree)
 
 
 def atomic_write_bytes(path: Path, data: bytes) -> None:
