@@ -119,7 +119,7 @@ def build_parser() -> argparse.ArgumentParser:
     ex.add_argument("scenario")
     ex.add_argument("--out", help="also write exact.json into this folder")
 
-    from sim.escape.compare import add_compare_arguments
+    from sim.escape.policy_comparison import add_compare_arguments
 
     cmp_ = sub.add_parser("compare", help="escape: policies side by side on common random numbers")
     add_compare_arguments(cmp_)
@@ -172,7 +172,7 @@ def _progress(args, label: str):
 
 def _cmd_run(args) -> int:
     import sim
-    from sim.designer.compare import run_and_write
+    from sim.designer.scenario_comparison import run_and_write
 
     if args.jobs == 0 or args.jobs < -1:
         raise SimError(f"--jobs: expected -1 or an integer >= 1, got {args.jobs}")
@@ -202,7 +202,7 @@ def _with_policy(args, scenario):
         return scenario
     if scenario.kind != "escape":
         raise SimError(f"{scenario.source}: --policy applies to escape scenarios; this one is {scenario.kind!r}")
-    from sim.escape.compare import with_policy
+    from sim.escape.policy_comparison import with_policy
 
     args.allow_code = True if ":" in args.policy else args.allow_code
     return with_policy(scenario, args.policy)
@@ -248,7 +248,7 @@ def _print_precision(summary: dict) -> None:
 
 def _cmd_run_batch(args) -> int:
     import sim
-    from sim.designer.compare import output_folders, run_and_write, scenario_files, write_index
+    from sim.designer.scenario_comparison import output_folders, run_and_write, scenario_files, write_index
 
     files = scenario_files(args.scenarios)
     scenarios = [_with_policy(args, sim.load_scenario(f)) for f in files]  # all validated before any writing
@@ -368,7 +368,7 @@ def _with_file(exc: SimError, file: str) -> SimError:
 
 
 def _cmd_compare(args) -> int:
-    from sim.escape.compare import main_compare
+    from sim.escape.policy_comparison import main_compare
 
     return main_compare(args)
 
