@@ -108,6 +108,15 @@ class ChunkStore:
     def finished(self) -> int:
         return len(list(self.folder.glob("chunk-*.npz")))
 
+    def remove(self) -> None:
+        """Delete the store's own files (chunks, manifest) and the folder if that leaves it empty."""
+        for path in [*self.folder.glob("chunk-*.npz"), *self.folder.glob(".chunk-*.tmp"),
+                     self.folder / "manifest.json"]:
+            with contextlib.suppress(OSError):
+                path.unlink()
+        with contextlib.suppress(OSError):
+            self.folder.rmdir()
+
 
 # --------------------------------------------------------------------------------------------
 # data-only chunk format: numpy arrays in an .npz (allow_pickle=False) plus a JSON tree
@@ -201,12 +210,28 @@ def decode_chunk(data: bytes) -> Any:
     return dec(tree)
 
 
+def file_mode() -> int:
+    """The mode a new file gets from the process umask (0o666 & ~umask), as ``open()`` would give it."""
+    try:  # Linux reports the umask without changing it (thread-safe)
+        with open("/proc/self/status") as fh:
+            for line in fh:
+                if line.startswith("Umask:"):
+                    return 0o666 & ~int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return 0o666 & ~mask
+
+
 def atomic_write_bytes(path: Path, data: bytes) -> None:
-    """Write ``data`` so that ``path`` appears complete or not at all (write, fsync, rename)."""
+    """Write ``data`` so that ``path`` appears complete or not at all (write, fsync, rename). The file
+    gets the process umask's mode (a temporary file alone would be private, 0600)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
+        os.fchmod(fd, file_mode())
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
             fh.flush()
@@ -216,6 +241,95 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
+
+
+# --------------------------------------------------------------------------------------------
+# the outputs a command owns in its folder
+
+OUTPUT_MANIFEST = ".sim-outputs.json"
+
+
+def _snapshot(folder: Path) -> dict[str, tuple[int, int]]:
+    """Regular files under ``folder`` (relative POSIX path -> (inode, mtime)), symlinks and the resume
+    stores (``.chunks``) left out."""
+    out: dict[str, tuple[int, int]] = {}
+    if not folder.is_dir():
+        return out
+    for root, dirs, files in os.walk(folder):
+        dirs[:] = [d for d in dirs if d != ".chunks" and not os.path.islink(os.path.join(root, d))]
+        for name in files:
+            full = os.path.join(root, name)
+            try:
+                st = os.lstat(full)
+            except OSError:
+                continue
+            if not os.path.islink(full):
+                out[Path(full).relative_to(folder).as_posix()] = (st.st_ino, st.st_mtime_ns)
+    return out
+
+
+def read_output_manifest(folder: Path) -> list[str]:
+    """The files an earlier command recorded as its own in ``folder`` (only safe relative paths)."""
+    try:
+        data = json.loads((Path(folder) / OUTPUT_MANIFEST).read_text())
+        files = data["files"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return []
+    if not isinstance(files, list):
+        return []
+    safe = []
+    for rel in files:
+        if isinstance(rel, str) and rel and not rel.startswith("/") and ".." not in Path(rel).parts:
+            safe.append(rel)
+    return safe
+
+
+class OwnedOutputs:
+    """What one command writes into an output folder, and nothing else.
+
+    Created before the command writes, :meth:`commit` after it succeeded: the files the command wrote
+    (new, or replaced by a new file) become the folder's manifest (``.sim-outputs.json``); files the
+    previous manifest named that this command did not write again (a ``runs.parquet`` of an earlier run
+    with ``--no-runs`` now, the charts and scenario folders of an earlier comparison) are deleted, and so
+    are the folders they leave empty. Any other file in the folder, the user's own, is never touched.
+    Every file the command wrote gets the process umask's mode."""
+
+    def __init__(self, folder: str | Path):
+        self.folder = Path(folder)
+        self.before = _snapshot(self.folder)
+
+    def commit(self) -> list[str]:
+        """Record this command's files, delete the stale ones of the previous manifest; returns those."""
+        after = _snapshot(self.folder)
+        owned = sorted(p for p, sig in after.items() if self.before.get(p) != sig and p != OUTPUT_MANIFEST)
+        stale = [p for p in read_output_manifest(self.folder) if p not in set(owned)]
+        removed = []
+        root = self.folder.resolve()
+        mode = file_mode()
+        for rel in owned:
+            with contextlib.suppress(OSError):
+                os.chmod(self.folder / rel, mode)
+        for rel in stale:
+            path = self.folder / rel
+            try:
+                if path.is_symlink() or not path.is_file() or not path.resolve().is_relative_to(root):
+                    continue
+                path.unlink()
+                removed.append(rel)
+            except OSError:
+                continue
+            parent = path.parent
+            while parent != self.folder and parent.resolve().is_relative_to(root):
+                try:
+                    parent.rmdir()  # only if empty
+                except OSError:
+                    break
+                parent = parent.parent
+        if owned:
+            atomic_write_bytes(self.folder / OUTPUT_MANIFEST, json.dumps(
+                {"written_by": "sim", "note": "files of the last command run into this folder; the next one "
+                 "replaces them and touches nothing else", "files": owned}, indent=1).encode())
+        return removed
 
 
 def fingerprint_of(scenario, seed: int, runs: int, **extra) -> dict[str, Any]:

@@ -62,8 +62,9 @@ def parse_variants(scenario, text: str | None) -> list[tuple[str, str, Any]]:
     kind = scenario.kind
     leading = LEADING.get(kind)
     if not comparable(scenario):
-        raise SimError(f"{scenario.source}: compare needs more than one policy; a {kind} scenario has one "
-                       f"({describe_choices(scenario)})")
+        raise SimError(f"{scenario.source}: compare needs a choice of policies; a {kind} scenario has one "
+                       f"(policy.{describe_choices(scenario).replace('=', ' = ')}); compare supports escape "
+                       f"(policy.name), campus (policy.stance, move, growth, rescue) and formation (policy.name)")
     if leading not in choices or len(choices.get(leading, [])) < 2:
         leading = next(k for k, v in choices.items() if len(v) > 1)
     if text is None:

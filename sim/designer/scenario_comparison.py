@@ -151,7 +151,8 @@ def _run_and_write(scenario, out, runs, seed, n_jobs, write_runs, target_error, 
         atomic_write_bytes(runs_dir, buf.getvalue())
     module.write_report(result, out, exact_summary=exact_summary)
     atomic_write_text(out / "summary.json", summary_json(result.summary))
-    shutil.rmtree(chunk_dir, ignore_errors=True)  # complete: the chunks are no longer needed
+    if target_error is None:
+        store.remove()  # complete: the chunks are no longer needed
     return result, exact_summary
 
 
