@@ -233,7 +233,7 @@ def test_cli_refuses_a_changed_scenario_in_an_interrupted_folder(tmp_path, capsy
     assert "different run" in capsys.readouterr().err
 
 
-def _stderr_of_run(tmp_path, tty: bool, quiet: bool) -> str:
+def _stderr_of_run(tmp_path, tty: bool, quiet: bool, columns: int = 120) -> str:
     import pty
 
     args = [sys.executable, "-m", "sim", "run", str(ESCAPE), "--runs", "120000", "--seed", "1", "--no-runs",
@@ -245,7 +245,7 @@ def _stderr_of_run(tmp_path, tty: bool, quiet: bool) -> str:
     import termios
 
     leader, follower = pty.openpty()
-    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))  # a terminal has a size
+    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 40, columns, 0, 0))  # the terminal's size
     proc = subprocess.Popen(args, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=follower)
     os.close(follower)
     chunks = []
@@ -269,3 +269,5 @@ def test_progress_bar_on_a_terminal_and_silent_otherwise(tmp_path):
     assert "simulating" in on_tty and "run/s" in on_tty
     assert "simulating" not in _stderr_of_run(tmp_path, tty=True, quiet=True)
     assert "simulating" not in _stderr_of_run(tmp_path, tty=False, quiet=False)
+    zero = _stderr_of_run(tmp_path, tty=True, quiet=False, columns=0)  # some terminals report 0 columns
+    assert "simulating" in zero and "run/s" in zero
