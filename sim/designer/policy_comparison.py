@@ -195,7 +195,7 @@ def write_policy_report(res: PolicyComparison, out_dir: Path) -> list[Path]:
             row[f"{m}_lo"], row[f"{m}_hi"] = (e["ci"] or [math.nan, math.nan])
         rows.append(row)
     df = pd.DataFrame(rows)
-    written = [metric_chart(df, m, out) for m in res.metrics]
+    written = [metric_chart(df, m, out, rows="policy") for m in res.metrics]
     table = pd.DataFrame([{"policy": label, **{m: _cell(res.summaries[label], m) for m in res.metrics}}
                           for label in res.labels])
     diff_rows = []

@@ -203,14 +203,14 @@ def _metric_columns(df: pd.DataFrame) -> list[str]:
     return [c for c in df.columns if c not in fixed and not c.endswith(("_lo", "_hi", "_exact"))]
 
 
-def metric_chart(df: pd.DataFrame, metric: str, out: Path) -> Path:
-    """``metric`` of every scenario that has it, with 95% whiskers (and exact values as crosses)."""
+def metric_chart(df: pd.DataFrame, metric: str, out: Path, rows: str = "scenario") -> Path:
+    """``metric`` of every scenario (or policy: ``rows``) that has it, with 95% whiskers (and exact values as
+    crosses)."""
     from sim.report import new_figure, save_figure
 
     part = df[df[metric].notna()]
     height = max(3.0, 0.45 * len(part) + 1.6)
-    fig, ax = new_figure(f"{metric} across scenarios", f"{metric} ({metric_unit(metric)})", "scenario",
-                         size=(8.0, height))
+    fig, ax = new_figure(f"{metric} by {rows}", f"{metric} ({metric_unit(metric)})", rows, size=(8.0, height))
     y = np.arange(len(part))[::-1]
     v = part[metric].to_numpy(dtype=float)
     lo, hi = part[f"{metric}_lo"].to_numpy(dtype=float), part[f"{metric}_hi"].to_numpy(dtype=float)
