@@ -503,30 +503,45 @@ def _with_file(exc: SimError, file: str) -> SimError:
 
 
 def _cmd_compare(args) -> int:
+    from sim.designer.metrics import format_estimate, is_proportion, metric_interval, metric_value
+
     scenario = _load(args.scenario, "compare")
     out = Path(args.out) if args.out else Path("reports") / scenario.slug / "compare"
     args.out = str(out)
-    if scenario.kind == "escape":
-        from sim.escape.policy_comparison import main_compare
-
-        with _owned(out):
-            return main_compare(args)
-    from sim.designer.policy_comparison import compare_policies, write_policy_report
-
     if args.jobs == 0 or args.jobs < -1:
         raise SimError(f"--jobs: expected -1 or an integer >= 1, got {args.jobs}")
+    if scenario.kind == "escape":
+        from sim.escape.policy_comparison import run_compare
+
+        with _owned(out):
+            res, _ = run_compare(args)
+        if not args.quiet:
+            rows = []
+            for name in res.policies:
+                s = res.summaries[name]
+                lo, hi = s["escape_rate_ci"]
+                d = res.differences.get(name, {}).get("escape_rate")
+                diff = "baseline" if d is None else (
+                    format_estimate(d["difference"], *(d["ci"] or [math.nan, math.nan]), percent=True)
+                    .replace("%", " pts"))
+                a = res.actions[name]["per_run"]
+                rows.append([name, format_estimate(s["escape_rate"], lo, hi), diff,
+                             f"{a['assist']:.2f} / {a['guide']:.2f}"])
+            _rows_table(f"{scenario.name or scenario.slug}: {res.runs:,} runs per policy, seed {res.seed}",
+                        ["policy", "escaped [95%]", f"vs {res.policies[0]} (paired)", "assists / guides per run"],
+                        rows, [f"report: {out}/compare.html"])
+        return 0
+    from sim.designer.policy_comparison import compare_policies, write_policy_report
+
     res = compare_policies(scenario, args.policies, runs=args.runs, seed=args.seed, n_jobs=args.jobs)
     with _owned(out):
         write_policy_report(res, out)
     if not args.quiet:
-        header = ["policy", *[m for m in res.metrics]]
-        from sim.designer.metrics import format_estimate, is_proportion, metric_interval, metric_value
-
         rows = [[label, *[format_estimate(metric_value(res.summaries[label], m),
                                           *metric_interval(res.summaries[label], m), percent=is_proportion(m))
                           for m in res.metrics]] for label in res.labels]
-        _rows_table(f"{scenario.name or scenario.slug}: {res.runs:,} runs per policy, seed {res.seed}", header,
-                    rows, [f"report: {out}/compare.html"])
+        _rows_table(f"{scenario.name or scenario.slug}: {res.runs:,} runs per policy, seed {res.seed}",
+                    ["policy", *res.metrics], rows, [f"report: {out}/compare.html"])
     return 0
 
 

@@ -236,7 +236,7 @@ def tornado_chart(df: pd.DataFrame, out: Path, top: int = 20) -> Path:
     ax.axvline(base, color="k", lw=1, label=f"baseline {base:.4g}")
     ax.set_yticks(y, [f"{lab} ({v} ± {st})" for lab, v, st in zip(part["label"], part["value"], part["step"],
                                                                    strict=True)])
-    fig.legend(fontsize="small", loc="outside lower center", ncols=4)
+    ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)  # beside the data
     return save_figure(fig, Path(out) / "tornado.png")
 
 

@@ -320,6 +320,23 @@ def add_compare_arguments(parser) -> None:
 
 def main_compare(args) -> int:
     """``python -m sim compare``: ``args`` has scenario, policies, runs, seed, jobs, out, allow_code, quiet."""
+    res, out = run_compare(args)
+    if not getattr(args, "quiet", False):
+        for name in res.policies:
+            s = res.summaries[name]
+            line = f"{name}: escape {s['escape_rate']:.4f} {_ci_text(s['escape_rate_ci'])}"
+            if name in res.differences:
+                d = res.differences[name]["escape_rate"]
+                line += f"; vs {res.policies[0]} {d['difference']:+.4f} {_ci_text(d['ci'])}"
+            a = res.actions[name]["per_run"]
+            line += f"; assists {a['assist']:.2f}, guides {a['guide']:.2f} per run"
+            print(line, file=sys.stderr)
+        print(f"wrote {out}/compare.html", file=sys.stderr)
+    return 0
+
+
+def run_compare(args) -> tuple[ComparisonResult, Path]:
+    """Validate ``args``, compare and write the report; returns the result and the output folder."""
     import sim
     from sim.errors import SimError
 
@@ -337,21 +354,11 @@ def main_compare(args) -> int:
         raise
     out = Path(args.out) if args.out else Path("reports") / scenario.slug / "compare"
     write_compare_report(res, out)
-    if not getattr(args, "quiet", False):
-        for name in res.policies:
-            s = res.summaries[name]
-            line = f"{name}: escape {s['escape_rate']:.4f} {_ci_text(s['escape_rate_ci'])}"
-            if name in res.differences:
-                d = res.differences[name]["escape_rate"]
-                line += f"; vs {res.policies[0]} {d['difference']:+.4f} {_ci_text(d['ci'])}"
-            a = res.actions[name]["per_run"]
-            line += f"; assists {a['assist']:.2f}, guides {a['guide']:.2f} per run"
-            print(line, file=sys.stderr)
-        print(f"wrote {out}/compare.html", file=sys.stderr)
-    return 0
+    return res, out
 
 
 __all__ = [
-    "ComparisonResult", "add_compare_arguments", "compare", "main_compare", "parse_policies", "with_policy",
+    "ComparisonResult", "add_compare_arguments", "compare", "main_compare", "parse_policies", "run_compare",
+    "with_policy",
     "write_compare_report",
 ]
