@@ -268,41 +268,48 @@ def _snapshot(folder: Path) -> dict[str, tuple[int, int]]:
     return out
 
 
-def read_output_manifest(folder: Path) -> list[str]:
-    """The files an earlier command recorded as its own in ``folder`` (only safe relative paths)."""
-    try:
-        data = json.loads((Path(folder) / OUTPUT_MANIFEST).read_text())
-        files = data["files"]
-    except (OSError, ValueError, KeyError, TypeError):
-        return []
+def _safe_paths(files: Any) -> list[str]:
     if not isinstance(files, list):
         return []
-    safe = []
-    for rel in files:
-        if isinstance(rel, str) and rel and not rel.startswith("/") and ".." not in Path(rel).parts:
-            safe.append(rel)
-    return safe
+    return [rel for rel in files
+            if isinstance(rel, str) and rel and not rel.startswith("/") and ".." not in Path(rel).parts]
+
+
+def read_output_manifest(folder: Path) -> dict[str, list[str]]:
+    """The files each earlier command recorded as its own in ``folder`` (command -> safe relative paths)."""
+    try:
+        data = json.loads((Path(folder) / OUTPUT_MANIFEST).read_text())
+    except (OSError, ValueError):
+        return {}
+    outputs = data.get("outputs") if isinstance(data, dict) else None
+    if not isinstance(outputs, dict):
+        return {}
+    return {str(k): _safe_paths(v) for k, v in outputs.items()}
 
 
 class OwnedOutputs:
     """What one command writes into an output folder, and nothing else.
 
     Created before the command writes, :meth:`commit` after it succeeded: the files the command wrote
-    (new, or replaced by a new file) become the folder's manifest (``.sim-outputs.json``); files the
-    previous manifest named that this command did not write again (a ``runs.parquet`` of an earlier run
-    with ``--no-runs`` now, the charts and scenario folders of an earlier comparison) are deleted, and so
-    are the folders they leave empty. Any other file in the folder, the user's own, is never touched.
-    Every file the command wrote gets the process umask's mode."""
+    (new, or replaced by a new file) are recorded under the command's name in the folder's manifest
+    (``.sim-outputs.json``); files the manifest recorded for the same command that it did not write again
+    (a ``runs.parquet`` of an earlier run with ``--no-runs`` now, the charts and scenario folders of an
+    earlier comparison) are deleted, and so are the folders they leave empty. Other commands' files and any
+    other file in the folder, the user's own, are never touched. Every file the command wrote gets the
+    process umask's mode."""
 
-    def __init__(self, folder: str | Path):
+    def __init__(self, folder: str | Path, command: str = "run"):
         self.folder = Path(folder)
+        self.command = command
         self.before = _snapshot(self.folder)
 
     def commit(self) -> list[str]:
-        """Record this command's files, delete the stale ones of the previous manifest; returns those."""
+        """Record this command's files, delete its stale ones of the previous manifest; returns those."""
         after = _snapshot(self.folder)
         owned = sorted(p for p, sig in after.items() if self.before.get(p) != sig and p != OUTPUT_MANIFEST)
-        stale = [p for p in read_output_manifest(self.folder) if p not in set(owned)]
+        manifest = read_output_manifest(self.folder)
+        mine = set(owned)
+        stale = [p for p in manifest.get(self.command, []) if p not in mine]
         removed = []
         root = self.folder.resolve()
         mode = file_mode()
@@ -325,10 +332,15 @@ class OwnedOutputs:
                 except OSError:
                     break
                 parent = parent.parent
+        outputs = {cmd: [p for p in files if p not in mine and (self.folder / p).exists()]
+                   for cmd, files in manifest.items() if cmd != self.command}  # a file rewritten is ours now
+        outputs = {cmd: files for cmd, files in outputs.items() if files}
         if owned:
+            outputs[self.command] = owned
+        if outputs or manifest:
             atomic_write_bytes(self.folder / OUTPUT_MANIFEST, json.dumps(
-                {"written_by": "sim", "note": "files of the last command run into this folder; the next one "
-                 "replaces them and touches nothing else", "files": owned}, indent=1).encode())
+                {"written_by": "sim", "note": "files each command wrote into this folder; the same command run "
+                 "again replaces its own files and touches nothing else", "outputs": outputs}, indent=1).encode())
         return removed
 
 

@@ -197,15 +197,15 @@ def _load(path: str, command: str):
 
 
 @contextlib.contextmanager
-def _owned(folder: Path | None):
-    """Record the files a command writes into ``folder`` and replace the previous command's there (only
-    those: the user's own files are never touched); nothing happens on error."""
+def _owned(folder: Path | None, command: str):
+    """Record the files ``command`` writes into ``folder`` and replace what the same command wrote there
+    before (only that: other commands' and the user's files are never touched); nothing happens on error."""
     if folder is None:
         yield
         return
     from sim.batch import OwnedOutputs
 
-    outputs = OwnedOutputs(folder)
+    outputs = OwnedOutputs(folder, command)
     yield
     outputs.commit()
 
@@ -269,7 +269,7 @@ def _cmd_run(args) -> int:
     _check_metric(args, scenario)
     _check_backend(args)
     out = Path(args.out) if args.out else Path("reports") / scenario.slug
-    with _owned(out):
+    with _owned(out, "run"):
         result, exact_summary = run_and_write(
             scenario, out, runs=args.runs, seed=args.seed, n_jobs=args.jobs, write_runs=not args.no_runs,
             target_error=args.target_error, max_runs=args.max_runs, metric=args.metric,
@@ -353,7 +353,7 @@ def _cmd_run_batch(args) -> int:
     else:
         base = Path("reports") / "compare"
     entries = []
-    with _owned(base):
+    with _owned(base, "run"):
         for scenario, folder in zip(scenarios, output_folders(scenarios, base), strict=True):
             result, exact_summary = run_and_write(
                 scenario, folder, runs=args.runs, seed=args.seed, n_jobs=args.jobs, write_runs=not args.no_runs,
@@ -394,7 +394,7 @@ def _cmd_exact(args) -> int:
         raise sim.ExactUnsupported(f"{scenario.source}: {exc}") from None
     text = summary_json(result)
     if args.out:
-        with _owned(Path(args.out)):
+        with _owned(Path(args.out), "exact"):
             atomic_write_text(Path(args.out) / "exact.json", text)
     if args.json:
         sys.stdout.write(text)
@@ -428,7 +428,7 @@ def _cmd_sweep(args) -> int:
     df = sweep(scenario, axes, runs=args.runs, seed=args.seed, n_jobs=args.jobs, exact=not args.no_exact,
                metric=args.metric, progress=_progress(args, "grid point"))
     out = Path(args.out) if args.out else Path("reports") / scenario.slug / "sweep"
-    with _owned(out):
+    with _owned(out, "sweep"):
         write_sweep(df, out, scenario)
     if not args.quiet:
         print(f"wrote {out}/sweep.csv and {out}/report.html", file=sys.stderr)
@@ -483,7 +483,7 @@ def _cmd_sensitivity(args) -> int:
     df = sensitivity(scenario, metric=args.metric, runs=args.runs, seed=args.seed, n_jobs=args.jobs,
                      exact=not args.no_exact, parameters=args.param, progress=_progress(args, "parameter"))
     out = Path(args.out) if args.out else Path("reports") / scenario.slug / "sensitivity"
-    with _owned(out):
+    with _owned(out, "sensitivity"):
         write_sensitivity(df, out, scenario)
     a = df.attrs
     print(f"{a['metric']} = {a['base']:.4f} [{a['base_lo']:.4f}, {a['base_hi']:.4f}]; change per step "
@@ -513,7 +513,7 @@ def _cmd_compare(args) -> int:
     if scenario.kind == "escape":
         from sim.escape.policy_comparison import run_compare
 
-        with _owned(out):
+        with _owned(out, "compare"):
             res, _ = run_compare(args)
         if not args.quiet:
             rows = []
@@ -534,7 +534,7 @@ def _cmd_compare(args) -> int:
     from sim.designer.policy_comparison import compare_policies, write_policy_report
 
     res = compare_policies(scenario, args.policies, runs=args.runs, seed=args.seed, n_jobs=args.jobs)
-    with _owned(out):
+    with _owned(out, "compare"):
         write_policy_report(res, out)
     if not args.quiet:
         rows = [[label, *[format_estimate(metric_value(res.summaries[label], m),

@@ -147,8 +147,8 @@ def test_rerun_replaces_only_its_own_files(tmp_path, capsys):
     assert main(["run", str(WATCH), "--runs", "1500", "--seed", "1", "--out", str(out), "--quiet"]) == 0
     assert (out / "runs.parquet").exists()
     manifest = json.loads((out / ".sim-outputs.json").read_text())
-    assert "notes.txt" not in manifest["files"] and "report.html" in manifest["files"]
-    manifest["files"] += ["../outside.txt", str(outside)]  # crafted: must never delete outside the folder
+    assert "notes.txt" not in manifest["outputs"]["run"] and "report.html" in manifest["outputs"]["run"]
+    manifest["outputs"]["run"] += ["../outside.txt", str(outside)]  # crafted: never deletes outside the folder
     (out / ".sim-outputs.json").write_text(json.dumps(manifest))
     assert main(["run", str(WATCH), "--runs", "1000", "--seed", "2", "--out", str(out), "--no-runs",
                  "--quiet"]) == 0
@@ -156,6 +156,20 @@ def test_rerun_replaces_only_its_own_files(tmp_path, capsys):
     assert (out / "notes.txt").read_text() == "mine" and (out / "mine" / "data.csv").read_text() == "1,2"
     assert outside.read_text() == "keep"
     assert json.loads((out / "summary.json").read_text())["runs"] == 1000
+
+
+def test_a_command_replaces_only_its_own_outputs_not_another_commands(tmp_path, capsys):
+    """exact.json written by `exact --out` survives a `run` into the same folder, and the other way round."""
+    out = tmp_path / "o"
+    rogue = ROOT / "scenarios/escape/lone_rogue.toml"
+    assert main(["exact", str(rogue), "--out", str(out)]) == 0
+    assert main(["run", str(rogue), "--runs", "500", "--out", str(out), "--quiet"]) == 0
+    assert main(["run", str(rogue), "--runs", "500", "--out", str(out), "--quiet", "--no-runs"]) == 0
+    assert (out / "exact.json").exists() and not (out / "runs.parquet").exists()
+    assert main(["exact", str(rogue), "--out", str(out)]) == 0
+    assert (out / "report.html").exists() and (out / "summary.json").exists()
+    outputs = json.loads((out / ".sim-outputs.json").read_text())["outputs"]
+    assert outputs["exact"] == ["exact.json"] and "report.html" in outputs["run"]
 
 
 def test_batch_rerun_drops_scenario_folders_of_the_earlier_run(tmp_path):
