@@ -16,10 +16,10 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import dataclasses
 import hashlib
 import json
 import os
-import pickle
 import sys
 import tempfile
 from collections.abc import Callable, Iterator
@@ -89,28 +89,149 @@ class ChunkStore:
             atomic_write_bytes(manifest, json.dumps(self.fingerprint, indent=1).encode())
 
     def _path(self, index: int) -> Path:
-        return self.folder / f"chunk-{index:06d}.pkl"
+        return self.folder / f"chunk-{index:06d}.npz"
 
     def load(self, index: int) -> Any | None:
+        """The stored result of chunk ``index``, or None when it is missing or malformed (then it is
+        recomputed). Chunks are data only (:func:`encode_chunk`): loading one never runs code."""
         path = self._path(index)
-        if not path.exists():
+        if not path.is_file():
             return None
-        with open(path, "rb") as fh:
-            return pickle.load(fh)  # written by this package into the user's own output folder
+        try:
+            return decode_chunk(path.read_bytes())
+        except Exception:  # noqa: BLE001 - any damage (truncated, crafted, foreign) means "recompute"
+            return None
 
     def save(self, index: int, result: Any) -> None:
-        atomic_write_bytes(self._path(index), pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL))
+        atomic_write_bytes(self._path(index), encode_chunk(result))
 
     def finished(self) -> int:
-        return len(list(self.folder.glob("chunk-*.pkl")))
+        return len(list(self.folder.glob("chunk-*.npz")))
+
+    def remove(self) -> None:
+        """Delete the store's own files (chunks, manifest) and the folder if that leaves it empty."""
+        for path in [*self.folder.glob("chunk-*.npz"), *self.folder.glob(".chunk-*.tmp"),
+                     self.folder / "manifest.json"]:
+            with contextlib.suppress(OSError):
+                path.unlink()
+        with contextlib.suppress(OSError):
+            self.folder.rmdir()
+
+
+# --------------------------------------------------------------------------------------------
+# data-only chunk format: numpy arrays in an .npz (allow_pickle=False) plus a JSON tree
+
+_TREE = "__tree__"
+
+
+def encode_chunk(value: Any) -> bytes:
+    """``value`` (nested dicts with string keys, lists, tuples, numeric numpy arrays and scalars, str,
+    bytes, None, and dataclasses defined in the ``sim`` package) as the bytes of an ``.npz`` file that
+    :func:`decode_chunk` reads back without pickle."""
+    import io
+
+    arrays: dict[str, np.ndarray] = {}
+
+    def enc(v):
+        if v is None or isinstance(v, bool | str):
+            return v
+        if isinstance(v, int | float):
+            return {"t": type(v).__name__, "v": repr(v) if isinstance(v, float) else v}
+        if isinstance(v, np.ndarray | np.generic):
+            arr = np.asarray(v)
+            if arr.dtype.hasobject:
+                raise TypeError("object arrays cannot be stored as data")
+            name = f"a{len(arrays)}"
+            arrays[name] = arr
+            return {"t": "scalar" if isinstance(v, np.generic) else "array", "v": name}
+        if isinstance(v, bytes):
+            return {"t": "bytes", "v": enc(np.frombuffer(v, dtype=np.uint8))}
+        if isinstance(v, list | tuple):
+            return {"t": type(v).__name__, "v": [enc(x) for x in v]}
+        if isinstance(v, dict):
+            if not all(isinstance(k, str) for k in v):
+                raise TypeError("dict keys must be strings")
+            return {"t": "dict", "v": {k: enc(x) for k, x in v.items()}}
+        if dataclasses.is_dataclass(v) and type(v).__module__.startswith("sim."):
+            fields = {f.name: enc(getattr(v, f.name)) for f in dataclasses.fields(v)}
+            return {"t": "dataclass", "cls": f"{type(v).__module__}:{type(v).__qualname__}", "v": fields}
+        raise TypeError(f"cannot store a {type(v).__name__} in a chunk")
+
+    tree = json.dumps(enc(value)).encode()
+    buf = io.BytesIO()
+    np.savez(buf, **arrays, **{_TREE: np.frombuffer(tree, dtype=np.uint8)})
+    return buf.getvalue()
+
+
+def decode_chunk(data: bytes) -> Any:
+    """The value :func:`encode_chunk` stored. Reads arrays with ``allow_pickle=False`` and rebuilds
+    dataclasses only of classes already imported from the ``sim`` package (nothing is imported,
+    nothing is executed); raises on anything else."""
+    import io
+
+    with np.load(io.BytesIO(data), allow_pickle=False) as npz:
+        arrays = {k: npz[k] for k in npz.files}
+    tree = json.loads(arrays.pop(_TREE).tobytes().decode())
+
+    def dec(node):
+        if node is None or isinstance(node, bool | str):
+            return node
+        t, v = node["t"], node["v"]
+        if t == "int":
+            return int(v)
+        if t == "float":
+            return float(v)
+        if t == "array":
+            return arrays[v]
+        if t == "scalar":
+            return arrays[v][()]
+        if t == "bytes":
+            return dec(v).astype(np.uint8).tobytes()
+        if t == "list":
+            return [dec(x) for x in v]
+        if t == "tuple":
+            return tuple(dec(x) for x in v)
+        if t == "dict":
+            return {str(k): dec(x) for k, x in v.items()}
+        if t == "dataclass":
+            module, _, qualname = str(node["cls"]).partition(":")
+            cls = getattr(sys.modules.get(module) if module.startswith("sim.") else None, qualname, None)
+            if not (isinstance(cls, type) and dataclasses.is_dataclass(cls)):
+                raise ValueError(f"not a known result type: {node['cls']!r}")
+            names = [f.name for f in dataclasses.fields(cls)]
+            if sorted(v) != sorted(names):
+                raise ValueError(f"fields of {qualname} do not match")
+            obj = object.__new__(cls)  # no __init__/__post_init__: the stored fields are the state
+            for name in names:
+                object.__setattr__(obj, name, dec(v[name]))
+            return obj
+        raise ValueError(f"unknown node type {t!r}")
+
+    return dec(tree)
+
+
+def file_mode() -> int:
+    """The mode a new file gets from the process umask (0o666 & ~umask), as ``open()`` would give it."""
+    try:  # Linux reports the umask without changing it (thread-safe)
+        with open("/proc/self/status") as fh:
+            for line in fh:
+                if line.startswith("Umask:"):
+                    return 0o666 & ~int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return 0o666 & ~mask
 
 
 def atomic_write_bytes(path: Path, data: bytes) -> None:
-    """Write ``data`` so that ``path`` appears complete or not at all (write, fsync, rename)."""
+    """Write ``data`` so that ``path`` appears complete or not at all (write, fsync, rename). The file
+    gets the process umask's mode (a temporary file alone would be private, 0600)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
+        os.fchmod(fd, file_mode())
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
             fh.flush()
@@ -120,6 +241,107 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
+
+
+# --------------------------------------------------------------------------------------------
+# the outputs a command owns in its folder
+
+OUTPUT_MANIFEST = ".sim-outputs.json"
+
+
+def _snapshot(folder: Path) -> dict[str, tuple[int, int]]:
+    """Regular files under ``folder`` (relative POSIX path -> (inode, mtime)), symlinks and the resume
+    stores (``.chunks``) left out."""
+    out: dict[str, tuple[int, int]] = {}
+    if not folder.is_dir():
+        return out
+    for root, dirs, files in os.walk(folder):
+        dirs[:] = [d for d in dirs if d != ".chunks" and not os.path.islink(os.path.join(root, d))]
+        for name in files:
+            full = os.path.join(root, name)
+            try:
+                st = os.lstat(full)
+            except OSError:
+                continue
+            if not os.path.islink(full):
+                out[Path(full).relative_to(folder).as_posix()] = (st.st_ino, st.st_mtime_ns)
+    return out
+
+
+def _safe_paths(files: Any) -> list[str]:
+    if not isinstance(files, list):
+        return []
+    return [rel for rel in files
+            if isinstance(rel, str) and rel and not rel.startswith("/") and ".." not in Path(rel).parts]
+
+
+def read_output_manifest(folder: Path) -> dict[str, list[str]]:
+    """The files each earlier command recorded as its own in ``folder`` (command -> safe relative paths)."""
+    try:
+        data = json.loads((Path(folder) / OUTPUT_MANIFEST).read_text())
+    except (OSError, ValueError):
+        return {}
+    outputs = data.get("outputs") if isinstance(data, dict) else None
+    if not isinstance(outputs, dict):
+        return {}
+    return {str(k): _safe_paths(v) for k, v in outputs.items()}
+
+
+class OwnedOutputs:
+    """What one command writes into an output folder, and nothing else.
+
+    Created before the command writes, :meth:`commit` after it succeeded: the files the command wrote
+    (new, or replaced by a new file) are recorded under the command's name in the folder's manifest
+    (``.sim-outputs.json``); files the manifest recorded for the same command that it did not write again
+    (a ``runs.parquet`` of an earlier run with ``--no-runs`` now, the charts and scenario folders of an
+    earlier comparison) are deleted, and so are the folders they leave empty. Other commands' files and any
+    other file in the folder, the user's own, are never touched. Every file the command wrote gets the
+    process umask's mode."""
+
+    def __init__(self, folder: str | Path, command: str = "run"):
+        self.folder = Path(folder)
+        self.command = command
+        self.before = _snapshot(self.folder)
+
+    def commit(self) -> list[str]:
+        """Record this command's files, delete its stale ones of the previous manifest; returns those."""
+        after = _snapshot(self.folder)
+        owned = sorted(p for p, sig in after.items() if self.before.get(p) != sig and p != OUTPUT_MANIFEST)
+        manifest = read_output_manifest(self.folder)
+        mine = set(owned)
+        stale = [p for p in manifest.get(self.command, []) if p not in mine]
+        removed = []
+        root = self.folder.resolve()
+        mode = file_mode()
+        for rel in owned:
+            with contextlib.suppress(OSError):
+                os.chmod(self.folder / rel, mode)
+        for rel in stale:
+            path = self.folder / rel
+            try:
+                if path.is_symlink() or not path.is_file() or not path.resolve().is_relative_to(root):
+                    continue
+                path.unlink()
+                removed.append(rel)
+            except OSError:
+                continue
+            parent = path.parent
+            while parent != self.folder and parent.resolve().is_relative_to(root):
+                try:
+                    parent.rmdir()  # only if empty
+                except OSError:
+                    break
+                parent = parent.parent
+        outputs = {cmd: [p for p in files if p not in mine and (self.folder / p).exists()]
+                   for cmd, files in manifest.items() if cmd != self.command}  # a file rewritten is ours now
+        outputs = {cmd: files for cmd, files in outputs.items() if files}
+        if owned:
+            outputs[self.command] = owned
+        if outputs or manifest:
+            atomic_write_bytes(self.folder / OUTPUT_MANIFEST, json.dumps(
+                {"written_by": "sim", "note": "files each command wrote into this folder; the same command run "
+                 "again replaces its own files and touches nothing else", "outputs": outputs}, indent=1).encode())
+        return removed
 
 
 def fingerprint_of(scenario, seed: int, runs: int, **extra) -> dict[str, Any]:

@@ -1,12 +1,19 @@
-"""Command line: ``python -m sim run|exact|validate`` (SCENARIOS.md) and the designer tools
+"""Command line: ``python -m sim run|exact|validate|compare`` and the designer tools
 ``sweep|tune|sensitivity`` (docs/designer.md).
 
-Invalid input ends with exit status 2 and one line on stderr, before anything is written.
+Every command ends with a result (exit 0), a clean one-line refusal naming the file and what the
+command supports (exit 2, nothing written), or, for ``tune``, exit 1 when the target is not bracketed.
+Results are printed as a short table (rich on a terminal, plain text otherwise); ``--json`` prints the
+machine summary instead. Each command that writes a folder records its files there
+(:class:`sim.batch.OwnedOutputs`) and replaces only those on the next run.
+
+A new subcommand: a ``build_parser`` block and a ``_cmd_NAME(args) -> int`` in :data:`COMMANDS`.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import sys
@@ -103,6 +110,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--out", help="output folder (default reports/<scenario name>/; several: reports/compare/)")
     run.add_argument("--no-runs", action="store_true", help="do not write runs.parquet")
     run.add_argument("--quiet", action="store_true")
+    run.add_argument("--json", action="store_true",
+                     help="print the headline numbers as one JSON line instead of a table")
     run.add_argument("--target-error", type=_positive_float, metavar="E",
                      help="add runs until the main metric's 95%% interval half-width is <= E")
     run.add_argument("--max-runs", type=_positive_int, help="cap for --target-error (default 2,000,000)")
@@ -118,10 +127,12 @@ def build_parser() -> argparse.ArgumentParser:
     ex = sub.add_parser("exact", help="exact analysis of a scenario (kinds that support it)")
     ex.add_argument("scenario")
     ex.add_argument("--out", help="also write exact.json into this folder")
+    ex.add_argument("--json", action="store_true", help="print the exact summary as JSON instead of a table")
 
-    from sim.escape.compare import add_compare_arguments
+    from sim.escape.policy_comparison import add_compare_arguments
 
-    cmp_ = sub.add_parser("compare", help="escape: policies side by side on common random numbers")
+    cmp_ = sub.add_parser("compare", help="policies side by side on common random numbers (escape: greedy, "
+                                          "arms_first, team; campus: stances, rescue...; formation: target choice)")
     add_compare_arguments(cmp_)
 
     val = sub.add_parser("validate", help="check scenario files")
@@ -148,8 +159,10 @@ def build_parser() -> argparse.ArgumentParser:
     _add_run_flags(tu)
     tu.add_argument("--no-exact", action="store_true", help="bisect on simulation even where exact is supported")
     tu.add_argument("--out", help="also write the JSON here (a .json file, or a folder for tune.json)")
+    tu.add_argument("--json", action="store_true", help="print the result as JSON instead of a table")
 
-    se = sub.add_parser("sensitivity", help="change of the main metric per +1 of every DC and ability")
+    se = sub.add_parser("sensitivity", help="change of the main metric per step down and up of every DC and "
+                                             "ability (ability scores by 2)")
     se.add_argument("scenario")
     se.add_argument("--metric", help="the metric (default: the kind's main metric)")
     se.add_argument("--param", action="append", metavar="KEY", help="only these keys (repeatable)")
@@ -178,9 +191,82 @@ def _progress(args, label: str):
     return report
 
 
+# --------------------------------------------------------------------------------------------
+# loading, output folders, console tables
+
+
+def _load(path: str, command: str):
+    """The scenario at ``path``; a folder is refused with what the command takes (run/validate take folders)."""
+    import sim
+
+    if Path(path).is_dir():
+        raise SimError(f"{path}: is a folder; {command} takes one scenario file (run and validate accept folders)")
+    return sim.load_scenario(path)
+
+
+@contextlib.contextmanager
+def _owned(folder: Path | None, command: str):
+    """Record the files ``command`` writes into ``folder`` and replace what the same command wrote there
+    before (only that: other commands' and the user's files are never touched); nothing happens on error."""
+    if folder is None:
+        yield
+        return
+    from sim.batch import OwnedOutputs
+
+    outputs = OwnedOutputs(folder, command)
+    yield
+    outputs.commit()
+
+
+def _rows_table(title: str | None, header: list[str], rows: list[list[str]], footer: list[str] = ()) -> None:
+    """A small table on stdout: rich on a terminal, aligned plain text otherwise (pipes, files, tests)."""
+    if sys.stdout.isatty():
+        from rich.console import Console
+        from rich.table import Table
+
+        table = Table(title=title, title_justify="left")
+        for i, h in enumerate(header):
+            table.add_column(h, justify="left" if i == 0 else "right")
+        for row in rows:
+            table.add_row(*row)
+        console = Console()
+        console.print(table)
+        for line in footer:
+            console.print(line, highlight=False, markup=False)
+        return
+    if title:
+        print(title)
+    widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
+    for r in [header, *rows]:
+        print("  ".join(str(c).ljust(w) if i == 0 else str(c).rjust(w) for i, (c, w) in enumerate(zip(r, widths,
+                                                                                                    strict=True))))
+    for line in footer:
+        print(line)
+
+
+def _headline_rows(summary: dict, exact: dict | None = None) -> tuple[list[str], list[list[str]]]:
+    """One row per headline metric: plain name (key), estimate with its 95% interval, exact value if known."""
+    from sim.designer.metrics import format_estimate, is_proportion, metric_interval, metric_label, metric_value
+    from sim.designer.scenario_comparison import headline_metrics
+
+    rows = []
+    for m in headline_metrics(summary):
+        value = metric_value(summary, m)
+        lo, hi = metric_interval(summary, m)
+        row = [f"{metric_label(m)} ({m})", format_estimate(value, lo, hi, percent=is_proportion(m))]
+        if exact is not None:
+            try:
+                row.append(format_estimate(metric_value(exact, m), percent=is_proportion(m)))
+            except SimError:
+                row.append("–")
+        rows.append(row)
+    header = ["metric", "estimate [95% interval]"] + (["exact"] if exact is not None else [])
+    return header, rows
+
+
 def _cmd_run(args) -> int:
     import sim
-    from sim.designer.compare import run_and_write
+    from sim.designer.scenario_comparison import run_and_write
 
     if args.jobs == 0 or args.jobs < -1:
         raise SimError(f"--jobs: expected -1 or an integer >= 1, got {args.jobs}")
@@ -191,16 +277,20 @@ def _cmd_run(args) -> int:
     _check_metric(args, scenario)
     _check_backend(args)
     out = Path(args.out) if args.out else Path("reports") / scenario.slug
-    result, _ = run_and_write(scenario, out, runs=args.runs, seed=args.seed, n_jobs=args.jobs,
-                              write_runs=not args.no_runs, target_error=args.target_error,
-                              max_runs=args.max_runs, metric=args.metric, progress=_precision_progress(args),
-                              **_execution_options(args))
+    with _owned(out, "run"):
+        result, exact_summary = run_and_write(
+            scenario, out, runs=args.runs, seed=args.seed, n_jobs=args.jobs, write_runs=not args.no_runs,
+            target_error=args.target_error, max_runs=args.max_runs, metric=args.metric,
+            progress=_precision_progress(args), **_execution_options(args))
+    s = result.summary
+    if args.json:
+        print(json.dumps({k: s[k] for k in _headline_keys(s) if k in s}))
+    elif not args.quiet:
+        header, rows = _headline_rows(s, exact_summary)
+        _rows_table(f"{scenario.name or scenario.slug} ({scenario.kind}, {s['runs']:,} runs, seed {s['seed']})",
+                    header, rows, [f"report: {out}/report.html"])
     if not args.quiet:
-        s = result.summary
-        headline = {k: s[k] for k in _headline_keys(s) if k in s}
-        print(json.dumps(headline), file=sys.stderr)
         _print_precision(s)
-        print(f"wrote {out}/report.html", file=sys.stderr)
     return 0
 
 
@@ -209,8 +299,9 @@ def _with_policy(args, scenario):
     if not getattr(args, "policy", None):
         return scenario
     if scenario.kind != "escape":
-        raise SimError(f"{scenario.source}: --policy applies to escape scenarios; this one is {scenario.kind!r}")
-    from sim.escape.compare import with_policy
+        raise SimError(f"{scenario.source}: --policy applies to escape scenarios; this one is {scenario.kind!r} "
+                       "(its [policy] table holds its settings; `compare` compares them)")
+    from sim.escape.policy_comparison import with_policy
 
     args.allow_code = True if ":" in args.policy else args.allow_code
     return with_policy(scenario, args.policy)
@@ -256,7 +347,7 @@ def _print_precision(summary: dict) -> None:
 
 def _cmd_run_batch(args) -> int:
     import sim
-    from sim.designer.compare import output_folders, run_and_write, scenario_files, write_index
+    from sim.designer.scenario_comparison import output_folders, run_and_write, scenario_files, write_index
 
     files = scenario_files(args.scenarios)
     scenarios = [_with_policy(args, sim.load_scenario(f)) for f in files]  # all validated before any writing
@@ -270,19 +361,29 @@ def _cmd_run_batch(args) -> int:
     else:
         base = Path("reports") / "compare"
     entries = []
-    for scenario, folder in zip(scenarios, output_folders(scenarios, base), strict=True):
-        result, exact_summary = run_and_write(
-            scenario, folder, runs=args.runs, seed=args.seed, n_jobs=args.jobs, write_runs=not args.no_runs,
-            target_error=args.target_error, max_runs=args.max_runs, metric=args.metric,
-            progress=_precision_progress(args), **_execution_options(args))
-        entries.append({"name": scenario.name or scenario.slug, "file": scenario.source,
-                        "report": f"{folder.name}/report.html", "summary": result.summary, "exact": exact_summary})
-        if not args.quiet:
-            print(f"{scenario.source}: wrote {folder}/report.html", file=sys.stderr)
-            _print_precision(result.summary)
-    write_index(entries, base)
-    if not args.quiet:
-        print(f"wrote {base}/index.html", file=sys.stderr)
+    with _owned(base, "run"):
+        for scenario, folder in zip(scenarios, output_folders(scenarios, base), strict=True):
+            result, exact_summary = run_and_write(
+                scenario, folder, runs=args.runs, seed=args.seed, n_jobs=args.jobs, write_runs=not args.no_runs,
+                target_error=args.target_error, max_runs=args.max_runs, metric=args.metric,
+                progress=_precision_progress(args), **_execution_options(args))
+            entries.append({"name": scenario.name or scenario.slug, "file": scenario.source,
+                            "report": f"{folder.name}/report.html", "summary": result.summary,
+                            "exact": exact_summary})
+            if not args.quiet:
+                print(f"{scenario.source}: wrote {folder}/report.html", file=sys.stderr)
+                _print_precision(result.summary)
+        write_index(entries, base)
+    if args.json:
+        print(json.dumps([{"file": e["file"], **{k: e["summary"][k] for k in _headline_keys(e["summary"])}}
+                          for e in entries]))
+    elif not args.quiet:
+        rows = []
+        for e in entries:
+            header, metric_rows = _headline_rows(e["summary"])
+            rows += [[e["name"], *r[:2]] for r in metric_rows]
+        _rows_table(f"{len(entries)} scenarios", ["scenario", "metric", "estimate [95% interval]"], rows,
+                    [f"index: {base}/index.html"])
     return 0
 
 
@@ -294,33 +395,40 @@ def _cmd_exact(args) -> int:
     import sim
     from sim.report import atomic_write_text, summary_json
 
-    scenario = sim.load_scenario(args.scenario)
+    scenario = _load(args.scenario, "exact")
     try:
         result = sim.exact(scenario)
     except sim.ExactUnsupported as exc:
         raise sim.ExactUnsupported(f"{scenario.source}: {exc}") from None
     text = summary_json(result)
     if args.out:
-        atomic_write_text(Path(args.out) / "exact.json", text)
-    sys.stdout.write(text)
+        with _owned(Path(args.out), "exact"):
+            atomic_write_text(Path(args.out) / "exact.json", text)
+    if args.json:
+        sys.stdout.write(text)
+        return 0
+    header, rows = _headline_rows(result)
+    _rows_table(f"{scenario.name or scenario.slug} ({scenario.kind}): exact", ["metric", "exact"],
+                [r[:2] for r in rows], [f"wrote {args.out}/exact.json" if args.out else
+                                        "the full exact summary: --json, or --out FOLDER for exact.json"])
     return 0
 
 
 def _cmd_validate(args) -> int:
     import sim
+    from sim.designer.scenario_comparison import scenario_files
 
-    for path in args.scenarios:
+    for path in scenario_files(args.scenarios):
         scenario = sim.load_scenario(path)
         print(f"{path}: ok ({scenario.kind}, {scenario.name or scenario.slug})")
     return 0
 
 
 def _cmd_sweep(args) -> int:
-    import sim
     from sim.designer.params import parse_axis
     from sim.designer.sweep import sweep, write_sweep
 
-    scenario = sim.load_scenario(args.scenario)
+    scenario = _load(args.scenario, "sweep")
     try:
         axes = [parse_axis(spec) for spec in args.param]
     except SimError as exc:
@@ -328,39 +436,66 @@ def _cmd_sweep(args) -> int:
     df = sweep(scenario, axes, runs=args.runs, seed=args.seed, n_jobs=args.jobs, exact=not args.no_exact,
                metric=args.metric, progress=_progress(args, "grid point"))
     out = Path(args.out) if args.out else Path("reports") / scenario.slug / "sweep"
-    write_sweep(df, out, scenario)
+    with _owned(out, "sweep"):
+        write_sweep(df, out, scenario)
     if not args.quiet:
         print(f"wrote {out}/sweep.csv and {out}/report.html", file=sys.stderr)
     return 0
 
 
 def _cmd_tune(args) -> int:
-    import sim
     from sim.designer.tune import tune
     from sim.report import atomic_write_text, summary_json
 
-    scenario = sim.load_scenario(args.scenario)
+    scenario = _load(args.scenario, "tune")
     res = tune(scenario, args.param, args.target, metric=args.metric, lo=args.lo, hi=args.hi, runs=args.runs,
                seed=args.seed, n_jobs=args.jobs, exact=not args.no_exact, tol=args.tol)
-    text = summary_json(res.as_dict())
+    data = res.as_dict()
+    text = summary_json(data)
     if args.out:
         out = Path(args.out)
         atomic_write_text(out if out.suffix == ".json" else out / "tune.json", text)
-    sys.stdout.write(text)
+    if args.json:
+        sys.stdout.write(text)
+    else:
+        _print_tune(data)
+    if not data.get("bracketed", True):
+        print(f"warning: {scenario.source}: {data['metric']} does not reach {args.target} for {args.param} in "
+              f"[{data.get('lo')}, {data.get('hi')}] (it spans {_span(data)}); the value printed is the closest "
+              "end. Widen --lo/--hi or choose another parameter.", file=sys.stderr)
+        return 1
     return 0
 
 
+def _span(data: dict) -> str:
+    vals = [e.get("metric") for e in data.get("evaluations", []) if isinstance(e.get("metric"), float | int)]
+    return f"{min(vals):.4g} to {max(vals):.4g}" if vals else "no values"
+
+
+def _print_tune(data: dict) -> None:
+    from sim.designer.metrics import format_estimate, is_proportion
+
+    ci = data.get("ci") or [math.nan, math.nan]
+    lo, hi = (math.nan, math.nan) if ci[0] is None else ci
+    achieved = format_estimate(data["achieved"], lo, hi, percent=is_proportion(data["metric"]))
+    rows = [["parameter", str(data["param"])], ["value", str(data["value"])],
+            ["metric", str(data["metric"])], ["target", str(data["target"])], ["achieved", achieved],
+            ["bracketed", "yes" if data.get("bracketed") else "NO"]]
+    _rows_table(None, ["tune", "result"], rows)
+
+
 def _cmd_sensitivity(args) -> int:
-    import sim
     from sim.designer.sensitivity import format_table, sensitivity, write_sensitivity
 
-    scenario = sim.load_scenario(args.scenario)
+    scenario = _load(args.scenario, "sensitivity")
     df = sensitivity(scenario, metric=args.metric, runs=args.runs, seed=args.seed, n_jobs=args.jobs,
                      exact=not args.no_exact, parameters=args.param, progress=_progress(args, "parameter"))
     out = Path(args.out) if args.out else Path("reports") / scenario.slug / "sensitivity"
-    write_sensitivity(df, out, scenario)
+    with _owned(out, "sensitivity"):
+        write_sensitivity(df, out, scenario)
     a = df.attrs
-    print(f"{a['metric']} = {a['base']:.4f} [{a['base_lo']:.4f}, {a['base_hi']:.4f}]; change per +1:")
+    print(f"{a['metric']} = {a['base']:.4f} [{a['base_lo']:.4f}, {a['base_hi']:.4f}]; change per step "
+          "(largest of down and up first):")
     print(format_table(df))
     if not args.quiet:
         print(f"wrote {out}/sensitivity.csv and {out}/report.html", file=sys.stderr)
@@ -376,9 +511,46 @@ def _with_file(exc: SimError, file: str) -> SimError:
 
 
 def _cmd_compare(args) -> int:
-    from sim.escape.compare import main_compare
+    from sim.designer.metrics import format_estimate, is_proportion, metric_interval, metric_value
 
-    return main_compare(args)
+    scenario = _load(args.scenario, "compare")
+    out = Path(args.out) if args.out else Path("reports") / scenario.slug / "compare"
+    args.out = str(out)
+    if args.jobs == 0 or args.jobs < -1:
+        raise SimError(f"--jobs: expected -1 or an integer >= 1, got {args.jobs}")
+    if scenario.kind == "escape":
+        from sim.escape.policy_comparison import run_compare
+
+        with _owned(out, "compare"):
+            res, _ = run_compare(args)
+        if not args.quiet:
+            rows = []
+            for name in res.policies:
+                s = res.summaries[name]
+                lo, hi = s["escape_rate_ci"]
+                d = res.differences.get(name, {}).get("escape_rate")
+                diff = "baseline" if d is None else (
+                    format_estimate(d["difference"], *(d["ci"] or [math.nan, math.nan]), percent=True)
+                    .replace("%", " pts"))
+                a = res.actions[name]["per_run"]
+                rows.append([name, format_estimate(s["escape_rate"], lo, hi), diff,
+                             f"{a['assist']:.2f} / {a['guide']:.2f}"])
+            _rows_table(f"{scenario.name or scenario.slug}: {res.runs:,} runs per policy, seed {res.seed}",
+                        ["policy", "escaped [95%]", f"vs {res.policies[0]} (paired)", "assists / guides per run"],
+                        rows, [f"report: {out}/compare.html"])
+        return 0
+    from sim.designer.policy_comparison import compare_policies, write_policy_report
+
+    res = compare_policies(scenario, args.policies, runs=args.runs, seed=args.seed, n_jobs=args.jobs)
+    with _owned(out, "compare"):
+        write_policy_report(res, out)
+    if not args.quiet:
+        rows = [[label, *[format_estimate(metric_value(res.summaries[label], m),
+                                          *metric_interval(res.summaries[label], m), percent=is_proportion(m))
+                          for m in res.metrics]] for label in res.labels]
+        _rows_table(f"{scenario.name or scenario.slug}: {res.runs:,} runs per policy, seed {res.seed}",
+                    ["policy", *res.metrics], rows, [f"report: {out}/compare.html"])
+    return 0
 
 
 COMMANDS = {"run": _cmd_run, "exact": _cmd_exact, "validate": _cmd_validate, "sweep": _cmd_sweep,

@@ -173,12 +173,12 @@ def _expected(msg: str) -> str:
 
 def format_validation_error(model: type[BaseModel], error: dict, file: str) -> ScenarioError:
     """One ScenarioError line from the first pydantic error."""
-    loc = tuple(p for p in error["loc"] if not (isinstance(p, str) and _TAG.fullmatch(p)))
+    loc = tuple(p for p in error["loc"] if not (isinstance(p, str) and (_TAG.fullmatch(p) or p == "[key]")))
     key = ".".join(_key_part(p) for p in loc) or "(top level)"
     etype = error["type"]
     if etype == "extra_forbidden" and loc:
         parent = _model_at(model, loc[:-1])
-        valid = sorted(parent.model_fields) if parent else []
+        valid = sorted(info.alias or name for name, info in parent.model_fields.items()) if parent else []
         near = difflib.get_close_matches(str(loc[-1]), valid, n=1, cutoff=0.5)
         hint = f"; did you mean {near[0]!r}?" if near else ""
         listing = f" (valid keys: {', '.join(valid)})" if valid else ""

@@ -51,10 +51,88 @@ def test_store_resumes_to_the_identical_result(tmp_path):
     with execution(store=store):
         first = sim.simulate(scenario, runs=30_000, seed=5)
     assert store.finished() == 3 and first.runs.equals(whole.runs)
-    (tmp_path / "chunks" / "chunk-000001.pkl").unlink()  # as if interrupted before chunk 1 finished
+    (tmp_path / "chunks" / "chunk-000001.npz").unlink()  # as if interrupted before chunk 1 finished
     with execution(store=ChunkStore(tmp_path / "chunks", fingerprint_of(scenario, 5, 30_000))):
         resumed = sim.simulate(scenario, runs=30_000, seed=5)
     assert resumed.runs.equals(whole.runs) and resumed.summary["escape_rate"] == whole.summary["escape_rate"]
+
+
+def test_store_is_data_only_and_treats_crafted_or_damaged_chunks_as_missing(tmp_path):
+    """A chunk store in a shared folder must never run code: a pickle (or any other file) in a chunk's
+    place is treated as missing and recomputed, to the same result as an uninterrupted run."""
+    import pickle
+
+    scenario = sim.load_scenario(ESCAPE)
+    whole = sim.simulate(scenario, runs=30_000, seed=5)
+    folder = tmp_path / "chunks"
+    with execution(store=ChunkStore(folder, fingerprint_of(scenario, 5, 30_000))):
+        sim.simulate(scenario, runs=30_000, seed=5)
+    marker = tmp_path / "ran"
+    payload = pickle.dumps(type("P", (), {"__reduce__": lambda self: (exec, (
+        f"import pathlib; pathlib.Path({str(marker)!r}).write_text('ran')",))})())
+    (folder / "chunk-000000.npz").write_bytes(payload)  # crafted: a pickle where a chunk belongs
+    good = (folder / "chunk-000001.npz").read_bytes()
+    (folder / "chunk-000001.npz").write_bytes(good[: len(good) // 2])  # truncated
+    import io
+
+    import numpy as np
+
+    buf = io.BytesIO()  # a valid npz holding an object array: refused by allow_pickle=False
+    np.savez(buf, __tree__=np.array([{"x": 1}], dtype=object))
+    (folder / "chunk-000002.npz").write_bytes(buf.getvalue())
+    store = ChunkStore(folder, fingerprint_of(scenario, 5, 30_000))
+    assert [store.load(i) for i in range(3)] == [None, None, None]
+    with execution(store=store):
+        resumed = sim.simulate(scenario, runs=30_000, seed=5)
+    assert not marker.exists()
+    assert resumed.runs.equals(whole.runs)
+    assert store.load(0) is not None  # recomputed chunks were stored again
+
+
+def test_chunk_format_refuses_classes_outside_the_package():
+    import json
+
+    from sim.batch import decode_chunk, encode_chunk
+
+    data = encode_chunk({"a": 1})
+    import io
+    import zipfile
+
+    import numpy as np
+
+    tree = {"t": "dataclass", "cls": "subprocess:Popen", "v": {}}
+    buf = io.BytesIO()
+    np.savez(buf, __tree__=np.frombuffer(json.dumps(tree).encode(), dtype=np.uint8))
+    with pytest.raises(ValueError, match="not a known result type"):
+        decode_chunk(buf.getvalue())
+    assert decode_chunk(data) == {"a": 1} and zipfile.is_zipfile(io.BytesIO(data))
+    with pytest.raises(TypeError):
+        encode_chunk({"f": lambda: 0})
+
+
+@pytest.mark.parametrize("kind", ["escape", "restraint", "campus", "formation"])
+def test_every_kinds_chunks_round_trip_through_the_store(kind, tmp_path):
+    """Streamed aggregates and per-run chunk results are stored as data and read back to the same run."""
+    import sim.batch as B
+    from sim.batch import decode_chunk, encode_chunk
+    from sim.designer.scenario_comparison import run_and_write
+
+    scenario = sim.load_scenario(_example(kind))
+    seen = []
+    orig = B.ChunkStore.save
+
+    def save(self, index, result):
+        back = decode_chunk(encode_chunk(result))
+        seen.append(type(back))
+        assert encode_chunk(back) == encode_chunk(result)
+        orig(self, index, result)
+
+    B.ChunkStore.save = save
+    try:
+        run_and_write(scenario, tmp_path / "o", runs=12_000, seed=2)
+    finally:
+        B.ChunkStore.save = orig
+    assert len(seen) == 2
 
 
 def test_store_refuses_a_changed_scenario(tmp_path):
@@ -88,11 +166,11 @@ def test_sigkill_mid_run_then_resume_gives_the_uninterrupted_result(tmp_path):
     folder = tmp_path / "chunks"
     proc = subprocess.Popen([sys.executable, "-c", KILL_SCRIPT, str(ESCAPE), str(folder)], cwd=ROOT)
     deadline = time.time() + 60
-    while time.time() < deadline and len(list(folder.glob("chunk-*.pkl"))) < 2:
+    while time.time() < deadline and len(list(folder.glob("chunk-*.npz"))) < 2:
         time.sleep(0.05)
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
-    finished = len(list(folder.glob("chunk-*.pkl")))
+    finished = len(list(folder.glob("chunk-*.npz")))
     assert 2 <= finished < 6, finished
     scenario = sim.load_scenario(ESCAPE)
     store = ChunkStore(folder, fingerprint_of(scenario, 9, 60_000))
@@ -129,12 +207,12 @@ def test_cli_run_interrupted_then_rerun_gives_the_uninterrupted_result(tmp_path,
     args = ("run", str(ESCAPE), "--runs", "200000", "--seed", "3", "--out", str(out), "--quiet")
     proc = _cli(*args)
     deadline = time.time() + 120
-    while time.time() < deadline and len(list((out / ".chunks").glob("chunk-*.pkl"))) < 3:
+    while time.time() < deadline and len(list((out / ".chunks").glob("chunk-*.npz"))) < 3:
         time.sleep(0.05)
     proc.send_signal(sig)
     proc.wait(timeout=60)
     assert proc.returncode != 0
-    done = len(list((out / ".chunks").glob("chunk-*.pkl")))
+    done = len(list((out / ".chunks").glob("chunk-*.npz")))
     assert 3 <= done < 20 and not (out / "summary.json").exists()
     assert _cli(*args).wait(timeout=300) == 0
     assert not (out / ".chunks").exists()  # removed once complete
@@ -155,7 +233,7 @@ def test_cli_refuses_a_changed_scenario_in_an_interrupted_folder(tmp_path, capsy
     assert "different run" in capsys.readouterr().err
 
 
-def _stderr_of_run(tmp_path, tty: bool, quiet: bool) -> str:
+def _stderr_of_run(tmp_path, tty: bool, quiet: bool, columns: int = 120) -> str:
     import pty
 
     args = [sys.executable, "-m", "sim", "run", str(ESCAPE), "--runs", "120000", "--seed", "1", "--no-runs",
@@ -167,7 +245,7 @@ def _stderr_of_run(tmp_path, tty: bool, quiet: bool) -> str:
     import termios
 
     leader, follower = pty.openpty()
-    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))  # a terminal has a size
+    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 40, columns, 0, 0))  # the terminal's size
     proc = subprocess.Popen(args, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=follower)
     os.close(follower)
     chunks = []
@@ -191,3 +269,5 @@ def test_progress_bar_on_a_terminal_and_silent_otherwise(tmp_path):
     assert "simulating" in on_tty and "run/s" in on_tty
     assert "simulating" not in _stderr_of_run(tmp_path, tty=True, quiet=True)
     assert "simulating" not in _stderr_of_run(tmp_path, tty=False, quiet=False)
+    zero = _stderr_of_run(tmp_path, tty=True, quiet=False, columns=0)  # some terminals report 0 columns
+    assert "simulating" in zero and "run/s" in zero

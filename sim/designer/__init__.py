@@ -5,16 +5,19 @@ balance metrics, for any kind whose summary follows SCENARIOS.md.
 - :mod:`.metrics` summary metrics by name (``escape_by_round.7``) with their 95% intervals;
 - :mod:`.evaluate` one variant, simulated with common random numbers and solved exactly where possible;
 - :mod:`.sweep`, :mod:`.tune`, :mod:`.sensitivity`, :mod:`.precision` (``--target-error``);
-- :mod:`.compare` batch runs and the comparison index; :mod:`.balance` balance metrics of a result.
+- :mod:`.scenario_comparison` batch runs and the comparison index (scenarios side by side);
+- :mod:`.policy_comparison` one scenario under each of its kind's policy settings (escape has its own,
+  :mod:`sim.escape.policy_comparison`); :mod:`.balance` balance metrics of a result.
 
 See docs/designer.md.
 """
 
 from sim.designer.balance import balance_metrics, balance_section, balance_table
-from sim.designer.compare import run_and_write, scenario_files, write_index
 from sim.designer.metrics import MAIN_METRIC, main_metric, metric_interval, metric_value
 from sim.designer.params import get_value, parse_axis, scenario_data, set_value, with_values
+from sim.designer.policy_comparison import compare_policies, write_policy_report
 from sim.designer.precision import simulate_to_error
+from sim.designer.scenario_comparison import run_and_write, scenario_files, write_index
 from sim.designer.sensitivity import sensitivity, sensitivity_parameters, write_sensitivity
 from sim.designer.sweep import sweep, write_sweep
 from sim.designer.tune import tune
@@ -24,6 +27,7 @@ __all__ = [
     "balance_metrics",
     "balance_section",
     "balance_table",
+    "compare_policies",
     "get_value",
     "main_metric",
     "metric_interval",
@@ -40,6 +44,7 @@ __all__ = [
     "tune",
     "with_values",
     "write_index",
+    "write_policy_report",
     "write_sensitivity",
     "write_sweep",
 ]

@@ -1,7 +1,8 @@
 """Summary metrics by name, with their 95% intervals, for any kind whose summary follows SCENARIOS.md.
 
 A metric is a summary key (``escape_rate``) or an element of a list-valued key addressed by its
-0-based index (``escape_by_round.7`` is round 8), ``-1`` or ``last`` for the last element.
+0-based index (``escape_by_round.7`` is round 8), ``-1`` or ``last`` for the last element, or by its
+1-based round (or turn) number after ``@`` (``escape_by_round@8`` is the same element as ``.7``).
 
 Intervals, in order of preference: the summary's own ``<key>_ci``; ``<key>_se`` as ±1.96 SE; a Wilson
 interval over the runs for the by-round proportions that are shares of all runs (:data:`RUN_PROPORTIONS`).
@@ -46,7 +47,7 @@ RUN_PROPORTIONS = frozenset({
 META_KEYS = frozenset({"kind", "name", "runs", "seed", "policy", "scenario_hash", "sim_version",
                        "numpy_version", "exact", "mean_turns"})
 
-_METRIC = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)(?:\.(-?\d+|last))?")
+_METRIC = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)(?:\.(-?\d+|last)|@(\d+))?")
 
 
 def main_metric(kind: str) -> str:
@@ -55,9 +56,11 @@ def main_metric(kind: str) -> str:
 
 def parse_metric(metric: str) -> tuple[str, int | None]:
     m = _METRIC.fullmatch(metric or "")
-    if not m:
-        raise ScenarioError(f"expected a summary key, optionally with a list index (e.g. escape_by_round.7); "
-                            f"given {metric!r}", key="--metric")
+    if not m or (m.group(3) is not None and int(m.group(3)) < 1):
+        raise ScenarioError(f"expected a summary key, optionally with a 0-based list index or a 1-based round "
+                            f"(e.g. escape_by_round.7 or escape_by_round@8); given {metric!r}", key="--metric")
+    if m.group(3) is not None:
+        return m.group(1), int(m.group(3)) - 1
     index = m.group(2)
     if index is None:
         return m.group(1), None
@@ -84,7 +87,7 @@ def metric_value(summary: dict, metric: str) -> float:
     if index is None:
         if isinstance(value, list):
             raise ScenarioError(f"{base!r} is a list of {len(value)}; address one element, e.g. "
-                                f"{base}.{len(value) - 1}", key="--metric")
+                                f"{base}@{len(value)} (round {len(value)}) or {base}.last", key="--metric")
         if value is None:
             return math.nan
         if not _number(value):
@@ -94,7 +97,7 @@ def metric_value(summary: dict, metric: str) -> float:
         raise ScenarioError(f"{base!r} is not a list; use it without an index", key="--metric")
     if not -len(value) <= index < len(value):
         raise ScenarioError(f"index {index} out of range: {base!r} has {len(value)} elements "
-                            f"(0..{len(value) - 1})", key="--metric")
+                            f"(0..{len(value) - 1}, or @1..@{len(value)})", key="--metric")
     element = value[index]
     if element is None:
         return math.nan
@@ -199,3 +202,65 @@ def param_unit(key: str) -> str:
     if last == "level":
         return "character level"
     return "value"
+
+
+# --------------------------------------------------------------------------------------------
+# plain-language names and numbers with the precision their interval supports
+
+#: names of the headline metrics in plain words (the key may be shown beside them in small type)
+LABELS = {
+    "escape_rate": "escaped",
+    "caught_rate": "caught",
+    "timeout_rate": "still held at the round limit",
+    "mean_rounds": "rounds to escape (escaped runs)",
+    "incapacitated_or_arms_complete_by_round": "incapacitated or arms fully bound",
+    "arms_complete_by_round": "arms fully bound",
+    "incapacitated_by_round": "incapacitated",
+    "mean_escape_checks": "escape checks per duel",
+    "clear_rate": "PCs clearing the game",
+    "party_clear_rate": "games the whole party clears",
+    "game_over_rate": "PCs captured (game over)",
+    "ambush_win": "ambush won",
+    "ambush_win_by_2": "ambush won by 2 or more",
+    "dp_per_session": "DP per session",
+    "escape_by_round": "escaped by round",
+}
+
+
+def metric_label(metric: str) -> str:
+    """``escape_by_round.7`` -> ``escaped by round 8``; ``..._by_round.last`` -> ``... (end)``."""
+    try:
+        base, index = parse_metric(metric)
+    except ScenarioError:
+        return metric
+    name = LABELS.get(base, base.replace("_", " "))
+    if index is None:
+        return name
+    if index == -1:
+        return f"{name} (end)" if not name.endswith("by round") else f"{name} (last)"
+    return f"{name} {index + 1}" if name.endswith(("by round", "by turn")) else f"{name} @{index + 1}"
+
+
+def is_proportion(metric: str) -> bool:
+    return metric_unit(metric) == "probability"
+
+
+def decimals_for(half_width: float, percent: bool, most: int = 4) -> int:
+    """Decimals that show the first significant digit of the interval's half-width (and no more)."""
+    hw = abs(half_width) * (100 if percent else 1)
+    if not math.isfinite(hw) or hw <= 0:
+        return 2 if percent else most
+    return int(min(most, max(0, -math.floor(math.log10(hw)))))
+
+
+def format_estimate(value: float, lo: float = math.nan, hi: float = math.nan, percent: bool = True) -> str:
+    """``99.5% [99.0, 99.9]``: value and 95% interval with the precision the interval supports; an exact
+    value (``lo == hi``) or one without an interval is shown with 2 decimals (percent) or 4 significant."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "–"
+    scale, unit = (100.0, "%") if percent else (1.0, "")
+    has_ci = not (math.isnan(lo) or math.isnan(hi)) and hi > lo
+    if not has_ci:
+        return f"{value * scale:.2f}{unit}" if percent else f"{value:.4g}"
+    d = decimals_for(max(value - lo, hi - value), percent)
+    return f"{value * scale:.{d}f}{unit} [{lo * scale:.{d}f}, {hi * scale:.{d}f}]"

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel
+from pydantic_core import PydanticUndefined
 
 from sim.errors import ScenarioError
 from sim.scenario import parse_scenario
@@ -254,3 +255,47 @@ def field_bounds(scenario, key: str) -> FieldBounds:
                 else:
                     hi = v if hi is None else min(hi, v)
     return FieldBounds(lo, hi, integer, numeric)
+
+
+def effective_value(scenario, key: str) -> Any:
+    """The value ``key`` has in effect: the scenario's own, else the rules' default for it (the escape tier
+    ladder's DC for ``rules.tiers.<tier>.dc``), else the model's declared default; None if none is known."""
+    value = get_value(scenario_data(scenario), key)
+    if value is not None:
+        return value
+    parts = key.split(".")
+    if scenario.kind == "escape" and len(parts) == 4 and parts[:2] == ["rules", "tiers"] and parts[3] == "dc":
+        from sim.escape.model import DEFAULT_DC, TIER_IDS
+
+        if parts[2] in TIER_IDS:
+            return DEFAULT_DC[TIER_IDS.index(parts[2])]
+    return field_default(scenario, key)
+
+
+def field_default(scenario, key: str) -> Any:
+    """The declared default of the model field at ``key`` (None if it has none or the key is not a field)."""
+    model: Any = type(scenario)
+    info = None
+    for part in split_key(key, scenario.source):
+        if isinstance(part, int):
+            if info is None:
+                return None
+            types_, _ = _unwrap(info.annotation)
+            inner = [typing.get_args(t)[0] for t in types_ if typing.get_origin(t) in (list, tuple)
+                     and typing.get_args(t)]
+            model = inner[0] if inner else None
+            info = None
+            continue
+        if info is not None:
+            types_, _ = _unwrap(info.annotation)
+            models = [t for t in types_ if isinstance(t, type) and issubclass(t, BaseModel)]
+            model = models[0] if models else None
+        if not (isinstance(model, type) and issubclass(model, BaseModel)):
+            return None
+        info = _field(model, part)
+        if info is None:
+            return None
+    if info is None:
+        return None
+    default = info.get_default(call_default_factory=True)
+    return None if default is PydanticUndefined else default

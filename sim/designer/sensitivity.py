@@ -1,11 +1,17 @@
-"""Sensitivity: the change of the main metric per +1 of every DC and every ability score or ability.
+"""Sensitivity: how much the main metric moves when each DC, ability score or ability moves one step.
 
-Each parameter is moved to ``value - 1`` and ``value + 1`` (where the scenario stays valid) with common
-random numbers (same runs and seed as the baseline), and exactly where the kind supports it. The slope
-``per_plus_one`` is ``metric(value + 1) - metric(value)`` (the backward difference where +1 is invalid).
-Its standard error ``per_plus_one_se`` is the independent-samples bound sqrt(se₊² + se₀²): with common random
-numbers the two estimates are positively correlated, so the true error is smaller. Rows are ranked by
-the absolute slope (exact where known).
+Each parameter is moved one step down and one step up (where the scenario stays valid) with common random
+numbers (same runs and seed as the baseline), and exactly where the kind supports it. The step is 1, and 2
+for ability scores (``*.scores.*``): a score's modifier changes every two points, so a step of 1 can land on
+the modifier's plateau and show no effect while the step the other way moves the metric. ``change_down`` and
+``change_up`` are the metric's changes; the **effect** is the larger of the two in size (signed), and rows
+are ranked by its size (exact where known). ``effect_se`` is the independent-samples bound
+sqrt(se_step² + se_base²): with common random numbers the two estimates are positively correlated, so the
+true error is smaller. ``within_noise`` marks a simulated effect whose 95% interval (effect ± 1.96 se)
+contains 0: such an effect cannot be told apart from no effect at this run count.
+
+Rows name the character, adversary or unit a key belongs to (``label``: ``Mira: scores.dex``) beside the
+dotted key (``parameter``).
 
 Which parameters: for ``escape`` every tier DC on the path of the party's restraints (each tier present
 and the tiers it becomes), every party member's scores, ``search.dc`` and ``attention.limit`` where set;
@@ -116,10 +122,30 @@ def _read(ev, metric):
     return value, lo, hi, se, ex
 
 
+def step_of(key: str) -> int:
+    """2 for ability scores (the modifier changes every two points), else 1."""
+    parts = key.split(".")
+    return 2 if len(parts) >= 2 and parts[-2] == "scores" else 1
+
+
+def parameter_label(scenario, key: str) -> str:
+    """``party.0.scores.dex`` -> ``Mira: scores.dex`` (the member's, adversary's or unit's name)."""
+    parts = key.split(".")
+    if len(parts) >= 3 and parts[0] in ("party", "adversaries", "units", "missions") and parts[1].isdigit():
+        items = getattr(scenario, parts[0], None) or []
+        i = int(parts[1])
+        name = getattr(items[i], "name", None) or getattr(items[i], "id", None) if i < len(items) else None
+        if name:
+            return f"{name}: {'.'.join(parts[2:])}"
+    if parts[0] in ("binder", "target") and len(parts) >= 2:
+        return f"{parts[0]}: {'.'.join(parts[1:])}"
+    return key
+
+
 def sensitivity(scenario, metric: str | None = None, runs: int | None = None, seed: int | None = None,
                 n_jobs: int = 1, exact: bool = True, parameters: list[str] | None = None, progress=None,
                 **options) -> pd.DataFrame:
-    """One row per parameter, ranked by the absolute change of ``metric`` per +1 (module docstring)."""
+    """One row per parameter, ranked by the size of its larger one-step effect (module docstring)."""
     metric = metric or main_metric(scenario.kind)
     runs, seed = resolve_runs_seed(scenario, runs, seed)
     if parameters:
@@ -129,8 +155,8 @@ def sensitivity(scenario, metric: str | None = None, runs: int | None = None, se
         for key in parameters:
             v = known[key] if key in known else get_value(data, key, file=scenario.source)
             if not _is_int(v):
-                raise ScenarioError(f"expected an integer value to move by 1; given {v!r}", file=scenario.source,
-                                    key=key)
+                raise ScenarioError(f"expected an integer value to move by a step; given {v!r}",
+                                    file=scenario.source, key=key)
             params.append((key, v))
     else:
         params = sensitivity_parameters(scenario)
@@ -140,32 +166,43 @@ def sensitivity(scenario, metric: str | None = None, runs: int | None = None, se
     b_val, b_lo, b_hi, b_se, b_ex = _read(base_ev, metric)
     rows = []
     for i, (key, value) in enumerate(params):
-        minus = _point(scenario, key, value - 1, metric, runs, seed, n_jobs, exact, options)
-        plus = _point(scenario, key, value + 1, metric, runs, seed, n_jobs, exact, options)
+        step = step_of(key)
+        down = _point(scenario, key, value - step, metric, runs, seed, n_jobs, exact, options)
+        up = _point(scenario, key, value + step, metric, runs, seed, n_jobs, exact, options)
         nan5 = (math.nan,) * 5
-        m_val, m_lo, m_hi, m_se, m_ex = minus or nan5
-        p_val, p_lo, p_hi, p_se, p_ex = plus or nan5
-        if plus is not None:
-            slope, slope_se, slope_ex = p_val - b_val, math.hypot(p_se, b_se), p_ex - b_ex
-        elif minus is not None:
-            slope, slope_se, slope_ex = b_val - m_val, math.hypot(m_se, b_se), b_ex - m_ex
+        d_val, d_lo, d_hi, d_se, d_ex = down or nan5
+        u_val, u_lo, u_hi, u_se, u_ex = up or nan5
+        ch_down, ch_up = d_val - b_val, u_val - b_val
+        use_up = down is None or (up is not None and abs(ch_up) >= abs(ch_down))
+        if down is None and up is None:
+            effect = effect_se = math.nan
+        elif use_up:
+            effect, effect_se = ch_up, math.hypot(u_se, b_se)
         else:
-            slope = slope_se = slope_ex = math.nan
+            effect, effect_se = ch_down, math.hypot(d_se, b_se)
+        ex_down, ex_up = d_ex - b_ex, u_ex - b_ex
+        if math.isnan(ex_down) and math.isnan(ex_up):
+            ex_effect = math.nan
+        elif math.isnan(ex_down) or (not math.isnan(ex_up) and abs(ex_up) >= abs(ex_down)):
+            ex_effect = ex_up
+        else:
+            ex_effect = ex_down
+        noise = bool(math.isfinite(effect) and math.isfinite(effect_se) and abs(effect) <= Z95 * effect_se)
         rows.append({
-            "parameter": key, "value": value,
-            "metric_minus_1": m_val, "minus_lo": m_lo, "minus_hi": m_hi,
+            "parameter": key, "label": parameter_label(scenario, key), "value": value, "step": step,
+            "metric_down": d_val, "down_lo": d_lo, "down_hi": d_hi,
             "metric_base": b_val,
-            "metric_plus_1": p_val, "plus_lo": p_lo, "plus_hi": p_hi,
-            "change_minus_1": m_val - b_val, "change_plus_1": p_val - b_val,
-            "per_plus_one": slope, "per_plus_one_se": slope_se,
-            "exact_minus_1": m_ex, "exact_base": b_ex, "exact_plus_1": p_ex, "exact_per_plus_one": slope_ex,
+            "metric_up": u_val, "up_lo": u_lo, "up_hi": u_hi,
+            "change_down": ch_down, "change_up": ch_up,
+            "effect": effect, "effect_se": effect_se, "within_noise": noise,
+            "exact_down": d_ex, "exact_base": b_ex, "exact_up": u_ex, "exact_effect": ex_effect,
         })
         if progress:
             progress(i + 1, len(params), key)
     df = pd.DataFrame(rows)
     if df["exact_base"].isna().all():
         df = df.drop(columns=[c for c in df.columns if c.startswith("exact_")])
-    rank = df["exact_per_plus_one"] if "exact_per_plus_one" in df else df["per_plus_one"]
+    rank = df["exact_effect"] if "exact_effect" in df else df["effect"]
     df = df.assign(_rank=rank.abs().fillna(-1)).sort_values("_rank", ascending=False, kind="stable")
     df = df.drop(columns="_rank").reset_index(drop=True)
     df.insert(0, "rank", np.arange(1, len(df) + 1))
@@ -175,19 +212,20 @@ def sensitivity(scenario, metric: str | None = None, runs: int | None = None, se
 
 
 def tornado_chart(df: pd.DataFrame, out: Path, top: int = 20) -> Path:
-    """Bars from the baseline to the metric at −1 and at +1 of each parameter, with 95% whiskers."""
+    """Bars from the baseline to the metric one step down and one step up of each parameter, with 95%
+    whiskers."""
     from sim.report import new_figure, save_figure
 
     metric = df.attrs["metric"]
     part = df.head(top).iloc[::-1]
     height = max(3.0, 0.38 * len(part) + 1.5)
-    fig, ax = new_figure(f"Sensitivity of {metric} (−1 / +1 of each parameter)",
+    fig, ax = new_figure(f"Sensitivity of {metric} (one step down / up)",
                          f"{metric} ({metric_unit(metric)})", "parameter", size=(8.5, height))
     base = df.attrs["base"]
     y = np.arange(len(part))
     for col, lo, hi, colour, label, offset in (
-            ("metric_minus_1", "minus_lo", "minus_hi", "#d9734e", "value − 1", -0.2),
-            ("metric_plus_1", "plus_lo", "plus_hi", "#4e8fd9", "value + 1", 0.2)):
+            ("metric_down", "down_lo", "down_hi", "#d9734e", "step down", -0.2),
+            ("metric_up", "up_lo", "up_hi", "#4e8fd9", "step up", 0.2)):
         vals = part[col].to_numpy(dtype=float)
         ok = np.isfinite(vals)
         ax.barh(y[ok] + offset, vals[ok] - base, left=base, height=0.38, color=colour, label=label)
@@ -196,8 +234,9 @@ def tornado_chart(df: pd.DataFrame, out: Path, top: int = 20) -> Path:
         ax.errorbar(vals[ok], y[ok] + offset, xerr=np.abs(err[:, ok]), fmt="none", ecolor="k", capsize=3,
                     label="95% interval" if offset > 0 else None)
     ax.axvline(base, color="k", lw=1, label=f"baseline {base:.4g}")
-    ax.set_yticks(y, [f"{p} ({v})" for p, v in zip(part["parameter"], part["value"], strict=True)])
-    ax.legend(fontsize="small", loc="best")
+    ax.set_yticks(y, [f"{lab} ({v} ± {st})" for lab, v, st in zip(part["label"], part["value"], part["step"],
+                                                                   strict=True)])
+    ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)  # beside the data
     return save_figure(fig, Path(out) / "tornado.png")
 
 
@@ -209,13 +248,14 @@ def write_sensitivity(df: pd.DataFrame, out_dir: Path, scenario=None) -> list[Pa
     out.mkdir(parents=True, exist_ok=True)
     atomic_write_text(out / "sensitivity.csv", df.to_csv(index=False))
     chart = tornado_chart(df, out)
-    shown = [c for c in ("rank", "parameter", "value", "metric_minus_1", "metric_base", "metric_plus_1",
-                         "per_plus_one", "per_plus_one_se", "exact_per_plus_one") if c in df]
+    shown = [c for c in ("rank", "label", "value", "step", "metric_down", "metric_base", "metric_up",
+                         "effect", "effect_se", "within_noise", "exact_effect") if c in df]
     a = df.attrs
     note = (f"{a['metric']} at the baseline: {a['base']:.4f} [{a['base_lo']:.4f}, {a['base_hi']:.4f}]. "
-            f"Each parameter moved by −1 and +1 with the same {a['runs']:,} runs from seed {a['seed']} "
-            "(common random numbers). per_plus_one_se is an upper bound (independent samples).")
-    sections = [section("Ranked by the change per +1", table_html(df[shown], index=False), note=note),
+            f"Each parameter moved one step down and up (ability scores by 2) with the same {a['runs']:,} runs "
+            f"from seed {a['seed']} (common random numbers). The effect is the larger change of the two; "
+            "effect_se is an upper bound (independent samples); 'within noise': its 95% interval contains 0.")
+    sections = [section("Ranked by the larger one-step effect", table_html(df[shown], index=False), note=note),
                 section("Tornado chart", image=chart.name),
                 '<p><a href="sensitivity.csv">sensitivity.csv</a></p>']
     meta = {"kind": a["kind"], "runs": a["runs"], "seed": a["seed"]}
@@ -226,9 +266,16 @@ def write_sensitivity(df: pd.DataFrame, out_dir: Path, scenario=None) -> list[Pa
 
 
 def format_table(df: pd.DataFrame) -> str:
-    """A plain-text ranked table for the terminal."""
-    cols = ["rank", "parameter", "value", "per_plus_one", "per_plus_one_se"]
-    if "exact_per_plus_one" in df:
-        cols.append("exact_per_plus_one")
-    fmt = {c: (lambda v: f"{v:.4f}") if c.endswith("_se") else (lambda v: f"{v:+.4f}") for c in cols[3:]}
-    return df[cols].to_string(index=False, formatters=fmt)
+    """A plain-text ranked table for the terminal: step, the two changes, the effect and whether it is
+    within noise (or its exact value)."""
+    view = df.copy()
+    view["noise"] = np.where(view["within_noise"], "within noise", "")
+    if "exact_effect" in view:
+        view.loc[view["exact_effect"].notna(), "noise"] = ""  # exact: no noise to speak of
+    cols = ["rank", "label", "parameter", "value", "step", "change_down", "change_up", "effect", "effect_se"]
+    if "exact_effect" in view:
+        cols.append("exact_effect")
+    cols.append("noise")
+    fmt = {c: (lambda v: f"{v:.4f}") if c.endswith("_se") else (lambda v: f"{v:+.4f}")
+           for c in ("change_down", "change_up", "effect", "effect_se", "exact_effect")}
+    return view[cols].to_string(index=False, formatters={c: f for c, f in fmt.items() if c in cols})

@@ -15,7 +15,7 @@ from typing import Any
 
 from sim.designer.evaluate import evaluate, resolve_runs_seed, supports_exact
 from sim.designer.metrics import main_metric, metric_interval, metric_value
-from sim.designer.params import coerce_like, field_bounds, get_value, scenario_data, with_values
+from sim.designer.params import coerce_like, effective_value, field_bounds, get_value, scenario_data, with_values
 from sim.errors import ScenarioError
 
 MAX_EVALUATIONS = 80
@@ -47,10 +47,11 @@ class TuneResult:
 
 
 def default_range(scenario, key: str, integer: bool) -> tuple[Any, Any]:
-    """The search interval when --lo/--hi are not given: the field's declared range, narrowed to
-    the current value ± 10 for integers (± half for floats) where a current value exists."""
+    """The search interval when --lo/--hi are not given: the field's declared range, narrowed to the value in
+    effect ± 10 for integers (± half for floats). The value in effect is the scenario's own, else the rules'
+    default (an escape tier's DC from the tier ladder), else the field's declared default."""
     bounds = field_bounds(scenario, key)
-    current = get_value(scenario_data(scenario), key)
+    current = effective_value(scenario, key)
     if isinstance(current, bool) or not isinstance(current, int | float):
         current = None
     lo, hi = bounds.lo, bounds.hi

@@ -87,12 +87,36 @@ def test_float_parameter_bisection_converges(monkeypatch):
 def test_tune_cli_prints_json_and_writes_out(tmp_path, capsys):
     out = tmp_path / "t.json"
     code = main(["tune", str(ROGUE), "--param", "rules.tiers.heavy.dc", "--metric", "escape_by_round.7",
-                 "--target", "0.5", "--lo", "18", "--hi", "32", "--out", str(out)])
+                 "--target", "0.5", "--lo", "18", "--hi", "32", "--out", str(out), "--json"])
     printed = json.loads(capsys.readouterr().out)
     assert code == 0 and printed == json.loads(out.read_text())
     for key in ("param", "value", "metric", "achieved", "ci"):
         assert key in printed
     assert printed["param"] == "rules.tiers.heavy.dc" and isinstance(printed["value"], int)
+    # the same metric by its 1-based round name; a table by default
+    assert main(["tune", str(ROGUE), "--param", "rules.tiers.heavy.dc", "--metric", "escape_by_round@8",
+                 "--target", "0.5", "--lo", "18", "--hi", "32"]) == 0
+    table = capsys.readouterr().out
+    assert f"value {printed['value']}".replace(" ", "") in table.replace(" ", "") and "bracketed" in table
+
+
+def test_tune_unbracketed_target_warns_and_exits_1(tmp_path, capsys):
+    """escape_rate cannot reach 0 within heavy DC 18..20 for the lone rogue: warning on stderr, exit 1."""
+    out = tmp_path / "t.json"
+    code = main(["tune", str(ROGUE), "--param", "rules.tiers.heavy.dc", "--target", "0.0", "--lo", "18",
+                 "--hi", "20", "--out", str(out), "--json"])
+    captured = capsys.readouterr()
+    assert code == 1 and "warning" in captured.err and "does not reach 0.0" in captured.err
+    assert json.loads(captured.out)["bracketed"] is False and out.exists()
+
+
+def test_tune_default_range_comes_from_the_tier_ladder():
+    """heavy is not overridden in lone_rogue: its ladder DC (18, R-ESC-2) ± 10, not the declared -100..200."""
+    from sim.designer.tune import default_range
+
+    s = sim.load_scenario(ROGUE)
+    assert default_range(s, "rules.tiers.heavy.dc", True) == (8, 28)
+    assert default_range(s, "rules.tiers.simple.dc", True) == (0, 20)
 
 
 @pytest.mark.parametrize("argv, expected", [

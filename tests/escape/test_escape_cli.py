@@ -36,8 +36,9 @@ def test_run_writes_summary_runs_report_and_charts(tmp_path):
 
 
 def test_exact_command_prints_json(tmp_path):
-    proc = subprocess.run([sys.executable, "-m", "sim", "exact", str(ROOT / "scenarios/escape/monk_body_wrap.toml"),
-                           "--out", str(tmp_path)], capture_output=True, text=True, cwd=ROOT)
+    proc = subprocess.run([sys.executable, "-m", "sim", "exact", "--json",
+                           str(ROOT / "scenarios/escape/monk_body_wrap.toml"), "--out", str(tmp_path)],
+                          capture_output=True, text=True, cwd=ROOT)
     assert proc.returncode == 0, proc.stderr
     e = json.loads(proc.stdout)
     assert 0 < e["escape_rate"] <= 1 and e == json.loads((tmp_path / "exact.json").read_text())

@@ -15,7 +15,8 @@ from escape_support import character, scenario
 import sim
 from sim.errors import PolicyError, ScenarioError
 from sim.escape import examples
-from sim.escape.compare import (
+from sim.escape.policy import load_policy
+from sim.escape.policy_comparison import (
     add_compare_arguments,
     compare,
     main_compare,
@@ -23,7 +24,6 @@ from sim.escape.compare import (
     with_policy,
     write_compare_report,
 )
-from sim.escape.policy import load_policy
 from sim.stats import Z95
 
 ROOT = Path(__file__).resolve().parents[2]

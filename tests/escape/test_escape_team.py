@@ -16,9 +16,9 @@ from escape_support import Script, character, setup
 
 import sim
 from sim.dice import CHECK_DENOMINATOR
-from sim.escape.compare import with_policy
 from sim.escape.params import ARMS, BODY, LEGS, STR
 from sim.escape.policy import PolicyView, greedy, load_policy
+from sim.escape.policy_comparison import with_policy
 from sim.escape.reference import play_round
 from sim.escape.simulate import reference_chunk
 from sim.escape.state import ACTION_KINDS, Action

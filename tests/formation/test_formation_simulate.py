@@ -177,7 +177,7 @@ def test_cli_run_end_to_end(tmp_path, capsys):
     assert "Targeting table" in html and "Skirmish outcomes" in html
     assert len(pd.read_parquet(out / "runs.parquet")) == 2000
     capsys.readouterr()
-    code = main(["exact", "scenarios/formation/overflow_front.toml"])
+    code = main(["exact", "--json", "scenarios/formation/overflow_front.toml"])
     assert code == 0
     ex = json.loads(capsys.readouterr().out)
     assert ex["dp_per_session"] == pytest.approx(12 + 30 * 14 / 36, abs=1e-9)  # R-MDK-21

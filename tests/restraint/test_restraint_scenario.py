@@ -121,7 +121,7 @@ def test_cli_run_end_to_end(tmp_path, capsys):
 
 def test_cli_exact_and_invalid_input(tmp_path, capsys):
     """`exact` prints the exact summary; an invalid file exits 2 with one line and writes nothing."""
-    assert main(["exact", str(SCENARIO_DIR / "flank_penalty.toml")]) == 0
+    assert main(["exact", "--json", str(SCENARIO_DIR / "flank_penalty.toml")]) == 0
     exact = json.loads(capsys.readouterr().out)
     assert exact["runs"] is None and len(exact["arms_complete_by_round"]) == 8
     bad = tmp_path / "bad.toml"

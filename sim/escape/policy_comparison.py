@@ -304,9 +304,10 @@ def write_compare_report(res: ComparisonResult, out_dir: Path) -> list[Path]:
 def add_compare_arguments(parser) -> None:
     """The arguments of ``python -m sim compare`` on an argparse (sub)parser."""
     parser.add_argument("scenario")
-    parser.add_argument("--policies", default=",".join(DEFAULT_POLICIES),
-                        help="comma-separated policies; the first is the baseline "
-                             "(built-in: greedy, arms_first, team; or package.module:callable)")
+    parser.add_argument("--policies",
+                        help="comma-separated policies; the first is the baseline (escape built-in: greedy, "
+                             "arms_first, team (the default), or package.module:callable; other kinds: the "
+                             "[policy] settings, e.g. counter,best or rescue=true)")
     parser.add_argument("--runs", type=int, help="runs per policy (default: the scenario's run.runs)")
     parser.add_argument("--seed", type=int, help="seed shared by every policy (default: the scenario's run.seed)")
     parser.add_argument("--jobs", type=int, default=1, help="parallel processes (-1: all cores)")
@@ -319,23 +320,7 @@ def add_compare_arguments(parser) -> None:
 
 def main_compare(args) -> int:
     """``python -m sim compare``: ``args`` has scenario, policies, runs, seed, jobs, out, allow_code, quiet."""
-    import sim
-    from sim.errors import SimError
-
-    jobs = getattr(args, "jobs", 1)
-    if jobs == 0 or jobs < -1:
-        raise SimError(f"--jobs: expected -1 or an integer >= 1, got {jobs}")
-    scenario = sim.load_scenario(args.scenario)
-    try:
-        policies = parse_policies(args.policies) if args.policies else None
-        res = compare(scenario, policies, runs=args.runs, seed=args.seed, n_jobs=jobs,
-                      allow_code=getattr(args, "allow_code", False))
-    except ScenarioError as exc:
-        if exc.file is None:
-            raise ScenarioError(exc.detail, file=scenario.source, key=exc.key) from None
-        raise
-    out = Path(args.out) if args.out else Path("reports") / scenario.slug / "compare"
-    write_compare_report(res, out)
+    res, out = run_compare(args)
     if not getattr(args, "quiet", False):
         for name in res.policies:
             s = res.summaries[name]
@@ -350,7 +335,30 @@ def main_compare(args) -> int:
     return 0
 
 
+def run_compare(args) -> tuple[ComparisonResult, Path]:
+    """Validate ``args``, compare and write the report; returns the result and the output folder."""
+    import sim
+    from sim.errors import SimError
+
+    jobs = getattr(args, "jobs", 1)
+    if jobs == 0 or jobs < -1:
+        raise SimError(f"--jobs: expected -1 or an integer >= 1, got {jobs}")
+    scenario = sim.load_scenario(args.scenario)
+    try:
+        policies = parse_policies(args.policies) if args.policies else list(DEFAULT_POLICIES)
+        res = compare(scenario, policies, runs=args.runs, seed=args.seed, n_jobs=jobs,
+                      allow_code=getattr(args, "allow_code", False))
+    except ScenarioError as exc:
+        if exc.file is None:
+            raise ScenarioError(exc.detail, file=scenario.source, key=exc.key) from None
+        raise
+    out = Path(args.out) if args.out else Path("reports") / scenario.slug / "compare"
+    write_compare_report(res, out)
+    return res, out
+
+
 __all__ = [
-    "ComparisonResult", "add_compare_arguments", "compare", "main_compare", "parse_policies", "with_policy",
+    "ComparisonResult", "add_compare_arguments", "compare", "main_compare", "parse_policies", "run_compare",
+    "with_policy",
     "write_compare_report",
 ]

@@ -101,7 +101,6 @@ def run_and_write(scenario, out: Path, runs=None, seed=None, n_jobs=1, write_run
 
 def _run_and_write(scenario, out, runs, seed, n_jobs, write_runs, target_error, max_runs, metric, progress,
                    backend, scheduler, allow_code, show_progress):
-    import shutil
 
     import sim
     from sim.batch import ChunkStore, execution, fingerprint_of
@@ -125,11 +124,8 @@ def _run_and_write(scenario, out, runs, seed, n_jobs, write_runs, target_error, 
         with execution(backend, scheduler, store=store, progress=show_progress, allow_code=allow_code):
             if streams:
                 if write_runs:  # every part is (re)written from the chunks, resumed or not
-                    if runs_dir.is_file():
-                        runs_dir.unlink()
-                    elif runs_dir.is_dir():
-                        shutil.rmtree(runs_dir)
-                    runs_dir.mkdir(parents=True)
+                    _clear_runs(runs_dir)
+                    runs_dir.mkdir(parents=True, exist_ok=True)
 
                 def sink(index: int, part: bytes) -> None:
                     atomic_write_bytes(runs_dir / f"part-{index:06d}.parquet", part)
@@ -144,15 +140,30 @@ def _run_and_write(scenario, out, runs, seed, n_jobs, write_runs, target_error, 
         exact_summary = sim.exact(scenario)
     out.mkdir(parents=True, exist_ok=True)
     if write_runs and not (streams and target_error is None):
-        if runs_dir.is_dir():
-            shutil.rmtree(runs_dir)
+        _clear_runs(runs_dir)
         buf = io.BytesIO()
         result.runs.to_parquet(buf, index=False)
         atomic_write_bytes(runs_dir, buf.getvalue())
     module.write_report(result, out, exact_summary=exact_summary)
     atomic_write_text(out / "summary.json", summary_json(result.summary))
-    shutil.rmtree(chunk_dir, ignore_errors=True)  # complete: the chunks are no longer needed
+    if target_error is None:
+        store.remove()  # complete: the chunks are no longer needed
     return result, exact_summary
+
+
+def _clear_runs(runs_dir: Path) -> None:
+    """Remove an earlier ``runs.parquet``: the file, or the parts of the dataset folder (``part-*.parquet``)
+    and the folder if that empties it; nothing else in it is deleted."""
+    if runs_dir.is_symlink() or runs_dir.is_file():
+        runs_dir.unlink()
+    elif runs_dir.is_dir():
+        for part in [*runs_dir.glob("part-*.parquet"), *runs_dir.glob(".part-*.tmp")]:
+            if part.is_file() or part.is_symlink():
+                part.unlink()
+        try:
+            runs_dir.rmdir()
+        except OSError:
+            pass
 
 
 def headline_metrics(summary: dict) -> list[str]:
@@ -202,14 +213,14 @@ def _metric_columns(df: pd.DataFrame) -> list[str]:
     return [c for c in df.columns if c not in fixed and not c.endswith(("_lo", "_hi", "_exact"))]
 
 
-def metric_chart(df: pd.DataFrame, metric: str, out: Path) -> Path:
-    """``metric`` of every scenario that has it, with 95% whiskers (and exact values as crosses)."""
+def metric_chart(df: pd.DataFrame, metric: str, out: Path, rows: str = "scenario") -> Path:
+    """``metric`` of every scenario (or policy: ``rows``) that has it, with 95% whiskers (and exact values as
+    crosses)."""
     from sim.report import new_figure, save_figure
 
     part = df[df[metric].notna()]
     height = max(3.0, 0.45 * len(part) + 1.6)
-    fig, ax = new_figure(f"{metric} across scenarios", f"{metric} ({metric_unit(metric)})", "scenario",
-                         size=(8.0, height))
+    fig, ax = new_figure(f"{metric} by {rows}", f"{metric} ({metric_unit(metric)})", rows, size=(8.0, height))
     y = np.arange(len(part))[::-1]
     v = part[metric].to_numpy(dtype=float)
     lo, hi = part[f"{metric}_lo"].to_numpy(dtype=float), part[f"{metric}_hi"].to_numpy(dtype=float)

@@ -1,0 +1,214 @@
+"""The command line as a user meets it: every subcommand on every example, console tables and --json,
+output folders that hold only what the last command wrote (and never lose the user's files), file modes."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import sim
+from sim.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLES = sorted((ROOT / "scenarios").glob("*/*.toml"))
+WATCH = ROOT / "scenarios/escape/party_under_watch.toml"
+FLANK = ROOT / "scenarios/restraint/flank_penalty.toml"
+CAMPUS = ROOT / "scenarios/campus/seed_trio_vs_hounds.toml"
+
+
+def _param_for(scenario) -> str:
+    from sim.designer.sensitivity import sensitivity_parameters
+
+    return sensitivity_parameters(scenario)[0][0]
+
+
+def _commands(path: Path, out: Path) -> dict[str, list[str]]:
+    scenario = sim.load_scenario(path)
+    key = _param_for(scenario)
+    small = ["--runs", "150", "--seed", "1"]
+    return {
+        "run": ["run", str(path), *small, "--out", str(out / "run"), "--quiet"],
+        "exact": ["exact", str(path), "--out", str(out / "exact")],
+        "validate": ["validate", str(path)],
+        "compare": ["compare", str(path), *small, "--out", str(out / "compare"), "--quiet"],
+        "sweep": ["sweep", str(path), "--param", f"{key}=" + ",".join(str(v) for v in _two(scenario, key)),
+                  *small, "--no-exact", "--out", str(out / "sweep"), "--quiet"],
+        "tune": ["tune", str(path), "--param", key, "--target", "0.5", *small, "--no-exact",
+                 "--out", str(out / "tune.json"), "--json"],
+        "sensitivity": ["sensitivity", str(path), "--param", key, *small, "--no-exact",
+                        "--out", str(out / "sens"), "--quiet"],
+    }
+
+
+def _two(scenario, key):
+    from sim.designer.sensitivity import sensitivity_parameters
+
+    v = dict(sensitivity_parameters(scenario))[key]
+    return (v, v + 1)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: f"{p.parent.name}/{p.stem}")
+def test_every_subcommand_on_every_example_ends_cleanly(path, tmp_path, capsys):
+    """A result (0) or a one-line refusal naming the file (2); tune alone may say 1 (target not reached).
+    An exception escaping main() (a traceback for the user) fails the test."""
+    for name, argv in _commands(path, tmp_path).items():
+        code = main(argv)
+        err = capsys.readouterr().err
+        allowed = (0, 1, 2) if name == "tune" else (0, 2)
+        assert code in allowed, (name, code, err)
+        if code == 2:
+            lines = [ln for ln in err.splitlines() if ln.startswith("error:")]
+            assert len(lines) == 1 and path.name in lines[0], (name, err)
+            assert "Traceback" not in err
+
+
+def test_compare_on_each_kind(tmp_path, capsys):
+    """campus compares its stances (a kind with several policies); restraint, with one target policy, is
+    refused in one line that says what compare supports; formation never hears of escape's arms_first."""
+    assert main(["compare", str(CAMPUS), "--runs", "200", "--out", str(tmp_path / "c"), "--quiet"]) == 0
+    data = json.loads((tmp_path / "c" / "compare.json").read_text())
+    assert data["policies"] == ["fixed", "random", "best", "counter", "equilibrium"]
+    assert "clear_rate" in data["results"]["best"]
+    assert main(["compare", str(CAMPUS), "--policies", "best,rescue=true", "--runs", "200",
+                 "--out", str(tmp_path / "r"), "--quiet"]) == 0
+    assert json.loads((tmp_path / "r" / "compare.json").read_text())["policies"] == ["best", "rescue=true"]
+    capsys.readouterr()
+    assert main(["compare", str(FLANK), "--out", str(tmp_path / "x")]) == 2
+    err = capsys.readouterr().err
+    assert "compare supports" in err and "arms_first" not in err and not (tmp_path / "x").exists()
+    formation = ROOT / "scenarios/formation/overflow_front.toml"
+    assert main(["compare", str(formation), "--policies", "greedy,arms_first", "--out", str(tmp_path / "f")]) == 2
+    err = capsys.readouterr().err
+    assert "name must be one of greedy, first, random" in err and len(err.strip().splitlines()) == 1
+
+
+def test_run_prints_a_table_by_default_and_json_on_request(tmp_path, capsys):
+    args = ["run", str(WATCH), "--runs", "2000", "--seed", "3", "--out", str(tmp_path / "o")]
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert "escaped (escape_rate)" in out and "%" in out and "[" in out  # plain words, percent, interval
+    assert f"report: {tmp_path / 'o'}/report.html" in out
+    assert "0.99" not in out or "%" in out
+    assert main([*args, "--json"]) == 0
+    line = capsys.readouterr().out.strip()
+    data = json.loads(line)
+    assert data["runs"] == 2000 and 0 <= data["escape_rate"] <= 1 and "\n" not in line
+
+
+def test_exact_prints_a_table_and_json_on_request(capsys):
+    assert main(["exact", str(FLANK)]) == 0
+    out = capsys.readouterr().out
+    assert len(out.splitlines()) < 12 and "%" in out
+    assert main(["exact", str(FLANK), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["runs"] is None
+
+
+def test_interval_precision_follows_the_interval():
+    from sim.designer.metrics import format_estimate
+
+    # 95% half-width ~0.1 percentage point -> one decimal; ~1 point -> none; exact -> two
+    assert format_estimate(0.9948416666666666, 0.9938, 0.9957) == "99.5% [99.4, 99.6]"
+    assert format_estimate(0.5, 0.49, 0.51) == "50% [49, 51]"
+    assert format_estimate(0.25) == "25.00%"
+
+
+@pytest.mark.parametrize("command", ["exact", "sweep", "tune", "sensitivity", "compare"])
+def test_single_file_commands_refuse_a_folder_by_name(command, capsys):
+    extra = {"sweep": ["--param", "x=1"], "tune": ["--param", "x", "--target", "1"]}.get(command, [])
+    folder = ROOT / "scenarios" / "escape"
+    assert main([command, str(folder), *extra]) == 2
+    err = capsys.readouterr().err
+    assert "is a folder" in err and "no such scenario file" not in err
+
+
+def test_validate_accepts_a_folder(capsys):
+    assert main(["validate", str(ROOT / "scenarios" / "restraint")]) == 0
+    assert capsys.readouterr().out.count(": ok (restraint") == 4
+
+
+def test_rerun_replaces_only_its_own_files(tmp_path, capsys):
+    """--no-runs after a run with runs.parquet removes the old runs.parquet; a file of the user's in the
+    same folder (and one in a sub-folder) is left untouched; a manifest entry pointing outside the folder
+    is ignored."""
+    out = tmp_path / "o"
+    out.mkdir()
+    (out / "notes.txt").write_text("mine")
+    (out / "mine").mkdir()
+    (out / "mine" / "data.csv").write_text("1,2")
+    outside = tmp_path / "outside.txt"
+    outside.write_text("keep")
+    assert main(["run", str(WATCH), "--runs", "1500", "--seed", "1", "--out", str(out), "--quiet"]) == 0
+    assert (out / "runs.parquet").exists()
+    manifest = json.loads((out / ".sim-outputs.json").read_text())
+    assert "notes.txt" not in manifest["outputs"]["run"] and "report.html" in manifest["outputs"]["run"]
+    manifest["outputs"]["run"] += ["../outside.txt", str(outside)]  # crafted: never deletes outside the folder
+    (out / ".sim-outputs.json").write_text(json.dumps(manifest))
+    assert main(["run", str(WATCH), "--runs", "1000", "--seed", "2", "--out", str(out), "--no-runs",
+                 "--quiet"]) == 0
+    assert not (out / "runs.parquet").exists()
+    assert (out / "notes.txt").read_text() == "mine" and (out / "mine" / "data.csv").read_text() == "1,2"
+    assert outside.read_text() == "keep"
+    assert json.loads((out / "summary.json").read_text())["runs"] == 1000
+
+
+def test_a_command_replaces_only_its_own_outputs_not_another_commands(tmp_path, capsys):
+    """exact.json written by `exact --out` survives a `run` into the same folder, and the other way round."""
+    out = tmp_path / "o"
+    rogue = ROOT / "scenarios/escape/lone_rogue.toml"
+    assert main(["exact", str(rogue), "--out", str(out)]) == 0
+    assert main(["run", str(rogue), "--runs", "500", "--out", str(out), "--quiet"]) == 0
+    assert main(["run", str(rogue), "--runs", "500", "--out", str(out), "--quiet", "--no-runs"]) == 0
+    assert (out / "exact.json").exists() and not (out / "runs.parquet").exists()
+    assert main(["exact", str(rogue), "--out", str(out)]) == 0
+    assert (out / "report.html").exists() and (out / "summary.json").exists()
+    outputs = json.loads((out / ".sim-outputs.json").read_text())["outputs"]
+    assert outputs["exact"] == ["exact.json"] and "report.html" in outputs["run"]
+
+
+def test_batch_rerun_drops_scenario_folders_of_the_earlier_run(tmp_path):
+    out = tmp_path / "cmp"
+    a, b = ROOT / "scenarios/escape/lone_rogue.toml", ROOT / "scenarios/escape/teamwork.toml"
+    assert main(["run", str(a), str(b), "--runs", "300", "--out", str(out), "--quiet"]) == 0
+    old = {p.name for p in out.iterdir() if p.is_dir()}
+    (out / "user.md").write_text("mine")
+    c = ROOT / "scenarios/escape/monk_body_wrap.toml"
+    assert main(["run", str(a), str(c), "--runs", "300", "--out", str(out), "--quiet"]) == 0
+    now = {p.name for p in out.iterdir() if p.is_dir()}
+    assert len(old) == 2 and len(now) == 2 and len(now & old) == 1  # teamwork's folder is gone
+    assert (out / "user.md").read_text() == "mine"
+
+
+def test_outputs_follow_the_umask(tmp_path):
+    """Files are created with the process umask (not 0600 as a bare temporary file would be)."""
+    code = ("import os, sys; os.umask(0o027); from sim.cli import main; "
+            f"sys.exit(main(['run', {str(WATCH)!r}, '--runs', '500', '--out', {str(tmp_path / 'o')!r}, '--quiet']))")
+    assert subprocess.run([sys.executable, "-c", code], cwd=ROOT, timeout=300).returncode == 0
+    for name in ("report.html", "summary.json", "outcomes.png", "runs.parquet/part-000000.parquet"):
+        assert stat.S_IMODE(os.stat(tmp_path / "o" / name).st_mode) == 0o640, name
+
+
+def test_metric_by_round_name_equals_the_index():
+    from sim.designer.metrics import metric_value, parse_metric
+
+    s = sim.simulate(sim.load_scenario(WATCH), runs=500, seed=1).summary
+    assert parse_metric("escape_by_round@8") == ("escape_by_round", 7)
+    assert metric_value(s, "escape_by_round@8") == metric_value(s, "escape_by_round.7")
+    with pytest.raises(sim.ScenarioError):
+        parse_metric("escape_by_round@0")
+
+
+def test_unknown_key_lists_file_names_and_dict_keys_read_plainly(tmp_path, capsys):
+    rogue = ROOT / "scenarios/escape/lone_rogue.toml"
+    assert main(["sweep", str(rogue), "--param", "party.0.clas=1", "--runs", "10"]) == 2
+    err = capsys.readouterr().err
+    assert "did you mean 'class'?" in err and "class_" not in err
+    assert main(["sweep", str(rogue), "--param", "rules.tiers.nope.dc=1", "--runs", "10"]) == 2
+    err = capsys.readouterr().err
+    assert "[key]" not in err and "rules.tiers.nope:" in err
