@@ -16,7 +16,8 @@ import sim
 from sim.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
-EXAMPLES = sorted((ROOT / "scenarios").glob("*/*.toml"))
+# scenario files only: scenarios/fit/ladder.toml is a fit file (its own test: tests/designer/test_designer_fit.py)
+EXAMPLES = sorted(p for p in (ROOT / "scenarios").glob("*/*.toml") if "[fit]" not in p.read_text(encoding="utf-8"))
 WATCH = ROOT / "scenarios/escape/party_under_watch.toml"
 FLANK = ROOT / "scenarios/restraint/flank_penalty.toml"
 CAMPUS = ROOT / "scenarios/campus/seed_trio_vs_hounds.toml"
@@ -43,6 +44,8 @@ def _commands(path: Path, out: Path) -> dict[str, list[str]]:
                  "--out", str(out / "tune.json"), "--json"],
         "sensitivity": ["sensitivity", str(path), "--param", key, *small, "--no-exact",
                         "--out", str(out / "sens"), "--quiet"],
+        "matrix": ["matrix", str(path), "--classes", "rogue,wizard", *small, "--out", str(out / "matrix"),
+                   "--quiet"],
     }
 
 
