@@ -280,11 +280,11 @@ def table(columns: Sequence[Any], rows: Iterable[Sequence[Any]], row_classes: Se
           caption: str | None = None) -> Markup:
     """A table from already formatted cells (strings are escaped; Markup cells are kept), scrollable
     sideways when wider than the page."""
-    cells = [[(c, "num" if _NUMERIC.match(str(c)) else "") for c in r] for r in rows]
+    cells = [[(c, "num" if _NUMERIC.match(c.striptags() if isinstance(c, Markup) else str(c)) else "") for c in r]
+             for r in rows]
     return Markup(_BLOCKS.table(list(columns), cells, list(row_classes) if row_classes else None, caption))
 
-
-_NUMERIC = re.compile(r"^[−+\-]?[\d.,]+%?(\s*\(.*\))?(\s*[◀].*)?$|^–$")
+_NUMERIC = re.compile(r"^[−+\-]?\d[\d.,]*(%| pp)?(\s|$)|^–$")
 
 
 def _cell(v, float_format: str) -> Any:

@@ -196,14 +196,16 @@ def tornado_chart(df: pd.DataFrame, out: Path, top: int = 20) -> Path:
         ax.errorbar(vals[ok], y[ok] + offset, xerr=np.abs(err[:, ok]), fmt="none", ecolor="k", capsize=3,
                     label="95% interval" if offset > 0 else None)
     ax.axvline(base, color="k", lw=1, label=f"baseline {base:.4g}")
-    ax.set_yticks(y, [f"{p} ({v})" for p, v in zip(part["parameter"], part["value"], strict=True)])
-    ax.legend(fontsize="small", loc="best")
+    from sim.report import chart_text, legend_outside
+
+    ax.set_yticks(y, [chart_text(f"{p} ({v})", 50) for p, v in zip(part["parameter"], part["value"], strict=True)])
+    legend_outside(ax)
     return save_figure(fig, Path(out) / "tornado.png")
 
 
 def write_sensitivity(df: pd.DataFrame, out_dir: Path, scenario=None) -> list[Path]:
     """``sensitivity.csv``, ``tornado.png`` and ``report.html`` into ``out_dir``."""
-    from sim.report import atomic_write_text, section, table_html, write_html
+    from sim.report import atomic_write_text, section, write_html
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -212,12 +214,18 @@ def write_sensitivity(df: pd.DataFrame, out_dir: Path, scenario=None) -> list[Pa
     shown = [c for c in ("rank", "parameter", "value", "metric_minus_1", "metric_base", "metric_plus_1",
                          "per_plus_one", "per_plus_one_se", "exact_per_plus_one") if c in df]
     a = df.attrs
-    note = (f"{a['metric']} at the baseline: {a['base']:.4f} [{a['base_lo']:.4f}, {a['base_hi']:.4f}]. "
-            f"Each parameter moved by −1 and +1 with the same {a['runs']:,} runs from seed {a['seed']} "
+    note = (f"Each parameter moved by −1 and +1 with the same {a['runs']:,} runs from seed {a['seed']} "
             "(common random numbers). per_plus_one_se is an upper bound (independent samples).")
-    sections = [section("Ranked by the change per +1", table_html(df[shown], index=False), note=note),
-                section("Tornado chart", image=chart.name),
-                '<p><a href="sensitivity.csv">sensitivity.csv</a></p>']
+    from sim.designer.pages import sensitivity_answer, sensitivity_table
+    from sim.report import description_block, link, paragraph
+
+    del shown
+    sections = [sensitivity_answer(df, scenario),
+                description_block(scenario.description) if scenario is not None else "",
+                section("Ranked by the change per +1", sensitivity_table(df, scenario), note=note),
+                section("Tornado chart", image=chart.name,
+                        alt="Tornado chart: the metric at −1 and +1 of each parameter, with 95% whiskers"),
+                paragraph(link("sensitivity.csv", "sensitivity.csv"))]
     meta = {"kind": a["kind"], "runs": a["runs"], "seed": a["seed"]}
     if scenario is not None:
         meta["scenario_hash"] = scenario.scenario_hash

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from sim.designer.balance import balance_table
+from sim.designer.pages import balance_block
 from sim.escape.model import DEFAULT_BECOMES, DEFAULT_DC, SLOTS, TIER_IDS
 from sim.report import (
     answer,
@@ -28,7 +28,6 @@ from sim.report import (
     scenario_question,
     section,
     table,
-    table_html,
     tag,
     write_html,
 )
@@ -368,7 +367,7 @@ def write_report(result: SimulationResult, out_dir: Path, exact_summary: dict | 
         section("Characters", _character_table_shown(result)),
         section("Round of escape", image="rounds_hist.png",
                 alt="Bar chart: distribution of the round of escape over escaped runs"),
-        section("Balance", table_html(balance_table(balance_metrics(result)), index=False),
+        section("Balance", balance_block(balance_metrics(result)),
                 note="Run-length spread over all runs (and escaped runs), share of timeouts, the first-check "
                      "advantage (escape rate after a round-1 success minus after only failed round-1 checks) and "
                      "the tier that held the party longest in the runs that did not escape.", folded=True),
