@@ -293,7 +293,10 @@ def _cmd_exact(args) -> int:
         raise sim.ExactUnsupported(f"{scenario.source}: {exc}") from None
     text = summary_json(result)
     if args.out:
+        from sim.exact_report import write_exact_report
+
         atomic_write_text(Path(args.out) / "exact.json", text)
+        write_exact_report(scenario, result, Path(args.out))  # exact.html beside exact.json
     sys.stdout.write(text)
     return 0
 
