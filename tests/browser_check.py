@@ -67,10 +67,10 @@ def open_pages(pages: list[Path], screenshots: dict[Path, Path] | None = None) -
 
 def assert_clean(path: Path, r: dict) -> None:
     """No script error or console message, every image loaded, nothing wider than the viewport."""
+    for img in r["images"]:
+        assert img["complete"] and img["width"] > 0, f"{path}: image did not load: {img}"
     assert not r["errors"], f"{path}: script errors {r['errors']}"
     assert not r["console"], f"{path}: console {r['console']}"
     assert not r["failed"], f"{path}: failed requests {r['failed']}"
-    for img in r["images"]:
-        assert img["complete"] and img["width"] > 0, f"{path}: image did not load: {img}"
     assert r["scrollWidth"] <= r["innerWidth"], f"{path}: page {r['scrollWidth']} px wide in a {r['innerWidth']} px " \
                                                 "viewport"

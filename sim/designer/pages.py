@@ -27,6 +27,12 @@ def exact_text(metric: str, v) -> str:
     return fmt_exact(v, percent=metric_unit(metric) == "probability") if _finite(v) else "–"
 
 
+def _param_value(v) -> str:
+    if isinstance(v, float) and v.is_integer():
+        return str(int(v))
+    return str(v)
+
+
 def sweep_table(df: pd.DataFrame, scenario=None):
     """One row per grid point: parameter values, the main metric with its interval and exact value."""
     params, main = df.attrs["params"], df.attrs["metric"]
@@ -37,7 +43,7 @@ def sweep_table(df: pd.DataFrame, scenario=None):
         columns.append("exact")
     rows = []
     for _, r in df.iterrows():
-        row = [str(r[p]) for p in params]
+        row = [_param_value(r[p]) for p in params]
         row.append(estimate(main, r[main], r.get(f"{main}_lo"), r.get(f"{main}_hi")))
         if has_exact:
             row.append(exact_text(main, r[f"{main}_exact"]))
@@ -52,7 +58,7 @@ def sweep_answer(df: pd.DataFrame, scenario=None):
 
     def at(i):
         r = df.loc[i]
-        where = ", ".join(f"{param_label(p, scenario)} = {r[p]}" for p in params)
+        where = ", ".join(f"{param_label(p, scenario)} = {_param_value(r[p])}" for p in params)
         return f"{estimate(main, r[main], r.get(f'{main}_lo'), r.get(f'{main}_hi'))} at {where}"
 
     question = f"How does {metric_label(main)} change with {', '.join(param_label(p, scenario) for p in params)}?"

@@ -177,6 +177,22 @@ def heat_map(df: pd.DataFrame, x_key: str, y_key: str, metric: str, out: Path) -
     return save_figure(fig, out / f"heatmap_{_slug(metric)}.png")
 
 
+def _title(text: str, scenario) -> str:
+    """A chart title "<metric> vs <param>[ by <param>]" / "<metric> heat map" in plain words."""
+    from sim.labels import metric_label, param_label
+
+    words = text.split(" ")
+    out = []
+    for i, w in enumerate(words):
+        if i == 0:
+            out.append(metric_label(w))
+        elif words[i - 1] in ("vs", "by"):
+            out.append(param_label(w, scenario))
+        else:
+            out.append(w)
+    return " ".join(out)
+
+
 def write_sweep(df: pd.DataFrame, out_dir: Path, scenario=None) -> list[Path]:
     """``sweep.csv``, charts and ``report.html`` into ``out_dir``."""
     from sim.report import atomic_write_text, section, write_html
@@ -207,17 +223,21 @@ def write_sweep(df: pd.DataFrame, out_dir: Path, scenario=None) -> list[Path]:
     shown = params + [c for c in (main, f"{main}_lo", f"{main}_hi", f"{main}_exact") if c in df]
     note = (f"Every grid point was simulated with the same {df.attrs['runs']:,} runs from seed {df.attrs['seed']} "
             "(common random numbers), so differences between points come from the rules, not from noise. "
-            "Bands and _lo/_hi are 95% intervals; _exact columns are exact analysis where the kind supports it.")
+            "Bands and brackets are 95% intervals; 'exact' is exact analysis where the kind supports it; sweep.csv "
+            "has every metric.")
     from sim.designer.pages import sweep_answer, sweep_table
+    from sim.labels import param_label
     from sim.report import description_block, join, link, paragraph
 
     del shown
     sections.append(sweep_answer(df, scenario))
     if scenario is not None:
         sections.append(description_block(scenario.description))
-    sections.append(section(f"Sweep of {', '.join(params)}", sweep_table(df, scenario), note=note))
+    sections.append(section("Sweep of " + ", ".join(param_label(p, scenario) for p in params), sweep_table(df, scenario),
+                            note=note, key=", ".join(params)))
     for title, path in charts:
-        sections.append(section(title, image=path.name, alt=f"Chart: {title}"))
+        sections.append(section(_title(title, scenario), image=path.name, alt=f"Chart: {_title(title, scenario)}",
+                                key=title))
     sections.append(paragraph(join(link("sweep.csv", "sweep.csv"), ": every scalar metric with its interval.")))
     name = df.attrs.get("name", "")
     meta = {"kind": df.attrs.get("kind"), "runs": df.attrs["runs"], "seed": df.attrs["seed"]}
