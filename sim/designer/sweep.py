@@ -233,8 +233,8 @@ def write_sweep(df: pd.DataFrame, out_dir: Path, scenario=None) -> list[Path]:
     sections.append(sweep_answer(df, scenario))
     if scenario is not None:
         sections.append(description_block(scenario.description))
-    sections.append(section("Sweep of " + ", ".join(param_label(p, scenario) for p in params), sweep_table(df, scenario),
-                            note=note, key=", ".join(params)))
+    sections.append(section("Sweep of " + ", ".join(param_label(p, scenario) for p in params),
+                            sweep_table(df, scenario), note=note, key=", ".join(params)))
     for title, path in charts:
         sections.append(section(_title(title, scenario), image=path.name, alt=f"Chart: {_title(title, scenario)}",
                                 key=title))
