@@ -62,24 +62,6 @@ def tier_table(result: SimulationResult) -> pd.DataFrame:
     return df
 
 
-def character_table(result: SimulationResult) -> pd.DataFrame:
-    agg = result.extra["aggregate"]
-    names = result.extra["params"].names
-    n = agg.runs
-    rows = []
-    for i, name in enumerate(names):
-        rows.append({
-            "character": name,
-            "P(freed)": agg.freed[i] / n,
-            "mean round freed": agg.freed_round_sum[i] / agg.freed[i] if agg.freed[i] else np.nan,
-            "checks": agg.checks[i] / n,
-            "successes": agg.successes[i] / n,
-            "overloads": agg.overloads[i] / n,
-            "items found": agg.items_found[i] / n,
-        })
-    return pd.DataFrame(rows)
-
-
 def balance_metrics(result: SimulationResult) -> dict:
     """Balance metrics of an escape result from its aggregate: run-length spread, timeout share,
     first-check advantage (escape rate after a round-1 success minus after round-1 failures) and the

@@ -239,26 +239,6 @@ def _inputs(s, p) -> str:
     return join(*blocks)
 
 
-HEADLINES = (
-    ("incapacitated_by_round", "P(incapacitated)"),
-    ("arms_complete_by_round", "P(arms complete)"),
-    ("incapacitated_or_arms_complete_by_round", "P(either)"),
-    ("escape_checks_by_round", "escape checks"),
-)
-
-
-def _headline_table(summary: dict, exact: dict | None) -> str:
-    """One row per round; each quantity simulated and, when given, exact."""
-    columns = {}
-    for key, label in HEADLINES:
-        columns[label] = [float(v) for v in summary.get(key) or []]
-        if exact and exact.get(key):
-            columns[f"{label} exact"] = [float(v) for v in exact[key]]
-    df = pd.DataFrame(columns)
-    df.index = pd.RangeIndex(1, len(df) + 1, name="round")
-    return table_html(df)
-
-
 def write_report(result: SimulationResult, out_dir, exact_summary: dict | None = None) -> Path:
     """Write report.html and the PNG charts into ``out_dir``.
 
