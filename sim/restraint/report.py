@@ -144,6 +144,25 @@ def _overload_chart(summary: dict, exact: dict | None, out: Path) -> str | None:
     return "overload_by_round.png"
 
 
+def _dc_ladder(s) -> str:
+    """The escape DCs in effect (R-RST-2), slot by level, the target's starting levels marked."""
+    effects = combat_effect_table(s.table.attack_bonus, s.table.ac)
+    levels = list(dict.fromkeys(effects["level"]))
+    start = dict(zip(SLOTS, s.target.restraints.as_tuple(), strict=True))
+    rows = []
+    for slot in dict.fromkeys(effects["slot"]):
+        part = effects[effects["slot"] == slot].set_index("level")["escape_dc"]
+        cells = [slot]
+        for lv in levels:
+            dc = part.get(lv)
+            text = "–" if dc is None or pd.isna(dc) else str(int(dc))
+            if start.get(slot) and lv.split(" ")[0] == str(start[slot]):
+                text += " (start)"
+            cells.append(text)
+        rows.append(cells)
+    return table(["escape DC: slot"] + levels, rows)
+
+
 def _by_round_table(summary: dict, exact: dict | None) -> str:
     """One row per round: each probability simulated (95% interval) and, when given, exact."""
     n = summary["runs"]
@@ -255,9 +274,11 @@ def write_report(result: SimulationResult, out_dir, exact_summary: dict | None =
     binds = set(s.binder.slots) if s.binder is not None else set()
     sections.append(section(
         "Escape check success by slot and level (R-RST-2, R-RST-30)",
-        join(table_html(esc.rename(columns=str)),
-             paragraph("The target's chance to escape one restraint alone at each level. The binder binds: "
-                       + (", ".join(sorted(binds)) or "nothing") + ".")),
+        join(_dc_ladder(s),
+             paragraph("The escape DC of each slot and level (R-RST-2); the chart shows the target's chance to escape "
+                       "one restraint alone at each level. The binder binds: "
+                       + (", ".join(sorted(binds)) or "nothing") + "."),
+             details("Table: P(escape check succeeds) by slot and level", table_html(esc.rename(columns=str)))),
         image=_heat_map(esc, "P(escape check succeeds)", "level", "slot", out / "escape_heat.png", "{:.2f}"),
         alt="Heat map: escape-check success probability by slot and level"))
     image = _stacked_levels(summary, out)
