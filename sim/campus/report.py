@@ -101,11 +101,12 @@ def _answer(result, s: dict, agg) -> str:
     scen = result.scenario
     n = agg.runs
     question = scenario_question(scen.description, "How often do the PCs clear the game?")
-    lines = [f"A PC clears the game in {fmt_pct(s['clear_rate'], s['clear_rate_ci'])} of games (mean over the "
-             f"{len(s['pc_names'])} PCs)."]
+    go = s["game_over_rate"]
+    lines = [f"{fmt_pct(s['clear_rate'], s['clear_rate_ci'])} of PCs clear the game (the mean of the "
+             f"{len(s['pc_names'])} PCs' clear rates)."]
     lines.append(f"Every PC clears in {fmt_pct(s['party_clear_rate'], s['party_clear_rate_ci'])} of games; "
-                 f"a PC's game is over in {fmt_pct(s['game_over_rate'])} and a PC is still captured at the end in "
-                 f"{fmt_pct(s['captured_at_end_rate'])} (95% intervals in brackets).")
+                 f"{fmt_pct(go, wilson_interval(round(go * n), n))} of PCs end with their game over and "
+                 f"{fmt_pct(s['captured_at_end_rate'])} still captured (95% intervals in brackets).")
     win = {k: v for k, v in s["win_rate_by_adversary"].items() if v is not None}
     if win:
         hardest = min(win, key=win.get)
@@ -115,7 +116,6 @@ def _answer(result, s: dict, agg) -> str:
     if s.get("rescues_tried_per_game"):
         lines.append(f"Rescues: {s['rescues_tried_per_game']:.2f} tried per game, "
                      f"{fmt_pct(s['rescue_success_rate'] or 0)} succeed.")
-    del n
     return answer(question, lines)
 
 
