@@ -402,14 +402,17 @@ def _cmd_exact(args) -> int:
         raise sim.ExactUnsupported(f"{scenario.source}: {exc}") from None
     text = summary_json(result)
     if args.out:
+        from sim.exact_report import write_exact_report
+
         with _owned(Path(args.out), "exact"):
             atomic_write_text(Path(args.out) / "exact.json", text)
+            write_exact_report(scenario, result, Path(args.out))  # exact.html beside exact.json
     if args.json:
         sys.stdout.write(text)
         return 0
     header, rows = _headline_rows(result)
     _rows_table(f"{scenario.name or scenario.slug} ({scenario.kind}): exact", ["metric", "exact"],
-                [r[:2] for r in rows], [f"wrote {args.out}/exact.json" if args.out else
+                [r[:2] for r in rows], [f"wrote {args.out}/exact.json and exact.html" if args.out else
                                         "the full exact summary: --json, or --out FOLDER for exact.json"])
     return 0
 

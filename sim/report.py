@@ -1,20 +1,33 @@
-"""Shared report building: charts as PNG (matplotlib, Agg) and one self-contained HTML page.
+"""Shared report building: charts as PNG (matplotlib, Agg) and HTML pages from one escaping template path.
 
-A kind's ``write_report(result, out_dir, exact_summary=None)`` builds a list of sections with the
-helpers here and calls :func:`write_html`. Charts are saved next to the page and referenced by
-relative path; every chart has a title and labelled axes.
+Every HTML page the project writes goes through :func:`write_html`, which renders ``sim/templates/page.html``
+with Jinja2's autoescape on. A page is a list of blocks; a block is either :class:`markupsafe.Markup` made
+by the helpers here (:func:`section`, :func:`table_html`, :func:`table`, :func:`paragraph`, :func:`answer`,
+...), which escape every value they are given, or a plain ``str``, which is escaped as text. So a string
+from a scenario, a command line or a file name can never become markup, whatever a new page forgets.
+Every page carries a Content-Security-Policy that allows no script at all (the reports need none), images
+only from the page's own folder and inline styles only.
+
+Charts are saved next to the page and referenced by relative path; every chart has a title and labelled
+axes. Text that comes from a scenario goes through :func:`chart_text` before it reaches a chart (no
+mathtext, bounded length, romanised Japanese terms when no CJK font is installed).
 """
 
 from __future__ import annotations
 
-import html
 import json
+import math
 import os
+import re
 import tempfile
+from collections.abc import Iterable, Sequence
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+import jinja2
 import matplotlib
+from markupsafe import Markup, escape
 
 from sim.batch import atomic_write_bytes
 
@@ -22,81 +35,26 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
-CSS = """
-body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 1100px; color: #222; }
-h1 { font-size: 1.6em; } h2 { font-size: 1.25em; margin-top: 1.6em; border-bottom: 1px solid #ddd; }
-table { border-collapse: collapse; margin: 0.6em 0; font-size: 0.9em; }
-th, td { border: 1px solid #ccc; padding: 0.25em 0.6em; text-align: right; }
-th { background: #f4f4f4; } td:first-child, th:first-child { text-align: left; }
-img { max-width: 100%; border: 1px solid #eee; } .meta { color: #666; font-size: 0.85em; }
-.note { background: #f8f8f0; padding: 0.5em 1em; border-left: 3px solid #cc9; }
-"""
+#: No script, no plugin, no form, no base; images from the page's folder (or inline data); inline styles.
+CSP = ("default-src 'none'; script-src 'none'; object-src 'none'; img-src 'self' data:; "
+       "style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'")
+
+_ENV = jinja2.Environment(
+    loader=jinja2.PackageLoader("sim", "templates"),
+    autoescape=True,
+    undefined=jinja2.StrictUndefined,
+    trim_blocks=False,
+    lstrip_blocks=False,
+)
+_BLOCKS = _ENV.get_template("blocks.html").module
+
+
+# ---------------------------------------------------------------------------------------------
+# files
 
 
 def atomic_write_text(path: Path, text: str) -> None:
     atomic_write_bytes(path, text.encode("utf-8"))
-
-
-def save_figure(fig, path: Path) -> Path:
-    """Save a matplotlib figure as PNG (atomically) and close it."""
-    path = Path(path)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".png")
-    os.close(fd)
-    try:
-        fig.savefig(tmp, dpi=100, bbox_inches="tight", format="png")
-        os.replace(tmp, path)
-    finally:
-        plt.close(fig)
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-    return path
-
-
-def new_figure(title: str, xlabel: str, ylabel: str, size=(7.5, 4.2)):
-    """A figure with one axes titled and labelled (units belong in the labels)."""
-    fig, ax = plt.subplots(figsize=size)
-    ax.set_title(title)
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel(ylabel)
-    ax.grid(alpha=0.3)
-    return fig, ax
-
-
-def table_html(df: pd.DataFrame, float_format: str = "{:.4f}", index: bool = True) -> str:
-    """An HTML table of ``df`` with floats formatted."""
-    def fmt_value(v, f=float_format):
-        if isinstance(v, float):
-            return "–" if v != v else f.format(v)
-        return str(v)
-
-    fmt = {c: fmt_value for c in df.columns}
-    return df.to_html(index=index, formatters=fmt, border=0, escape=True, na_rep="–")
-
-
-def section(title: str, body_html: str = "", image: str | None = None, note: str | None = None) -> str:
-    parts = [f"<h2>{html.escape(title)}</h2>"]
-    if note:
-        parts.append(f'<p class="note">{html.escape(note)}</p>')
-    if image:
-        parts.append(f'<p><img src="{html.escape(image)}" alt="{html.escape(title)}"></p>')
-    if body_html:
-        parts.append(body_html)
-    return "\n".join(parts)
-
-
-def write_html(path: Path, title: str, sections: list[str], summary: dict[str, Any] | None = None) -> Path:
-    """Write the report page (atomically)."""
-    meta = ""
-    if summary:
-        keys = ("kind", "runs", "seed", "scenario_hash", "sim_version", "numpy_version")
-        meta = " · ".join(f"{k}: {html.escape(str(summary.get(k)))}" for k in keys if k in summary)
-    page = (
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-        f"<title>{html.escape(title)}</title><style>{CSS}</style></head><body>"
-        f"<h1>{html.escape(title)}</h1><p class=\"meta\">{meta}</p>" + "\n".join(sections) + "</body></html>\n"
-    )
-    atomic_write_text(Path(path), page)
-    return Path(path)
 
 
 def summary_json(summary: dict[str, Any]) -> str:
@@ -113,3 +71,297 @@ def _json_default(value):
     if isinstance(value, np.ndarray):
         return value.tolist()
     raise TypeError(f"not JSON serialisable: {type(value)}")
+
+
+# ---------------------------------------------------------------------------------------------
+# charts
+
+#: Japanese terms of the rule texts with their romanised reading, used in charts when matplotlib has no
+#: font with Japanese glyphs (reports show both: the page's font stack renders the term where it can).
+ROMANISED = {
+    "成功値": "seikōchi", "魔導界": "Madōkai", "絶対隷奴": "Zettai Reido", "運動": "undō", "情報": "jōhō",
+    "戦闘": "sentō", "体力": "tairyoku", "自尊": "jison", "攻": "kō",
+}
+MAX_CHART_TEXT = 40
+
+
+@lru_cache(maxsize=1)
+def cjk_font_available() -> bool:
+    """Whether matplotlib can find a font with Japanese glyphs (fc-list :lang=ja decides on Linux)."""
+    from matplotlib import font_manager
+
+    for font in font_manager.fontManager.ttflist:
+        name = font.name.lower()
+        if any(k in name for k in ("cjk", "noto sans jp", "ipa", "takao", "hiragino", "yu gothic", "meiryo",
+                                   "ms gothic", "vl gothic", "droid sans japanese", "source han")):
+            return True
+    return False
+
+
+def _is_cjk(ch: str) -> bool:
+    return "\u3000" <= ch <= "\u9fff" or "\uf900" <= ch <= "\ufaff" or "\uff00" <= ch <= "\uffef"
+
+
+def romanise(text: str) -> str:
+    """``text`` with the known Japanese terms replaced by their romanised reading."""
+    for term, roman in sorted(ROMANISED.items(), key=lambda kv: -len(kv[0])):
+        text = text.replace(term, roman)
+    return text
+
+
+def chart_text(text: Any, limit: int = MAX_CHART_TEXT) -> str:
+    """A string safe to draw in a chart: at most ``limit`` characters (an ellipsis marks a cut), ``$`` not
+    read as mathtext, bidirectional and other control characters dropped, Japanese terms romanised (and
+    other CJK characters replaced by '?') when no CJK font is installed."""
+    import unicodedata
+
+    text = str(text)
+    text = "".join(ch for ch in text if unicodedata.category(ch) not in ("Cc", "Cf") or ch == " ")
+    if not cjk_font_available():
+        text = romanise(text)
+        text = "".join("?" if _is_cjk(ch) else ch for ch in text)
+    if len(text) > limit:
+        text = text[: limit - 1] + "…"
+    return text.replace("$", r"\$")
+
+
+def save_figure(fig, path: Path) -> Path:
+    """Save a matplotlib figure as PNG (atomically) and close it."""
+    path = Path(path)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".png")
+    os.close(fd)
+    try:
+        fig.savefig(tmp, dpi=100, bbox_inches="tight", format="png")
+        os.replace(tmp, path)
+        os.chmod(path, 0o666 & ~_UMASK)
+    finally:
+        plt.close(fig)
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+    return path
+
+
+def _read_umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+_UMASK = _read_umask()  # read once, at import (os.umask can only be read by setting it)
+
+
+def new_figure(title: str, xlabel: str, ylabel: str, size=(7.5, 4.2)):
+    """A figure with one axes titled and labelled (units belong in the labels)."""
+    fig, ax = plt.subplots(figsize=size)
+    ax.set_title(title)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.grid(alpha=0.3)
+    return fig, ax
+
+
+def legend_outside(ax, title: str | None = None, **kwargs):
+    """A legend to the right of the axes, where it cannot cover data."""
+    return ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0, fontsize="small",
+                     title=title, **kwargs)
+
+
+def legend_below(ax, ncol: int = 3, title: str | None = None, **kwargs):
+    """A legend under the axes (below the x label), where it cannot cover data."""
+    return ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.18), ncol=ncol, fontsize="small", title=title,
+                     frameon=False, **kwargs)
+
+
+# ---------------------------------------------------------------------------------------------
+# numbers in words and figures
+
+
+def _decimals_for(half_width: float, scale: float = 1.0, lo: int = 0, hi: int = 4) -> int:
+    """Decimals that show the first significant digit of an interval's half-width (in displayed units)."""
+    hw = abs(half_width) * scale
+    if not math.isfinite(hw) or hw <= 0:
+        return hi
+    return max(lo, min(hi, -math.floor(math.log10(hw))))
+
+
+def missing(v) -> bool:
+    return v is None or (isinstance(v, float) and math.isnan(v))
+
+
+def fmt_pct(p, ci: Sequence[float] | None = None, decimals: int | None = None) -> str:
+    """A probability as a percentage with the precision its interval supports: ``62.3% (61.4–63.2%)``."""
+    if missing(p):
+        return "–"
+    if decimals is None:
+        decimals = _decimals_for((ci[1] - ci[0]) / 2, 100, 0, 3) if ci is not None else 1
+    text = f"{100 * p:.{decimals}f}%"
+    if ci is not None and not any(missing(c) for c in ci):
+        text += f" ({100 * ci[0]:.{decimals}f}–{100 * ci[1]:.{decimals}f}%)"
+    return text
+
+
+def fmt_num(v, ci: Sequence[float] | None = None, se: float | None = None, decimals: int | None = None) -> str:
+    """A number with the precision its interval (or ±1.96 se) supports, the interval in brackets."""
+    if missing(v):
+        return "–"
+    if ci is None and se is not None and not missing(se):
+        ci = (v - 1.96 * se, v + 1.96 * se)
+    if decimals is None:
+        if ci is not None and not any(missing(c) for c in ci):
+            decimals = _decimals_for((ci[1] - ci[0]) / 2, 1, 0, 3)
+        else:
+            decimals = 0 if float(v).is_integer() else 2
+    text = f"{v:,.{decimals}f}"
+    if ci is not None and not any(missing(c) for c in ci):
+        text += f" ({ci[0]:,.{decimals}f} to {ci[1]:,.{decimals}f})"
+    return text
+
+
+def fmt_exact(p, percent: bool = True, digits: int = 4) -> str:
+    """An exact value with ``digits`` significant digits (percent for probabilities)."""
+    if missing(p):
+        return "–"
+    if percent:
+        return f"{100 * p:.{max(digits - 2, 1)}f}%"
+    return f"{p:.{digits}g}"
+
+
+# ---------------------------------------------------------------------------------------------
+# HTML building blocks (each returns Markup; every argument that is not Markup is escaped)
+
+
+def section(title: str, body: Any = "", image: str | None = None, note: str | None = None,
+            alt: str | None = None, key: str | None = None, folded: bool = False, level: int = 2) -> Markup:
+    """A titled section: optional note, chart image (``alt`` defaults to the title) and body. ``folded``
+    makes it a ``<details>`` block a reader opens on demand; ``key`` shows a machine key in small type."""
+    return Markup(_BLOCKS.section(title, body or "", image, alt, note, key, folded, level))
+
+
+def paragraph(text: Any, cls: str | None = None) -> Markup:
+    return Markup(_BLOCKS.paragraph(text, cls))
+
+
+def details(summary: str, body: Any, open: bool = False) -> Markup:
+    return Markup(_BLOCKS.details(summary, body, open))
+
+
+def link(href: str, text: str) -> Markup:
+    """A link to a file beside the page (only relative paths and http(s) addresses are linked)."""
+    href = str(href)
+    scheme = href.split(":", 1)[0].lower() if ":" in href.split("/", 1)[0] else ""
+    if scheme not in ("", "http", "https"):
+        return Markup(escape(text))
+    return Markup(_BLOCKS.link(href, text))
+
+
+def answer(question: str | None, lines: Iterable[Any]) -> Markup:
+    """The block that opens a report: the scenario's question and its answer in words and numbers."""
+    return Markup(_BLOCKS.answer(question, list(lines)))
+
+
+def items(entries: Iterable[Any]) -> Markup:
+    return Markup(_BLOCKS.items(list(entries)))
+
+
+def definitions(pairs: Iterable[tuple[Any, Any]]) -> Markup:
+    return Markup(_BLOCKS.definitions(list(pairs)))
+
+
+def tag(text: str, cls: str = "") -> Markup:
+    return Markup(_BLOCKS.tag(text, cls))
+
+
+def join(*parts: Any, sep: str = "") -> Markup:
+    """Concatenate blocks; plain strings are escaped."""
+    return Markup(sep).join(p for p in parts if p is not None and p != "")
+
+
+def table(columns: Sequence[Any], rows: Iterable[Sequence[Any]], row_classes: Sequence[str] | None = None,
+          caption: str | None = None) -> Markup:
+    """A table from already formatted cells (strings are escaped; Markup cells are kept), scrollable
+    sideways when wider than the page."""
+    cells = [[(c, "num" if _NUMERIC.match(c.striptags() if isinstance(c, Markup) else str(c)) else "") for c in r]
+             for r in rows]
+    return Markup(_BLOCKS.table(list(columns), cells, list(row_classes) if row_classes else None, caption))
+
+_NUMERIC = re.compile(r"^[−+\-]?\d[\d.,]*(%| pp)?(\s|$)|^–$")
+
+
+def _cell(v, float_format: str) -> Any:
+    if isinstance(v, Markup):
+        return v
+    if v is None or v is pd.NA:
+        return "–"
+    if isinstance(v, float):
+        return "–" if v != v else float_format.format(v)
+    try:
+        import numpy as np
+
+        if isinstance(v, np.floating):
+            return "–" if v != v else float_format.format(float(v))
+    except ImportError:  # pragma: no cover
+        pass
+    return str(v)
+
+
+def table_html(df: pd.DataFrame, float_format: str = "{:.3g}", index: bool = True) -> Markup:
+    """An HTML table of ``df`` (headers and cells escaped, floats formatted, missing values as a dash),
+    scrollable sideways when wider than the page."""
+    columns = [str(c) for c in df.columns]
+    rows = []
+    for idx, row in zip(df.index, df.itertuples(index=False, name=None), strict=True):
+        cells = [_cell(v, float_format) for v in row]
+        rows.append(([str(idx)] if index else []) + cells)
+    if index:
+        columns = [str(df.index.name or "")] + columns
+    return table(columns, rows)
+
+
+def write_html(path: Path, title: str, sections: Iterable[Any], summary: dict[str, Any] | None = None) -> Path:
+    """Render the page (``sim/templates/page.html``, autoescaped, with :data:`CSP`) and write it atomically."""
+    meta = []
+    if summary:
+        labels = {"kind": "kind", "runs": "runs", "seed": "seed", "policy": "policy", "scenario_hash": "scenario hash",
+                  "sim_version": "sim", "numpy_version": "numpy"}
+        for key, label in labels.items():
+            if summary.get(key) is not None:
+                value = summary[key]
+                if key == "runs" and isinstance(value, int):
+                    value = f"{value:,}"
+                if key == "scenario_hash":
+                    value = str(value)[:12]
+                meta.append((label, str(value)))
+    blocks = [b for b in sections if b is not None and b != ""]
+    page = _ENV.get_template("page.html").render(title=title, meta=meta, blocks=blocks, csp=CSP)
+    atomic_write_text(Path(path), page)
+    return Path(path)
+
+
+__all__ = [
+    "CSP", "Markup", "answer", "atomic_write_text", "chart_text", "definitions", "description_block", "details",
+    "escape", "fmt_exact", "fmt_num", "fmt_pct", "items", "join", "key_label", "legend_below", "legend_outside",
+    "link", "new_figure", "paragraph", "save_figure", "scenario_question", "section", "summary_json", "table",
+    "table_html", "tag", "write_html",
+]
+
+
+def scenario_question(description: str | None, default: str) -> str:
+    """The question a scenario asks: the text after "Design question:" (or "Question:") in its description,
+    up to the first question mark, else ``default``."""
+    text = " ".join((description or "").split())
+    m = re.search(r"(?:design\s+)?question\s*:\s*(.+?\?)", text, flags=re.I)
+    if not m:
+        return default
+    q = m.group(1).strip()
+    return q[:1].upper() + q[1:]
+
+
+def description_block(description: str | None) -> Markup | str:
+    """The scenario's description as text (line breaks kept), or nothing."""
+    text = (description or "").strip()
+    return paragraph(text, "description") if text else ""
+
+
+def key_label(label: str, key: str) -> Markup:
+    """A plain-language label with the machine key beside it in small type."""
+    return Markup(_BLOCKS.keyed(label, key))

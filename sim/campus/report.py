@@ -7,20 +7,38 @@ and the scenario, never from ``result.runs``, so a streamed result (``keep_runs=
 
 from __future__ import annotations
 
-import html
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 
 from sim.campus.model import STANCES
 from sim.campus.params import CAPTURED, CLEARED, GAME_OVER, STATUS_NAMES
 from sim.campus.stances import stance_table
-from sim.report import new_figure, save_figure, section, table_html, write_html
+from sim.report import (
+    answer,
+    chart_text,
+    definitions,
+    description_block,
+    details,
+    fmt_pct,
+    join,
+    legend_outside,
+    new_figure,
+    save_figure,
+    scenario_question,
+    section,
+    table,
+    write_html,
+)
+from sim.stats import wilson_interval
 
 
 def _fmt(x) -> str:
-    return "–" if x is None else f"{x:.4f}"
+    return "–" if x is None else f"{x:.3f}"
+
+
+def _pct(x, decimals: int = 1) -> str:
+    return "–" if x is None or x != x else f"{100 * x:.{decimals}f}%"
 
 
 def _mix(values) -> str:
@@ -37,18 +55,18 @@ def stance_section(scenario, out: Path) -> str:
         return section(title, "<p>No adversary templates.</p>")
     rows = []
     for _, r in table.iterrows():
-        grid = " ".join("".join(str(r[f"{a}_vs_{b}"]) for b in STANCES) for a in STANCES)
-        rows.append({
-            "PC": r["pc"],
-            "adversary": r["adversary"],
-            "wins (rows PC fight/flee/hide; cols adversary fight/flee/hide)": grid,
-            "PC equilibrium mix (fight / flee / hide)": _mix(r[f"eq_{a}"] for a in STANCES),
-            "game value": str(r["value"]),
-            "adversary minimax mix": _mix(r[f"adv_eq_{a}"] for a in STANCES),
-            "win vs its stance weights (fight / flee / hide)": _mix(r[f"vs_weights_{a}"] for a in STANCES),
-            "best pure stance (counter)": f"{r['best_vs_weights']} ({r['best_vs_weights_win']})",
-        })
-    shown = pd.DataFrame(rows)
+        grid = _BLOCK_TABLE(["PC \\ adversary"] + list(STANCES),
+                            [[a] + ["win" if int(r[f"{a}_vs_{b}"]) else "–" for b in STANCES] for a in STANCES])
+        rows.append([
+            r["pc"], r["adversary"], grid,
+            _mix(r[f"eq_{a}"] for a in STANCES), str(r["value"]),
+            _mix(r[f"adv_eq_{a}"] for a in STANCES),
+            _mix(r[f"vs_weights_{a}"] for a in STANCES),
+            f"{r['best_vs_weights']} ({r['best_vs_weights_win']})",
+        ])
+    columns = ["PC", "adversary", "who wins each pairing of stances", "PC equilibrium mix (fight / flee / hide)",
+               "game value", "adversary minimax mix", "win vs its stance weights (fight / flee / hide)",
+               "best pure stance (counter)"]
     pcs = list(dict.fromkeys(table["pc"]))
     advs = list(dict.fromkeys(table["adversary"]))
     grid = np.array([[float(table[(table.pc == p) & (table.adversary == a)]["value"].iloc[0]) for a in advs]
@@ -59,19 +77,97 @@ def stance_section(scenario, out: Path) -> str:
                          size=(max(5.0, 1.3 * len(advs) + 3), max(3.0, 0.55 * len(pcs) + 2)))
     ax.grid(False)
     im = ax.imshow(grid, vmin=0, vmax=1, cmap="viridis", aspect="auto")
-    ax.set_xticks(range(len(advs)), advs)
-    ax.set_yticks(range(len(pcs)), pcs)
+    ax.set_xticks(range(len(advs)), [chart_text(a) for a in advs])
+    ax.set_yticks(range(len(pcs)), [chart_text(p) for p in pcs])
     for y, p in enumerate(pcs):
         for x, a in enumerate(advs):
             ax.text(x, y, labels[(p, a)], ha="center", va="center", color="w" if grid[y, x] < 0.5 else "k")
     fig.colorbar(im, ax=ax, label="game value (P(PC wins))")
     save_figure(fig, out / "stance_game_value.png")
     note = ("At the PCs' starting abilities. A confrontation is decided by the two stances (R-CAM-2..4, a tie is a "
-            "loss for the PC): 1 = the PC wins. The equilibrium mix is the PC's exact maximin strategy when the "
+            "loss for the PC). The equilibrium mix is the PC's exact maximin strategy when the "
             "adversary may pick any stance (ties towards the template's own weights); the game value is the win "
             "probability it guarantees. The last columns use the template's stance weights, as the counter "
             "policy does; the equilibrium stance policy plays the mix.")
-    return section(title, table_html(shown, index=False), image="stance_game_value.png", note=note)
+    return section(title, details("Table: stance games, equilibria and counters", _BLOCK_TABLE(columns, rows)),
+                   image="stance_game_value.png", note=note,
+                   alt="Heat map: win probability the PC's equilibrium stance mix guarantees, per PC and adversary")
+
+
+_BLOCK_TABLE = table
+
+
+def _answer(result, s: dict, agg) -> str:
+    scen = result.scenario
+    n = agg.runs
+    question = scenario_question(scen.description, "How often do the PCs clear the game?")
+    go = s["game_over_rate"]
+    lines = [f"{fmt_pct(s['clear_rate'], s['clear_rate_ci'])} of PCs clear the game (the mean of the "
+             f"{len(s['pc_names'])} PCs' clear rates)."]
+    lines.append(f"Every PC clears in {fmt_pct(s['party_clear_rate'], s['party_clear_rate_ci'])} of games; "
+                 f"{fmt_pct(go, wilson_interval(round(go * n), n))} of PCs end with their game over and "
+                 f"{fmt_pct(s['captured_at_end_rate'])} still captured (95% intervals in brackets).")
+    win = {k: v for k, v in s["win_rate_by_adversary"].items() if v is not None}
+    if win:
+        hardest = min(win, key=win.get)
+        duels = s["duels_per_game_by_adversary"].get(hardest, 0)
+        lines.append(f"Hardest adversary: {hardest} (the PC wins {fmt_pct(win[hardest])} of duels against it; "
+                     f"{duels:.2f} confrontations per game).")
+    if s.get("rescues_tried_per_game"):
+        lines.append(f"Rescues: {s['rescues_tried_per_game']:.2f} tried per game, "
+                     f"{fmt_pct(s['rescue_success_rate'] or 0)} succeed.")
+    return answer(question, lines)
+
+
+def _inputs(scen) -> str:
+    r = scen.rules
+    pairs = [("turns", str(r.turns)), ("largest team", str(r.team_max)), ("starting vitality", str(r.vitality)),
+             ("escape-check offset", f"{r.escape_offset:+d}"), ("destinations offered per turn", str(r.options)),
+             ("locations", ", ".join(
+                 loc.id + (" (exit" + (f", opens turn {loc.opens_on}" if loc.opens_on > 1 else "") + ")"
+                           if loc.exit else "") + (" (capture room)" if loc.capture_room else "")
+                 for loc in scen.locations))]
+    for key in ("fights", "policy"):
+        value = getattr(r, key, None) if key == "fights" else getattr(scen, key, None)
+        if value is not None:
+            pairs.append((key, str(getattr(value, "name", value))))
+    pcs = []
+    for m in scen.party:
+        skills = []
+        for sk in m.skills:
+            text = sk.kind.replace("_", " ")
+            if sk.stances:
+                text += " " + "/".join(sk.stances)
+            if sk.value is not None:
+                text += f" {sk.value:+g}" if sk.kind == "bonus" else f" ×{sk.value:g}"
+            if sk.when:
+                text += f" ({sk.when})"
+            if sk.name:
+                text += f" {sk.name}"
+            skills.append(text)
+        pcs.append([m.name, str(m.abilities.fight), str(m.abilities.flee), str(m.abilities.hide),
+                    str(m.vitality if m.vitality is not None else r.vitality), m.team or "–",
+                    "; ".join(skills) or "none"])
+    advs = []
+    for a in scen.adversaries:
+        weights = a.stance
+        if weights is None:
+            w = "uniform"
+        elif isinstance(weights, str):
+            w = f"always {weights}"
+        else:
+            w = " / ".join(f"{getattr(weights, st):g}" for st in STANCES)
+        advs.append([a.name, " / ".join(str(getattr(a.abilities, st)) for st in STANCES),
+                     " / ".join(f"{getattr(a.bonus, st):+d}" for st in STANCES), w, str(a.reward),
+                     "yes" if a.boss else "no"])
+    return join(
+        definitions(pairs),
+        section("PCs", table(["PC", "fight", "flee", "hide", "vitality", "team", "skills"], pcs), level=3),
+        section("Adversary templates", table(["adversary", "abilities (fight / flee / hide)",
+                                              "stance bonus (fight / flee / hide)",
+                                              "stance weights (fight / flee / hide)", "reward", "boss"], advs),
+                level=3),
+    )
 
 
 def write_report(result, out_dir, exact_summary=None) -> Path:
@@ -81,117 +177,117 @@ def write_report(result, out_dir, exact_summary=None) -> Path:
     s = result.summary
     agg = result.extra["aggregate"]
     names = s["pc_names"]
+    labels = [chart_text(nm, 20) for nm in names]
     T = len(s["capture_by_turn"])
     turns = np.arange(1, T + 1)
-    sections = []
-
-    lo, hi = s["clear_rate_ci"]
-    plo, phi = s["party_clear_rate_ci"]
-    head = pd.DataFrame(
-        {
-            "value": [s["clear_rate"], s["party_clear_rate"], s["game_over_rate"], s["captured_at_end_rate"],
-                      s["rescues_tried_per_game"], s["rescue_success_rate"]],
-            "95% interval": [f"[{lo:.4f}, {hi:.4f}]", f"[{plo:.4f}, {phi:.4f}]", "", "", "", ""],
-        },
-        index=["clear rate (mean over PCs)", "party clear rate", "game over rate", "captured at the end",
-               "rescues tried per game", "rescue success rate"],
-    )
-    desc = html.escape(result.scenario.description.strip()) if result.scenario.description else ""
-    sections.append(section("Summary", (f"<p>{desc}</p>" if desc else "") + table_html(head)))
+    scen = result.scenario
+    sections = [_answer(result, s, agg), description_block(scen.description),
+                section("Inputs that decide it", _inputs(scen))]
 
     # per PC outcomes
     rows = []
     cleared, captured, over = (agg.status_share(code) for code in (CLEARED, CAPTURED, GAME_OVER))
+    n = agg.runs
     for i, nm in enumerate(names):
-        rows.append({
-            "PC": nm,
-            "cleared": float(cleared[i]),
-            "captured at end": float(captured[i]),
-            "game over": float(over[i]),
-            "mean vitality at end": float(agg.vitality_sum[i] / agg.runs),
-            "mean gp at end": float(agg.gp_sum[i] / agg.runs),
-        })
-    per_pc = pd.DataFrame(rows).set_index("PC")
-    fig, ax = new_figure("Outcome per PC", "PC", "share of games")
+        rows.append([nm, fmt_pct(float(cleared[i]), wilson_interval(round(float(cleared[i]) * n), n)),
+                     _pct(float(captured[i])), _pct(float(over[i])), f"{agg.vitality_sum[i] / n:.2f}",
+                     f"{agg.gp_sum[i] / n:.2f}"])
+    fig, ax = new_figure("Outcome per PC (at the end of the game)", "PC", "share of games")
     bottom = np.zeros(len(names))
-    for label, key in (("cleared", "cleared"), ("captured at end", "captured at end"), ("game over", "game over")):
-        vals = per_pc[key].to_numpy()
-        ax.bar(names, vals, bottom=bottom, label=label)
+    for label, vals in (("cleared", cleared), ("captured at the end", captured), ("game over", over)):
+        vals = np.asarray(vals, dtype=float)
+        ax.bar(labels, vals, bottom=bottom, label=label)
         bottom += vals
-    ax.legend()
-    save_figure(fig, out / "outcome_by_pc.png")
-    sections.append(section("Outcome per PC", table_html(per_pc), image="outcome_by_pc.png"))
-
-    # status over the turns
-    fig, ax = new_figure("Status of the PCs after each turn", "turn", "share of PCs")
-    per_turn = agg.status_by_turn.sum(axis=1)  # (T, statuses): PC-games by status after each turn
-    shares = [per_turn[:, k] / (agg.runs * len(names)) for k in range(len(STATUS_NAMES))]
-    ax.stackplot(turns, *shares, labels=list(STATUS_NAMES))
     ax.set_ylim(0, 1)
-    ax.legend(loc="lower left")
+    legend_outside(ax)
+    save_figure(fig, out / "outcome_by_pc.png")
+    sections.append(section("Outcome per PC", table(["PC", "cleared (95% interval)", "captured at the end",
+                                                      "game over", "mean vitality at the end", "mean gp at the end"],
+                                                     rows),
+                            image="outcome_by_pc.png", alt="Stacked bars: outcome shares per PC"))
+
+    # status over the turns, per PC-game, with the end of the game (free PCs clear) as the last column
+    fig, ax = new_figure("Status of a PC after each turn (each PC in each game counts once)", "turn",
+                         "share of PC-games")
+    per_turn = agg.status_by_turn.sum(axis=1)  # (T, statuses): PC-games by status after each turn
+    final = agg.final_counts.sum(axis=0)  # (statuses,) PC-games by final status
+    total = agg.runs * len(names)
+    x = np.arange(1, T + 2)
+    shares = [np.append(per_turn[:, k], final[k]) / total for k in range(len(STATUS_NAMES))]
+    ax.stackplot(x, *shares, labels=[nm.replace("_", " ") for nm in STATUS_NAMES], step="mid")
+    ax.set_xticks(list(range(1, T + 1, max(1, T // 12))) + [T + 1],
+                  [str(v) for v in range(1, T + 1, max(1, T // 12))] + ["end"])
+    ax.set_ylim(0, 1)
+    legend_outside(ax)
     save_figure(fig, out / "status_by_turn.png")
-    sections.append(section("Status over the turns", image="status_by_turn.png"))
+    sections.append(section(
+        "Status over the turns", image="status_by_turn.png",
+        alt="Stacked area: share of PC-games free, captured, cleared or over after each turn and at the end",
+        note="Shares of PC-games (one PC in one game), so they average over the PCs like the clear rate. A PC "
+             "that is still free after the last turn clears the game then (R-CAM-41): the 'end' column is the "
+             "final status and its cleared share equals the clear rate."))
 
     # capture hazard
     hazard = [np.nan if h is None else h for h in s["capture_hazard_by_turn"]]
-    fig, ax = new_figure("Capture hazard per turn", "turn", "P(captured in turn t | free at its start)")
-    ax.plot(turns, hazard, marker="o", label="hazard")
+    fig, ax = new_figure("Capture hazard per turn", "turn", "probability / expected captures")
+    ax.plot(turns, hazard, marker="o", label="P(captured in the turn | free at its start)")
     ax.plot(turns, s["capture_by_turn"], marker="s", linestyle="--", label="expected captures per game")
-    ax.legend()
+    legend_outside(ax)
     save_figure(fig, out / "capture_hazard.png")
-    tab = pd.DataFrame({"capture hazard": [_fmt(h) for h in s["capture_hazard_by_turn"]],
-                        "expected captures": s["capture_by_turn"],
-                        "escape checks per game": s["escape_checks_by_turn"],
-                        "escape success": [_fmt(e) for e in s["escape_success_by_turn"]]}, index=turns)
-    tab.index.name = "turn"
-    sections.append(section("Captures per turn", image="capture_hazard.png"))
+    tab = table(["turn", "capture hazard", "expected captures per game", "escape checks per game",
+                 "escape-check success"],
+                [[str(t_), _pct(h), f"{c:.3f}", f"{e:.2f}", _pct(sr)] for t_, h, c, e, sr in
+                 zip(turns, s["capture_hazard_by_turn"], s["capture_by_turn"], s["escape_checks_by_turn"],
+                     s["escape_success_by_turn"], strict=True)])
+    sections.append(section("Captures per turn", image="capture_hazard.png",
+                            alt="Line chart: capture hazard and expected captures per turn"))
 
     # escape checks: target = turn number
     esc = [np.nan if e is None else e for e in s["escape_success_by_turn"]]
-    fig, ax = new_figure("Escape-check success by turn (target = turn + offset)", "turn", "P(check succeeds)")
-    ax.plot(turns, esc, marker="o", label="success rate")
+    fig, ax = new_figure("Escape-check success by turn (target = turn + offset)", "turn",
+                         "P(check succeeds) (line)")
+    (line,) = ax.plot(turns, esc, marker="o", label="success rate (left axis)")
     ax.set_ylim(-0.02, 1.02)
     ax2 = ax.twinx()
-    ax2.bar(turns, s["escape_checks_by_turn"], alpha=0.25, color="gray", label="checks per game")
-    ax2.set_ylabel("checks per game")
-    ax.legend(loc="upper right")
+    bars = ax2.bar(turns, s["escape_checks_by_turn"], alpha=0.25, color="gray", label="checks per game (right axis)")
+    ax2.set_ylabel("checks per game (bars)")
+    ax.legend(handles=[line, bars], loc="upper left", bbox_to_anchor=(1.12, 1.0), fontsize="small")
     save_figure(fig, out / "escape_by_turn.png")
-    sections.append(section("Escape checks by turn", table_html(tab), image="escape_by_turn.png",
+    sections.append(section("Escape checks by turn", details("Table: per turn", tab), image="escape_by_turn.png",
+                            alt="Line: escape-check success by turn; bars: checks per game",
                             note="Target = turn number + offset (R-CAM-11); pooled over all checks of the turn "
                                  "(R-CAM-59). Later turns need higher minimum abilities or more rescuers."))
 
     # win rates
-    adv = pd.DataFrame({
-        "confrontations per game": s["duels_per_game_by_adversary"],
-        "PC win rate": {k: (np.nan if v is None else v) for k, v in s["win_rate_by_adversary"].items()},
-    })
-    adv.index.name = "adversary"
+    adv_rows = [[k, f"{s['duels_per_game_by_adversary'][k]:.2f}", _pct(v)]
+                for k, v in s["win_rate_by_adversary"].items()]
+    advs = list(s["win_rate_by_adversary"])
     fig, ax = new_figure("PC win rate per adversary template", "adversary", "P(PC wins a duel)")
-    ax.bar(adv.index.astype(str), adv["PC win rate"].fillna(0))
+    ax.bar([chart_text(a, 20) for a in advs], [v or 0 for v in s["win_rate_by_adversary"].values()])
     ax.set_ylim(0, 1)
     save_figure(fig, out / "win_rate_by_adversary.png")
-    sections.append(section("Win rate per adversary", table_html(adv), image="win_rate_by_adversary.png"))
-    sta = pd.DataFrame({
-        "duels per game": s["duels_per_game_by_stance"],
-        "PC win rate": {k: (np.nan if v is None else v) for k, v in s["win_rate_by_stance"].items()},
-    })
-    sta.index.name = "PC stance"
+    sections.append(section("Win rate per adversary", table(["adversary", "confrontations per game", "PC win rate"],
+                                                            adv_rows),
+                            image="win_rate_by_adversary.png", alt="Bar chart: PC win rate per adversary template"))
+    st_rows = [[k, f"{s['duels_per_game_by_stance'][k]:.2f}", _pct(v)] for k, v in s["win_rate_by_stance"].items()]
     fig, ax = new_figure("PC win rate per stance", "PC stance", "P(PC wins a duel)")
-    ax.bar(list(STANCES), sta["PC win rate"].fillna(0).to_numpy())
+    ax.bar(list(STANCES), [s["win_rate_by_stance"].get(st) or 0 for st in STANCES])
     ax.set_ylim(0, 1)
     save_figure(fig, out / "win_rate_by_stance.png")
-    sections.append(section("Win rate per stance", table_html(sta), image="win_rate_by_stance.png"))
+    sections.append(section("Win rate per stance", table(["PC stance", "duels per game", "PC win rate"], st_rows),
+                            image="win_rate_by_stance.png", alt="Bar chart: PC win rate per stance"))
 
     # vitality at the end
     fig, ax = new_figure("Vitality at the end of the game", "vitality", "share of games")
     xs = agg.vitality_values()
     width = 0.8 / max(len(names), 1)
-    for i, nm in enumerate(names):
+    for i, nm in enumerate(labels):
         counts = agg.vitality_counts[i] / agg.runs
         ax.bar(xs + i * width - 0.4 + width / 2, counts, width=width, label=nm)
-    ax.legend()
+    legend_outside(ax, title="PC")
     save_figure(fig, out / "vitality_end.png")
-    sections.append(section("Vitality at the end", image="vitality_end.png"))
+    sections.append(section("Vitality at the end", image="vitality_end.png",
+                            alt="Grouped bars: distribution of vitality at the end of the game per PC"))
 
     sections.append(stance_section(result.scenario, out))
 

@@ -275,9 +275,10 @@ def balance_table(metrics: dict[str, Any]) -> pd.DataFrame:
 
 def balance_section(result, metrics: dict[str, Any] | None = None) -> str:
     """An HTML report section with the balance metrics of ``result``."""
-    from sim.report import section, table_html
+    from sim.designer.pages import balance_block
+    from sim.report import section
 
     metrics = balance_metrics(result) if metrics is None else metrics
     note = ("Run length: rounds played per run. First-check advantage: how much the first round's luck decides "
             "the outcome. Failure tier/round/turn: where the runs that fail get stuck.")
-    return section("Balance", table_html(balance_table(metrics), index=False), note=note)
+    return section("Balance", balance_block(metrics), note=note)

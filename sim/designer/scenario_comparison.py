@@ -8,7 +8,6 @@ intervals in one table, one chart per metric across scenarios, and a link to eac
 
 from __future__ import annotations
 
-import html
 import io
 import math
 from pathlib import Path
@@ -216,11 +215,13 @@ def _metric_columns(df: pd.DataFrame) -> list[str]:
 def metric_chart(df: pd.DataFrame, metric: str, out: Path, rows: str = "scenario") -> Path:
     """``metric`` of every scenario (or policy: ``rows``) that has it, with 95% whiskers (and exact values as
     crosses)."""
-    from sim.report import new_figure, save_figure
+    from sim.labels import metric_label
+    from sim.report import chart_text, legend_outside, new_figure, save_figure
 
     part = df[df[metric].notna()]
     height = max(3.0, 0.45 * len(part) + 1.6)
-    fig, ax = new_figure(f"{metric} by {rows}", f"{metric} ({metric_unit(metric)})", rows, size=(8.0, height))
+    fig, ax = new_figure(chart_text(metric_label(metric), 70), f"{chart_text(metric, 60)} ({metric_unit(metric)})",
+                         rows, size=(8.0, height))
     y = np.arange(len(part))[::-1]
     v = part[metric].to_numpy(dtype=float)
     lo, hi = part[f"{metric}_lo"].to_numpy(dtype=float), part[f"{metric}_hi"].to_numpy(dtype=float)
@@ -229,44 +230,48 @@ def metric_chart(df: pd.DataFrame, metric: str, out: Path, rows: str = "scenario
     ax.errorbar(v, y, xerr=np.abs(err), fmt="none", ecolor="k", capsize=4, label="95% interval")
     if f"{metric}_exact" in part and part[f"{metric}_exact"].notna().any():
         ax.plot(part[f"{metric}_exact"].to_numpy(dtype=float), y, "rx", markersize=9, label="exact")
-    ax.set_yticks(y, [str(s) for s in part["scenario"]])
+    ax.set_yticks(y, [chart_text(s, 30) for s in part["scenario"]])
     if metric_unit(metric) == "probability":
         ax.set_xlim(0, 1.02)
-    ax.legend(fontsize="small", loc="best")
+    legend_outside(ax)
     safe = "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in metric)
     return save_figure(fig, out / f"index_{safe}.png")
 
 
-def _fmt(v: float) -> str:
-    return "–" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{v:.4f}"
+def _cell(row, m: str):
+    """One index cell: the value with its interval at the precision the interval supports (percent for
+    probabilities), and the exact value below it where known."""
+    from sim.report import fmt_exact, fmt_num, fmt_pct, join, paragraph
+
+    v = row.get(m)
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return "–"
+    lo, hi = row.get(f"{m}_lo"), row.get(f"{m}_hi")
+    ci = (lo, hi) if lo is not None and not math.isnan(lo) and hi is not None and not math.isnan(hi) else None
+    prob = metric_unit(m) == "probability"
+    text = fmt_pct(v, ci) if prob else fmt_num(v, ci)
+    ex = row.get(f"{m}_exact")
+    if ex is not None and not (isinstance(ex, float) and math.isnan(ex)):
+        return join(text, paragraph(f"exact {fmt_exact(ex, percent=prob)}", "key"))
+    return text
 
 
-def _table(df: pd.DataFrame, metrics: list[str]) -> str:
-    head = "".join(f"<th>{html.escape(c)}</th>" for c in ["scenario", "runs"] + metrics)
-    body = []
+def _table(df: pd.DataFrame, metrics: list[str]):
+    from sim.labels import metric_label
+    from sim.report import key_label, link, table
+
+    columns = ["scenario", "runs"] + [key_label(metric_label(m), m) for m in metrics]
+    rows = []
     for _, row in df.iterrows():
-        cells = [f'<td><a href="{html.escape(row["report"])}">{html.escape(str(row["scenario"]))}</a></td>',
-                 f"<td>{int(row['runs']):,}</td>"]
-        for m in metrics:
-            v = row.get(m)
-            if v is None or (isinstance(v, float) and math.isnan(v)):
-                cells.append("<td>–</td>")
-                continue
-            text = _fmt(v)
-            lo, hi = row.get(f"{m}_lo"), row.get(f"{m}_hi")
-            if lo is not None and not math.isnan(lo):
-                text += f" [{_fmt(lo)}, {_fmt(hi)}]"
-            ex = row.get(f"{m}_exact")
-            if ex is not None and not (isinstance(ex, float) and math.isnan(ex)):
-                text += f"<br><small>exact {_fmt(ex)}</small>"
-            cells.append(f"<td>{text}</td>")
-        body.append("<tr>" + "".join(cells) + "</tr>")
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+        rows.append([link(str(row["report"]), str(row["scenario"])), f"{int(row['runs']):,}"]
+                    + [_cell(row, m) for m in metrics])
+    return table(columns, rows)
 
 
 def write_index(entries: list[dict], out_dir: Path, title: str = "Scenario comparison") -> list[Path]:
     """``index.html`` (table with links, one chart per metric), ``index.csv`` and ``index.json``."""
-    from sim.report import atomic_write_text, section, summary_json, write_html
+    from sim.labels import metric_label
+    from sim.report import atomic_write_text, join, key_label, link, paragraph, section, summary_json, write_html
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -277,13 +282,13 @@ def write_index(entries: list[dict], out_dir: Path, title: str = "Scenario compa
     for kind in dict.fromkeys(df["kind"]):
         part = df[df["kind"] == kind]
         cols = [m for m in metrics if part[m].notna().any()]
-        tables.append(f"<h3>{html.escape(str(kind))}</h3>" + _table(part, cols))
-    table = "\n".join(tables)
-    note = ("Headline metrics with 95% intervals; each scenario's name links to its own report. "
-            "Runs and seeds are per scenario (shown in each report).")
-    sections = [section("Headline metrics", table, note=note)]
-    sections += [section(f"{m} across scenarios", image=p.name) for m, p in charts]
-    sections.append('<p><a href="index.csv">index.csv</a> · <a href="index.json">index.json</a></p>')
+        tables.append(section(f"{kind}", _table(part, cols), level=3))
+    note = ("Headline metrics with 95% intervals in brackets (percentages for probabilities); each scenario's name "
+            "links to its own report. Runs and seeds are per scenario (shown in each report).")
+    sections = [section("Headline metrics", join(*tables), note=note)]
+    sections += [section(key_label(metric_label(m), m), image=p.name, alt=f"Bar chart: {metric_label(m)} per scenario "
+                         "with 95% interval whiskers") for m, p in charts]
+    sections.append(paragraph(join(link("index.csv", "index.csv"), " · ", link("index.json", "index.json"))))
     atomic_write_text(out / "index.csv", df.to_csv(index=False))
     records = [{k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in r.items()}
                for r in df.astype(object).to_dict(orient="records")]

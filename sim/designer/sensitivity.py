@@ -214,7 +214,7 @@ def sensitivity(scenario, metric: str | None = None, runs: int | None = None, se
 def tornado_chart(df: pd.DataFrame, out: Path, top: int = 20) -> Path:
     """Bars from the baseline to the metric one step down and one step up of each parameter, with 95%
     whiskers."""
-    from sim.report import new_figure, save_figure
+    from sim.report import chart_text, legend_outside, new_figure, save_figure
 
     metric = df.attrs["metric"]
     part = df.head(top).iloc[::-1]
@@ -234,15 +234,15 @@ def tornado_chart(df: pd.DataFrame, out: Path, top: int = 20) -> Path:
         ax.errorbar(vals[ok], y[ok] + offset, xerr=np.abs(err[:, ok]), fmt="none", ecolor="k", capsize=3,
                     label="95% interval" if offset > 0 else None)
     ax.axvline(base, color="k", lw=1, label=f"baseline {base:.4g}")
-    ax.set_yticks(y, [f"{lab} ({v} ± {st})" for lab, v, st in zip(part["label"], part["value"], part["step"],
-                                                                   strict=True)])
-    ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)  # beside the data
+    ax.set_yticks(y, [chart_text(f"{lab} ({v} ± {st})", 50) for lab, v, st in zip(part["label"], part["value"],
+                                                                                  part["step"], strict=True)])
+    legend_outside(ax)
     return save_figure(fig, Path(out) / "tornado.png")
 
 
 def write_sensitivity(df: pd.DataFrame, out_dir: Path, scenario=None) -> list[Path]:
     """``sensitivity.csv``, ``tornado.png`` and ``report.html`` into ``out_dir``."""
-    from sim.report import atomic_write_text, section, table_html, write_html
+    from sim.report import atomic_write_text, section, write_html
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -251,13 +251,19 @@ def write_sensitivity(df: pd.DataFrame, out_dir: Path, scenario=None) -> list[Pa
     shown = [c for c in ("rank", "label", "value", "step", "metric_down", "metric_base", "metric_up",
                          "effect", "effect_se", "within_noise", "exact_effect") if c in df]
     a = df.attrs
-    note = (f"{a['metric']} at the baseline: {a['base']:.4f} [{a['base_lo']:.4f}, {a['base_hi']:.4f}]. "
-            f"Each parameter moved one step down and up (ability scores by 2) with the same {a['runs']:,} runs "
+    note = (f"Each parameter moved one step down and up (ability scores by 2) with the same {a['runs']:,} runs "
             f"from seed {a['seed']} (common random numbers). The effect is the larger change of the two; "
-            "effect_se is an upper bound (independent samples); 'within noise': its 95% interval contains 0.")
-    sections = [section("Ranked by the larger one-step effect", table_html(df[shown], index=False), note=note),
-                section("Tornado chart", image=chart.name),
-                '<p><a href="sensitivity.csv">sensitivity.csv</a></p>']
+            "its se is an upper bound (independent samples); 'within noise': its 95% interval contains 0.")
+    from sim.designer.pages import sensitivity_answer, sensitivity_table
+    from sim.report import description_block, link, paragraph
+
+    del shown
+    sections = [sensitivity_answer(df, scenario),
+                description_block(scenario.description) if scenario is not None else "",
+                section("Ranked by the larger one-step effect", sensitivity_table(df, scenario), note=note),
+                section("Tornado chart", image=chart.name,
+                        alt="Tornado chart: the metric one step down and up of each parameter, with 95% whiskers"),
+                paragraph(link("sensitivity.csv", "sensitivity.csv"))]
     meta = {"kind": a["kind"], "runs": a["runs"], "seed": a["seed"]}
     if scenario is not None:
         meta["scenario_hash"] = scenario.scenario_hash

@@ -123,17 +123,20 @@ def _x_positions(values: pd.Series) -> tuple[np.ndarray, list[str] | None]:
 def line_chart(df: pd.DataFrame, x_key: str, metric: str, out: Path, group_key: str | None = None,
                max_lines: int = 10) -> Path:
     """``metric`` against ``x_key`` with its 95% band (one line per value of ``group_key``)."""
-    from sim.report import new_figure, save_figure
+    from sim.labels import metric_label
+    from sim.report import chart_text, legend_outside, new_figure, save_figure
 
     n = df.attrs.get("runs")
-    title = f"{metric} vs {x_key}" + (f" by {group_key}" if group_key else "")
-    fig, ax = new_figure(title, f"{x_key} ({param_unit(x_key)})", f"{metric} ({metric_unit(metric)})")
+    title = chart_text(metric_label(metric), 60) + f"\nvs {chart_text(x_key, 50)}" + \
+        (f" by {chart_text(group_key, 50)}" if group_key else "")
+    fig, ax = new_figure(title, f"{chart_text(x_key, 50)} ({param_unit(x_key)})",
+                         f"{chart_text(metric, 50)} ({metric_unit(metric)})")
     groups = [(None, df)] if group_key is None else list(df.groupby(group_key, sort=False))[:max_lines]
     labels = None
     for gval, part in groups:
         x, labels = _x_positions(part[x_key])
         y = part[metric].to_numpy(dtype=float)
-        name = "simulated" if gval is None else f"{group_key} = {gval}"
+        name = "simulated" if gval is None else chart_text(f"{group_key} = {gval}", 50)
         line = ax.plot(x, y, marker="o", label=f"{name} ({n:,} runs)" if gval is None else name)[0]
         lo, hi = part[f"{metric}_lo"].to_numpy(dtype=float), part[f"{metric}_hi"].to_numpy(dtype=float)
         if np.isfinite(lo).any():
@@ -143,10 +146,10 @@ def line_chart(df: pd.DataFrame, x_key: str, metric: str, out: Path, group_key: 
             ax.plot(x, part[f"{metric}_exact"].to_numpy(dtype=float), "--", color="k" if gval is None else
                     line.get_color(), label="exact" if gval is None else None)
     if labels is not None:
-        ax.set_xticks(np.arange(len(labels)), labels)
+        ax.set_xticks(np.arange(len(labels)), [chart_text(lb, 20) for lb in labels])
     if metric_unit(metric) == "probability":
         ax.set_ylim(-0.02, 1.02)
-    ax.legend(fontsize="small")
+    legend_outside(ax)
     return save_figure(fig, out / f"sweep_{_slug(metric)}{'_by_' + _slug(group_key) if group_key else ''}.png")
 
 
@@ -174,9 +177,25 @@ def heat_map(df: pd.DataFrame, x_key: str, y_key: str, metric: str, out: Path) -
     return save_figure(fig, out / f"heatmap_{_slug(metric)}.png")
 
 
+def _title(text: str, scenario) -> str:
+    """A chart title "<metric> vs <param>[ by <param>]" / "<metric> heat map" in plain words."""
+    from sim.labels import metric_label, param_label
+
+    words = text.split(" ")
+    out = []
+    for i, w in enumerate(words):
+        if i == 0:
+            out.append(metric_label(w))
+        elif words[i - 1] in ("vs", "by"):
+            out.append(param_label(w, scenario))
+        else:
+            out.append(w)
+    return " ".join(out)
+
+
 def write_sweep(df: pd.DataFrame, out_dir: Path, scenario=None) -> list[Path]:
     """``sweep.csv``, charts and ``report.html`` into ``out_dir``."""
-    from sim.report import atomic_write_text, section, table_html, write_html
+    from sim.report import atomic_write_text, section, write_html
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -204,11 +223,22 @@ def write_sweep(df: pd.DataFrame, out_dir: Path, scenario=None) -> list[Path]:
     shown = params + [c for c in (main, f"{main}_lo", f"{main}_hi", f"{main}_exact") if c in df]
     note = (f"Every grid point was simulated with the same {df.attrs['runs']:,} runs from seed {df.attrs['seed']} "
             "(common random numbers), so differences between points come from the rules, not from noise. "
-            "Bands and _lo/_hi are 95% intervals; _exact columns are exact analysis where the kind supports it.")
-    sections.append(section(f"Sweep of {', '.join(params)}", table_html(df[shown], index=False), note=note))
+            "Bands and brackets are 95% intervals; 'exact' is exact analysis where the kind supports it; sweep.csv "
+            "has every metric.")
+    from sim.designer.pages import sweep_answer, sweep_table
+    from sim.labels import param_label
+    from sim.report import description_block, join, link, paragraph
+
+    del shown
+    sections.append(sweep_answer(df, scenario))
+    if scenario is not None:
+        sections.append(description_block(scenario.description))
+    sections.append(section("Sweep of " + ", ".join(param_label(p, scenario) for p in params),
+                            sweep_table(df, scenario), note=note, key=", ".join(params)))
     for title, path in charts:
-        sections.append(section(title, image=path.name))
-    sections.append('<p><a href="sweep.csv">sweep.csv</a>: every scalar metric with its interval.</p>')
+        sections.append(section(_title(title, scenario), image=path.name, alt=f"Chart: {_title(title, scenario)}",
+                                key=title))
+    sections.append(paragraph(join(link("sweep.csv", "sweep.csv"), ": every scalar metric with its interval.")))
     name = df.attrs.get("name", "")
     meta = {"kind": df.attrs.get("kind"), "runs": df.attrs["runs"], "seed": df.attrs["seed"]}
     if scenario is not None:

@@ -30,7 +30,21 @@ from sim.escape.params import compile_params
 from sim.escape.policy import require_code_opt_in
 from sim.escape.simulate import KERNEL_POLICIES, kernel_chunk, simulate
 from sim.escape.state import ACTION_KINDS
-from sim.report import atomic_write_text, new_figure, save_figure, section, summary_json, table_html, write_html
+from sim.report import (
+    atomic_write_text,
+    chart_text,
+    description_block,
+    details,
+    fmt_pct,
+    legend_outside,
+    new_figure,
+    save_figure,
+    section,
+    summary_json,
+    table,
+    table_html,
+    write_html,
+)
 from sim.result import SimulationResult, provenance
 from sim.scenario import parse_scenario, run_settings
 from sim.stats import Z95, wilson_interval
@@ -199,29 +213,52 @@ def _ci_text(ci) -> str:
     return f"[{ci[0]:.4f}, {ci[1]:.4f}]" if ci else "–"
 
 
+def _pct_ci(v, ci) -> str:
+    return fmt_pct(v, ci) if v is not None else "–"
+
+
+def _diff_text(d, points: bool = False) -> str:
+    if d["difference"] is None:
+        return "–"
+    if points:  # a difference of two rates, in percentage points
+        text = f"{100 * d['difference']:+.1f} pp"
+        return text if d["ci"] is None else text + f" ({100 * d['ci'][0]:+.1f} to {100 * d['ci'][1]:+.1f})"
+    if d["ci"] is None:
+        return f"{d['difference']:+.3f}"
+    return f"{d['difference']:+.3f} ({d['ci'][0]:+.3f} to {d['ci'][1]:+.3f})"
+
+
+def answer_block(scen, lines):
+    from sim.report import answer, scenario_question
+
+    return answer(scenario_question(scen.description, "Which policy gets the party out most often?"), lines)
+
+
 def headline_table(res: ComparisonResult) -> pd.DataFrame:
     rows = []
     for name in res.policies:
         s = res.summaries[name]
+        mr = s["mean_rounds"]
+        se = s["mean_rounds_se"]
         rows.append({
             "policy": name,
-            "escape rate": s["escape_rate"], "escape 95%": _ci_text(s["escape_rate_ci"]),
-            "caught rate": s["caught_rate"], "caught 95%": _ci_text(s["caught_rate_ci"]),
-            "timeout rate": s["timeout_rate"], "timeout 95%": _ci_text(s["timeout_rate_ci"]),
-            "mean rounds (escaped)": s["mean_rounds"] if s["mean_rounds"] is not None else np.nan,
-            "± se": s["mean_rounds_se"] if s["mean_rounds_se"] is not None else np.nan,
+            "escaped (95% interval)": _pct_ci(s["escape_rate"], s["escape_rate_ci"]),
+            "caught (95% interval)": _pct_ci(s["caught_rate"], s["caught_rate_ci"]),
+            "timeout (95% interval)": _pct_ci(s["timeout_rate"], s["timeout_rate_ci"]),
+            "mean rounds, escaped runs (± 1.96 se)": "–" if mr is None else
+            (f"{mr:.2f}" + (f" ± {1.96 * se:.2f}" if se is not None else "")),
         })
     return pd.DataFrame(rows)
 
 
 def difference_table(res: ComparisonResult) -> pd.DataFrame:
+    labels = {"escape_rate": "escape rate", "caught_rate": "caught rate", "timeout_rate": "timeout rate",
+              "mean_rounds": "mean rounds (escaped runs)"}
     rows = []
     for name in res.policies[1:]:
         row: dict[str, Any] = {"policy": f"{name} − {res.policies[0]}"}
         for metric, d in res.differences[name].items():
-            label = metric.replace("_", " ")
-            row[label] = d["difference"] if d["difference"] is not None else np.nan
-            row[f"{label} 95%"] = _ci_text(d["ci"])
+            row[f"{labels.get(metric, metric.replace('_', ' '))} (95% interval)"] = _diff_text(d, metric in RATES)
         rows.append(row)
     return pd.DataFrame(rows)
 
@@ -232,8 +269,8 @@ def action_table(res: ComparisonResult) -> pd.DataFrame:
         a = res.actions[name]
         row: dict[str, Any] = {"policy": name}
         for kind in ACTION_KINDS:
-            row[kind] = a["per_run"][kind]
-        row["assist+guide share"] = a["share"]["assist"] + a["share"]["guide"]
+            row[kind.replace("_", " ")] = f"{a['per_run'][kind]:.2f}"
+        row["assist + guide share"] = f"{100 * (a['share']['assist'] + a['share']['guide']):.1f}%"
         rows.append(row)
     return pd.DataFrame(rows)
 
@@ -250,33 +287,47 @@ def write_compare_report(res: ComparisonResult, out_dir: Path) -> list[Path]:
     for name in res.policies:
         curve = np.array(res.summaries[name]["escape_by_round"])
         band = np.array([wilson_interval(v * res.runs, res.runs) for v in curve])
-        (line,) = ax.plot(k, curve, marker="o", label=name)
+        (line,) = ax.plot(k, curve, marker="o", label=chart_text(name))
         ax.fill_between(k, band[:, 0], band[:, 1], alpha=0.15, color=line.get_color())
     ax.set_ylim(0, 1.02)
-    ax.legend(title=f"policy ({res.runs:,} runs each, 95% bands)", loc="upper left")
+    legend_outside(ax, title=f"policy ({res.runs:,} runs each,\n95% bands)")
     written.append(save_figure(fig, out / "escape_by_round_by_policy.png"))
 
     fig, ax = new_figure("Actions taken per run, by policy", "action", "mean actions per run (party total)")
     width = 0.8 / len(res.policies)
     x = np.arange(len(ACTION_KINDS))
     for m, name in enumerate(res.policies):
-        ax.bar(x + m * width, [res.actions[name]["per_run"][kind] for kind in ACTION_KINDS], width, label=name)
-    ax.set_xticks(x + width * (len(res.policies) - 1) / 2, ACTION_KINDS)
-    ax.legend()
+        ax.bar(x + m * width, [res.actions[name]["per_run"][kind] for kind in ACTION_KINDS], width,
+               label=chart_text(name))
+    ax.set_xticks(x + width * (len(res.policies) - 1) / 2, [a.replace("_", " ") for a in ACTION_KINDS])
+    legend_outside(ax, title="policy")
     written.append(save_figure(fig, out / "actions_by_policy.png"))
 
     data = res.as_dict()
     atomic_write_text(out / "compare.json", summary_json(data))
     written.append(out / "compare.json")
 
-    by_round = pd.DataFrame({"round": k, **{name: res.summaries[name]["escape_by_round"] for name in res.policies}})
+    by_round = table(["round"] + list(res.policies),
+                     [[str(r)] + [fmt_pct(res.summaries[name]["escape_by_round"][i], decimals=1)
+                                  for name in res.policies] for i, r in enumerate(k)])
     per_char = pd.DataFrame([
-        {"policy": name, "character": who, **counts}
+        {"policy": name, "character": who, **{kd.replace("_", " "): v for kd, v in counts.items()}}
         for name in res.policies for who, counts in res.actions[name]["by_character"].items()
     ])
     scen = res.scenario
+    best = max(res.policies, key=lambda nm: res.summaries[nm]["escape_rate"])
+    sb = res.summaries[best]
+    lines = [f"Highest escape rate: {best}, {fmt_pct(sb['escape_rate'], sb['escape_rate_ci'])} of runs."]
+    for name in res.policies[1:]:
+        d = res.differences[name]["escape_rate"]
+        if d["ci"] is not None:
+            verdict = ("within noise" if d["ci"][0] <= 0 <= d["ci"][1]
+                       else ("better" if d["difference"] > 0 else "worse"))
+            lines.append(f"{name} vs {res.policies[0]}: {100 * d['difference']:+.1f} percentage points "
+                         f"({100 * d['ci'][0]:+.1f} to {100 * d['ci'][1]:+.1f}), {verdict}.")
     sections = [
-        f"<p>{scen.description}</p>" if scen.description else "",
+        answer_block(scen, lines),
+        description_block(scen.description),
         section("Headline by policy", table_html(headline_table(res), index=False),
                 note=f"Every policy ran the same {res.runs:,} runs with seed {res.seed} (common random numbers), "
                      f"engine: {res.engine}. Intervals are 95% Wilson intervals."),
@@ -285,11 +336,14 @@ def write_compare_report(res: ComparisonResult, out_dir: Path) -> list[Path]:
                 note="Differences and their 95% intervals come from the per-run differences of the paired runs "
                      "(run k of every policy reads the same dice). Mean rounds is over escaped runs; its interval "
                      "is the delta method on the paired runs."),
-        section("Escape by round", table_html(by_round, index=False), image="escape_by_round_by_policy.png"),
+        section("Escape by round", details("Table: escaped by the end of each round, by policy", by_round),
+                image="escape_by_round_by_policy.png",
+                alt="Line chart: share of runs escaped by the end of each round, one line per policy"),
         section("Actions taken (mean per run, party total)", table_html(action_table(res), index=False),
-                image="actions_by_policy.png",
+                image="actions_by_policy.png", alt="Grouped bars: mean actions per run by kind, per policy",
                 note="Actions declared by characters that were not dazed; assist and guide are teamwork."),
-        section("Actions by character (mean per run)", table_html(per_char, index=False)),
+        section("Actions by character (mean per run)", table_html(per_char, float_format="{:.2f}", index=False),
+                folded=True),
     ]
     title = f"Escape policies compared — {scen.name or scen.slug}"
     summary = {"kind": "escape", "runs": res.runs, "seed": res.seed, **provenance(scen, res.seed, res.runs)}

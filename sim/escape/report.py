@@ -1,5 +1,7 @@
-"""The escape report: escape-by-round curve with its interval band, outcome shares, the per-tier
-table that shows the bottleneck tier, and per-character results; charts also as PNG."""
+"""The escape report: the scenario's question and its answer first, then the inputs that decide it (the
+party and its restraints, the tier ladder in effect, attention and what drew it), then the charts
+(escape-by-round curve with its interval band, outcome shares, the per-tier bottleneck, rounds to escape)
+and reference tables (per character, per tier, balance) below."""
 
 from __future__ import annotations
 
@@ -8,9 +10,27 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from sim.designer.balance import balance_table
-from sim.escape.model import TIER_IDS
-from sim.report import new_figure, save_figure, section, table_html, write_html
+from sim.designer.pages import balance_block
+from sim.escape.model import DEFAULT_BECOMES, DEFAULT_DC, SLOTS, TIER_IDS
+from sim.report import (
+    answer,
+    definitions,
+    description_block,
+    details,
+    fmt_exact,
+    fmt_num,
+    fmt_pct,
+    join,
+    legend_outside,
+    new_figure,
+    paragraph,
+    save_figure,
+    scenario_question,
+    section,
+    table,
+    tag,
+    write_html,
+)
 from sim.result import SimulationResult
 from sim.stats import Z95, wilson_interval
 
@@ -40,24 +60,6 @@ def tier_table(result: SimulationResult) -> pd.DataFrame:
     if len(df):
         df["bottleneck"] = np.where(df["rounds spent per run"] == df["rounds spent per run"].max(), "◀", "")
     return df
-
-
-def character_table(result: SimulationResult) -> pd.DataFrame:
-    agg = result.extra["aggregate"]
-    names = result.extra["params"].names
-    n = agg.runs
-    rows = []
-    for i, name in enumerate(names):
-        rows.append({
-            "character": name,
-            "P(freed)": agg.freed[i] / n,
-            "mean round freed": agg.freed_round_sum[i] / agg.freed[i] if agg.freed[i] else np.nan,
-            "checks": agg.checks[i] / n,
-            "successes": agg.successes[i] / n,
-            "overloads": agg.overloads[i] / n,
-            "items found": agg.items_found[i] / n,
-        })
-    return pd.DataFrame(rows)
 
 
 def balance_metrics(result: SimulationResult) -> dict:
@@ -92,6 +94,163 @@ def balance_metrics(result: SimulationResult) -> dict:
     return out
 
 
+ATTENTION_ACTIONS = (("assist", "assist"), ("guide", "guide"), ("search", "search"))
+
+
+def _action_totals(result: SimulationResult) -> dict[str, float] | None:
+    """Mean actions per run (party total) by action kind, when the engine counted them."""
+    from sim.escape.state import ACTION_KINDS
+
+    agg = result.extra.get("aggregate")
+    acts = getattr(agg, "actions", None)
+    if acts is None:
+        return None
+    totals = np.asarray(acts).sum(axis=0)
+    return {kind: float(totals[k] / agg.runs) for k, kind in enumerate(ACTION_KINDS)}
+
+
+def _party_block(scen) -> str:
+    rows = []
+    goal = set(scen.goal.slots)
+    for c in scen.party:
+        restraints = [f"{slot} {tier} (DC {_dc_in_effect(scen, tier)})" for slot in SLOTS
+                      if (tier := getattr(c.restraints, slot)) is not None]
+        scores = ", ".join(f"{k} {v}" for k, v in c.scores.as_dict().items())
+        rows.append([c.name, c.class_, str(c.level), scores, "; ".join(restraints) or "none",
+                     "yes" if c.perception else "no"])
+    body = table(["character", "class", "level", "scores", "restraints (tier, DC)", "perception"], rows)
+    not_goal = [s for s in SLOTS if s not in goal]
+    note = ("Goal: every character free of " + ", ".join(scen.goal.slots) + "."
+            + (f" Restraints on {', '.join(not_goal)} do not count towards escaping." if not_goal else ""))
+    return join(body, paragraph(note))
+
+
+def _dc_in_effect(scen, tier: str) -> int:
+    t = TIER_IDS.index(tier)
+    o = scen.rules.tiers.get(tier)
+    return o.dc if o is not None and o.dc is not None else DEFAULT_DC[t]
+
+
+def _tier_ladder(scen) -> str:
+    """The tier ladder in effect (R-ESC-2): DC and what a success makes of it; overrides highlighted."""
+    used = {getattr(c.restraints, s) for c in scen.party for s in SLOTS} - {None}
+    rows, classes = [], []
+    for t, tier in enumerate(TIER_IDS[1:], start=1):
+        o = scen.rules.tiers.get(tier)
+        dc_over = o is not None and o.dc is not None
+        becomes_over = o is not None and o.becomes is not None
+        dc = o.dc if dc_over else DEFAULT_DC[t]
+        becomes = o.becomes if becomes_over else TIER_IDS[DEFAULT_BECOMES[t]]
+        dc_text = "no check" if tier == "utter" else str(dc)
+        rows.append([
+            tier,
+            join(dc_text, " ", tag("override", "override") if dc_over else tag("default")),
+            join(becomes, " ", tag("override", "override") if becomes_over else tag("default")),
+            "yes" if tier in used else "–",
+        ])
+        classes.append("override" if dc_over or becomes_over else ("" if tier in used else "unused"))
+    return table(["tier", "DC", "a success makes it", "worn by the party at the start"], rows, classes)
+
+
+def _attention_block(scen, result: SimulationResult) -> str:
+    a = scen.attention
+    pairs = [
+        ("limit", "none: the party cannot be caught" if a.limit is None else f"{a.limit} (caught when the total "
+                                                                             "reaches it)"),
+        ("per round", str(a.per_round)),
+        ("per assist / untie of a teammate / item used on a teammate", str(a.assist)),
+        ("per guide", str(a.guide)),
+        ("per search", str(a.search)),
+    ]
+    acts = _action_totals(result)
+    if acts is None:
+        return join(definitions(pairs), paragraph("The engine that ran this scenario did not count actions."))
+    costs = {"assist": a.assist, "guide": a.guide, "search": a.search}
+    rows = []
+    unused = []
+    from sim.escape.state import ACTION_KINDS
+
+    for kind in ACTION_KINDS:
+        per_run = acts[kind]
+        cost = costs.get(kind)
+        if kind in ("untie", "use_item"):
+            cost_text = f"{a.assist} when on a teammate, 0 on oneself"
+        elif kind == "rest" or kind == "struggle" or kind == "bless":
+            cost_text = "0"
+        else:
+            cost_text = str(cost)
+        drawn = per_run * cost if cost is not None else None
+        rows.append([kind.replace("_", " "), f"{per_run:.2f}", cost_text,
+                     "–" if drawn is None else f"{drawn:.2f}"])
+        if per_run == 0:
+            unused.append(kind)
+    notes = []
+    if "search" in unused and scen.search is not None:
+        notes.append(f"The {result.summary.get('policy', 'chosen')} policy never searched, so the search DC "
+                     f"({scen.search.dc}) and the items had no effect on these results.")
+    if unused:
+        notes.append("Never used: " + ", ".join(u.replace("_", " ") for u in unused) + ".")
+    rounds = result.summary.get("mean_rounds")
+    if a.per_round and rounds:
+        notes.append(f"Per-round attention adds {a.per_round} every round played.")
+    return join(definitions(pairs),
+                table(["action", "per run (party total)", "attention each", "attention drawn per run"], rows),
+                *(paragraph(n) for n in notes))
+
+
+def _answer(result: SimulationResult, exact_summary: dict | None) -> str:
+    s = result.summary
+    scen = result.scenario
+    p = result.extra["params"]
+    question = scenario_question(scen.description, "How often does the party escape, and how many rounds "
+                                                    "does it take?")
+    ex = f"; exact {fmt_exact(exact_summary['escape_rate'])}" if exact_summary else ""
+    lines = [f"The party escapes in {fmt_pct(s['escape_rate'], s['escape_rate_ci'])} of runs{ex}."]
+    caught = fmt_pct(s["caught_rate"], s["caught_rate_ci"])
+    timeout = fmt_pct(s["timeout_rate"], s["timeout_rate_ci"])
+    lines.append(f"The watch catches it in {caught}; {timeout} of runs reach the limit of {p.max_rounds} rounds "
+                 "(95% intervals in brackets).")
+    if s.get("mean_rounds") is not None:
+        ex = (f"; exact {exact_summary['mean_rounds']:.3g}" if exact_summary and exact_summary.get("mean_rounds")
+              else "")
+        lines.append(f"Escaped runs take {fmt_num(s['mean_rounds'], se=s.get('mean_rounds_se'))} rounds on "
+                     f"average{ex}.")
+    tiers = tier_table(result)
+    if len(tiers):
+        top = tiers.loc[tiers["rounds spent per run"].idxmax()]
+        lines.append(f"The tier that holds the party longest: {top['tier']} "
+                     f"({top['rounds spent per run']:.1f} character-rounds per run).")
+    return answer(question, lines)
+
+
+def _tier_table_shown(tiers: pd.DataFrame, result: SimulationResult) -> str:
+    agg = result.extra["aggregate"]
+    rows = []
+    for _, r in tiers.iterrows():
+        t = TIER_IDS.index(r["tier"])
+        checks = int(agg.checks_at_tier.sum(axis=0)[t])
+        succ = int(agg.successes_at_tier.sum(axis=0)[t])
+        rate = fmt_pct(succ / checks, wilson_interval(succ, checks)) if checks else "–"
+        rows.append([r["tier"], f"{r['checks per run']:.2f}", rate, f"{r['rounds spent per run']:.2f}",
+                     fmt_pct(r["share of rounds"], decimals=0), "◀ bottleneck" if r["bottleneck"] else ""])
+    return table(["tier", "checks per run", "check success (95% interval)", "character-rounds per run",
+                  "share of rounds", ""], rows)
+
+
+def _character_table_shown(result: SimulationResult) -> str:
+    agg = result.extra["aggregate"]
+    n = agg.runs
+    rows = []
+    for i, name in enumerate(result.extra["params"].names):
+        freed = int(agg.freed[i])
+        rows.append([name, fmt_pct(freed / n, wilson_interval(freed, n)),
+                     f"{agg.freed_round_sum[i] / freed:.1f}" if freed else "–",
+                     f"{agg.checks[i] / n:.2f}", f"{agg.successes[i] / n:.2f}", f"{agg.overloads[i] / n:.2f}",
+                     f"{agg.items_found[i] / n:.2f}"])
+    return table(["character", "freed (95% interval)", "mean round freed", "checks per run", "successes per run",
+                  "overloads per run", "items found per run"], rows)
+
+
 def write_report(result: SimulationResult, out_dir: Path, exact_summary: dict | None = None) -> list[Path]:
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -104,73 +263,96 @@ def write_report(result: SimulationResult, out_dir: Path, exact_summary: dict | 
     k = np.arange(1, p.max_rounds + 1)
     curve = np.array(s["escape_by_round"])
     band = np.array([wilson_interval(v * n, n) for v in curve])
-    fig, ax = new_figure("Escape by round", "round", "P(escaped by end of round)")
+    fig, ax = new_figure("Escape by round", "round", "P(escaped by the end of the round)")
     ax.fill_between(k, band[:, 0], band[:, 1], alpha=0.25, label="95% interval")
     ax.plot(k, curve, marker="o", label=f"simulated ({n:,} runs)")
     if exact_summary:
         ax.plot(k, exact_summary["escape_by_round"], "k--", label="exact")
     ax.set_ylim(0, 1.02)
-    ax.legend()
+    legend_outside(ax)
     written.append(save_figure(fig, out / "escape_by_round.png"))
 
     # outcome shares
     shares = [s["escape_rate"], s["caught_rate"], s["timeout_rate"]]
     cis = [s["escape_rate_ci"], s["caught_rate_ci"], s["timeout_rate_ci"]]
-    fig, ax = new_figure("Outcome shares", "outcome", "share of runs")
+    fig, ax = new_figure("Outcome shares (95% interval whiskers)", "outcome", "share of runs")
     err = np.clip(np.array([[v - c[0] for v, c in zip(shares, cis, strict=True)],
                             [c[1] - v for v, c in zip(shares, cis, strict=True)]]), 0, None)
-    ax.bar(["escaped", "caught", "timeout"], shares, yerr=err, capsize=6, color=["#4c9", "#c54", "#aaa"])
-    ax.set_ylim(0, 1.02)
+    ax.bar(["escaped", "caught", f"timeout ({p.max_rounds} rounds)"], shares, yerr=err, capsize=6,
+           color=["#4c9", "#c54", "#aaa"])
+    for x, v in enumerate(shares):
+        ax.text(x, min(v + 0.03, 0.97), f"{100 * v:.1f}%", ha="center", va="bottom", fontsize=9)
+    ax.set_ylim(0, 1.05)
     written.append(save_figure(fig, out / "outcomes.png"))
 
-    # tiers
+    # tiers: bars = character-rounds, line = check success rate (own axis), both in the legend
     tiers = tier_table(result)
     if len(tiers):
-        fig, ax = new_figure("Rounds spent and success rate by tier", "tier", "character-rounds per run")
-        ax.bar(tiers["tier"], tiers["rounds spent per run"], color="#69c", label="rounds spent")
+        fig, ax = new_figure("Rounds spent and check success by tier", "tier (highest goal restraint)",
+                             "character-rounds per run (bars)")
+        bars = ax.bar(tiers["tier"], tiers["rounds spent per run"], color="#69c", label="character-rounds per run")
         ax2 = ax.twinx()
-        ax2.plot(tiers["tier"], tiers["success rate"], "ko-", label="check success rate")
-        ax2.set_ylabel("check success rate")
+        (line,) = ax2.plot(tiers["tier"], tiers["success rate"], "ko-", label="check success rate (right axis)")
+        ax2.set_ylabel("check success rate (line)")
         ax2.set_ylim(0, 1.02)
+        ax.legend(handles=[bars, line], loc="upper left", bbox_to_anchor=(1.12, 1.0), fontsize="small")
         written.append(save_figure(fig, out / "tiers.png"))
 
-    # rounds histogram of escaped runs
+    # rounds to escape over escaped runs
     agg = result.extra["aggregate"]
-    fig, ax = new_figure("Rounds to escape (escaped runs)", "round of escape", "share of all runs")
-    counts = agg.escaped_at[1:] / n
-    ax.bar(k, counts, color="#4c9")
+    escaped = int(agg.escaped_at[1:].sum())
+    fig, ax = new_figure("Round of escape (escaped runs only)", "round of escape", "share of escaped runs")
+    if escaped:
+        ax.bar(k, agg.escaped_at[1:] / escaped, color="#4c9")
+    else:
+        ax.text(0.5, 0.5, "no run escaped", transform=ax.transAxes, ha="center")
     written.append(save_figure(fig, out / "rounds_hist.png"))
 
-    head = {
-        "escape rate": [s["escape_rate"], f"[{s['escape_rate_ci'][0]:.4f}, {s['escape_rate_ci'][1]:.4f}]"],
-        "caught rate": [s["caught_rate"], f"[{s['caught_rate_ci'][0]:.4f}, {s['caught_rate_ci'][1]:.4f}]"],
-        "timeout rate": [s["timeout_rate"], f"[{s['timeout_rate_ci'][0]:.4f}, {s['timeout_rate_ci'][1]:.4f}]"],
-        "mean rounds (escaped)": [s["mean_rounds"] if s["mean_rounds"] is not None else np.nan, ""],
-    }
-    headline = pd.DataFrame(head, index=["simulated", "95% interval"]).T
-    if exact_summary:
-        headline["exact"] = [exact_summary["escape_rate"], exact_summary["caught_rate"],
-                             exact_summary["timeout_rate"], exact_summary["mean_rounds"] or np.nan]
-    by_round = pd.DataFrame({"round": k, "P(escaped by round)": curve,
-                             "low": band[:, 0], "high": band[:, 1]})
-    if exact_summary:
-        by_round["exact"] = exact_summary["escape_by_round"]
     scen = result.scenario
+    by_round_rows = []
+    for i, r in enumerate(k):
+        row = [str(r), fmt_pct(curve[i], band[i])]
+        if exact_summary:
+            row.append(fmt_exact(exact_summary["escape_by_round"][i]))
+        by_round_rows.append(row)
+    by_round = table(["round", "escaped by its end (95% interval)"] + (["exact"] if exact_summary else []),
+                     by_round_rows)
+    settings = [("policy", s.get("policy", scen.policy.name)), ("round limit", str(p.max_rounds)),
+                ("dice stacking", scen.rules.dice_stacking),
+                ("harness damage", scen.harness.damage),
+                ("stimulus", f"{scen.stimulus.damage} {scen.stimulus.kind} per round" if scen.stimulus else "none"),
+                ("search", "not configured" if scen.search is None else
+                 f"DC {scen.search.dc}; items: " + (", ".join(
+                     f"{it.name} ({it.kind}, {it.value:+d}, weight {it.weight:g}"
+                     + (f", {it.count} available" if it.count is not None else "") + ")"
+                     for it in scen.search.items) or "none"))]
     sections = [
-        f"<p>{scen.description}</p>" if scen.description else "",
-        section("Headline", table_html(headline)),
-        section("Escape by round", table_html(by_round, index=False), image="escape_by_round.png"),
-        section("Outcome shares", image="outcomes.png"),
-        section("Tiers: where the runs get stuck", table_html(tiers, index=False) if len(tiers) else "",
+        _answer(result, exact_summary),
+        description_block(scen.description),
+        section("The party and its restraints", _party_block(scen)),
+        section("Tier ladder in effect", _tier_ladder(scen),
+                note="DCs and what a successful escape check makes of each tier (R-ESC-2). Rows with an override "
+                     "from the scenario's [rules.tiers] are highlighted; tiers no one wears at the start are grey."),
+        section("Attention: settings and what drew it", _attention_block(scen, result),
+                note="Attention drawn by each action (R-ESC-9a); the party is caught when the total reaches the "
+                     "limit."),
+        section("Other settings", definitions(settings)),
+        section("Escape by round", details("Table: escaped by the end of each round", by_round),
+                image="escape_by_round.png",
+                alt="Line chart: share of runs escaped by the end of each round, with its 95% interval band"),
+        section("Outcome shares", image="outcomes.png", alt="Bar chart: shares of escaped, caught and timed-out runs"),
+        section("Tiers: where the runs get stuck", _tier_table_shown(tiers, result) if len(tiers) else "",
                 image="tiers.png" if len(tiers) else None,
-                note="Rounds spent counts each round a character starts with that tier as its highest goal "
+                alt="Bars: character-rounds per run by tier; line: check success rate by tier",
+                note="Character-rounds counts each round a character starts with that tier as its highest goal "
                      "restraint; the bottleneck is the tier holding characters longest."),
-        section("Characters", table_html(character_table(result), index=False)),
-        section("Rounds to escape", image="rounds_hist.png"),
-        section("Balance", table_html(balance_table(balance_metrics(result)), index=False),
+        section("Characters", _character_table_shown(result)),
+        section("Round of escape", image="rounds_hist.png",
+                alt="Bar chart: distribution of the round of escape over escaped runs"),
+        section("Balance", balance_block(balance_metrics(result)),
                 note="Run-length spread over all runs (and escaped runs), share of timeouts, the first-check "
                      "advantage (escape rate after a round-1 success minus after only failed round-1 checks) and "
-                     "the tier that held the party longest in the runs that did not escape."),
+                     "the tier that held the party longest in the runs that did not escape.", folded=True),
     ]
     title = f"Escape challenge — {scen.name or scen.slug} (policy {s['policy']})"
     written.append(write_html(out / "report.html", title, sections, s))

@@ -7,7 +7,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 
 from sim.formation.rules import (
     AMBUSH_MARGIN,
@@ -18,7 +17,27 @@ from sim.formation.rules import (
     sixes_dp_distribution,
 )
 from sim.formation.targeting import targeting_table
-from sim.report import new_figure, save_figure, section, table_html, write_html
+from sim.report import (
+    answer,
+    definitions,
+    description_block,
+    details,
+    fmt_exact,
+    fmt_num,
+    fmt_pct,
+    join,
+    legend_outside,
+    new_figure,
+    save_figure,
+    scenario_question,
+    section,
+    table,
+    write_html,
+)
+
+#: Japanese ability names of the rule text with their romanised reading and plain English meaning.
+TERMS = {"athletics": "運動 (undō)", "information": "情報 (jōhō)", "combat": "戦闘 (sentō)",
+         "stamina": "体力 (tairyoku)", "resolve": "自尊 (jison)"}
 
 HEAT_DIFFS = tuple(range(-8, 9))  # athletics − information
 HEAT_STEPS = tuple(range(0, 5))  # powered armor + super-perception count (each −2 net)
@@ -64,7 +83,7 @@ def _dp_chart(out_dir: Path, result) -> str:
     ax.bar(seen, agg.dp_counts[seen] / agg.runs, width=0.8, alpha=0.6, label="simulated")
     dist = {v: q for v, q in sixes_dp_distribution(s.checks).items() if q >= 1e-5}  # visible mass only
     ax.plot([reward + v for v in dist], list(dist.values()), "k.", label="exact")
-    ax.legend()
+    legend_outside(ax)
     save_figure(fig, out_dir / "dp_income.png")
     return "dp_income.png"
 
@@ -79,19 +98,52 @@ def _skirmish_chart(out_dir: Path, result) -> str:
         if total:
             seen = np.flatnonzero(row)
             ax.plot(seen, row[seen] / n, marker="o", label=f"{label} ({total / n:.1%})")
-    ax.legend(title="winner")
+    ax.set_ylim(bottom=0)
+    legend_outside(ax, title="winner (share of runs)")
     save_figure(fig, out_dir / "skirmish_rounds.png")
     return "skirmish_rounds.png"
 
 
-def _html_table(df: pd.DataFrame) -> str:
-    """table_html with every non-float column as text (its formatter passes other values through
-    unchanged, which pandas rejects for integers)."""
-    df = df.copy()
-    for col in df.columns:
-        if not pd.api.types.is_float_dtype(df[col]):
-            df[col] = df[col].astype(str)
-    return table_html(df, index=False)
+def _answer(scenario, s: dict, exact: dict | None) -> str:
+    a = scenario.ambush
+    question = scenario_question(scenario.description, "How often does the ambush succeed, and what does a "
+                                                        "session earn?")
+    ex = f"; exact {fmt_exact(exact['ambush_win'])}" if exact and exact.get("ambush_win") is not None else ""
+    lines = [f"The ambush succeeds in {fmt_pct(s['ambush_win'], s['ambush_win_ci'])} of tries{ex}."]
+    ex2 = f"; exact {fmt_exact(exact['ambush_win_by_2'])}" if exact and exact.get("ambush_win_by_2") is not None \
+        else ""
+    lines.append(f"It wins by 2 or more in {fmt_pct(s['ambush_win_by_2'], s['ambush_win_by_2_ci'])}{ex2} "
+                 f"(athletics {a.ambusher_athletics}, {a.powered_armor} powered armor, against information "
+                 f"{a.defender_information}, {a.super_perception} super-perception).")
+    ex3 = f"; exact {exact['dp_per_session']:.4g}" if exact and exact.get("dp_per_session") is not None else ""
+    lines.append(f"A session earns {fmt_num(s['dp_per_session'], s['dp_per_session_ci'])} DP on average{ex3}.")
+    if "skirmish_win_a" in s:
+        lines.append(f"Skirmish: side A wins {fmt_pct(s['skirmish_win_a'], s['skirmish_win_a_ci'])}, side B "
+                     f"{fmt_pct(s['skirmish_win_b'], s['skirmish_win_b_ci'])}, draws "
+                     f"{fmt_pct(s['skirmish_draw'], s['skirmish_draw_ci'])} (95% intervals in brackets).")
+    return answer(question, lines)
+
+
+def _inputs(scenario) -> str:
+    a, sess, sk = scenario.ambush, scenario.session, scenario.skirmish
+    pairs = [("ambush", f"side {a.side}: athletics {TERMS['athletics']} {a.ambusher_athletics}, powered armor "
+                        f"{a.powered_armor}, party size {a.party_size}; defender information "
+                        f"{TERMS['information']} {a.defender_information}, super-perception {a.super_perception}"),
+             ("session", f"{sess.checks} checks; stars " + (", ".join(map(str, sess.stars)) or "none")),
+             ("skirmish", "off" if not sk.enabled else
+              f"up to {sk.max_rounds} rounds, order {sk.order}, damage {sk.damage_model} (min {sk.min_damage}), "
+              f"ambush {'on' if sk.ambush else 'off'}"),
+             ("target choice", scenario.policy.name)]
+    rows = [[u.name, u.side, u.area, u.attack, str(u.combat), str(u.evade), str(u.damage), str(u.hp), str(u.stars),
+             ", ".join(f for f, on in (("troop", u.troop), ("summoned", u.summoned),
+                                        ("super-perception", u.super_perception)) if on)
+             + (f" grapple {u.grapple}" if u.grapple != "none" else "") or "–"]
+            for u in scenario.units]
+    parts = [definitions(pairs)]
+    if rows:
+        parts.append(section("Units", table(["unit", "side", "area", "attack", f"combat {TERMS['combat']}", "evade",
+                                             "damage", "hp", "stars", "other"], rows), level=3))
+    return join(*parts)
 
 
 def write_report(result, out_dir, exact_summary=None) -> Path:
@@ -100,33 +152,44 @@ def write_report(result, out_dir, exact_summary=None) -> Path:
     scenario = result.scenario
     s = result.summary
     rows = []
-    for key in ("ambush_win", "ambush_win_by_2", "dp_per_session"):
+    for key, label in (("ambush_win", "ambush succeeds"), ("ambush_win_by_2", "ambush wins by 2 or more"),
+                       ("dp_per_session", "DP per session")):
         ci = s.get(key + "_ci")
-        rows.append({"key": key, "simulated": s[key],
-                     "95% interval": f"[{ci[0]:.4f}, {ci[1]:.4f}]" if ci else "",
-                     "exact": exact_summary.get(key) if exact_summary else np.nan})
-    sections = [section("Summary", _html_table(pd.DataFrame(rows)),
-                        note=scenario.description or None)]
+        value = fmt_pct(s[key], ci) if key != "dp_per_session" else fmt_num(s[key], ci)
+        ex = exact_summary.get(key) if exact_summary else None
+        ex_text = "–" if ex is None else (fmt_exact(ex) if key != "dp_per_session" else f"{ex:.4g}")
+        rows.append([label, value, ex_text])
+    sections = [_answer(scenario, s, exact_summary), description_block(scenario.description),
+                section("Inputs that decide it", _inputs(scenario)),
+                section("Summary", table(["quantity", "simulated (95% interval)", "exact"], rows))]
     sections.append(section("Ambush probability (R-MDK-12, R-MDK-20)", image=_heatmap(out_dir, scenario),
+                            alt="Heat maps: exact probability the ambush wins (and wins by 2) by ability "
+                                "difference and modifier count",
                             note="Exact over the 36 × 36 dark-dice outcomes; the red square is this scenario."))
-    table = targeting_table(scenario)
-    if len(table):
-        shown = table.drop(columns=["legal"])
-        sections.append(section("Targeting table (R-MDK-6 .. R-MDK-9, R-MDK-14)", _html_table(shown),
-                                note="Starting formation; hit probability is exact: 戦闘 + penalty against "
-                                     "evade, opposed 2DR, ties to the defender (R-MDK-2)."))
-    sections.append(section("DP income per session (R-MDK-3, R-MDK-21)", image=_dp_chart(out_dir, result)))
+    tt = targeting_table(scenario)
+    if len(tt):
+        rows = [[r.attacker, r.attacker_side, r.attacker_area, r.attack, r.target, r.target_area,
+                 "yes" if r.contact else "no", str(r.penalty), str(r.reason), fmt_exact(r.hit_probability, digits=3)]
+                for r in tt.itertuples()]
+        sections.append(section("Targeting table (R-MDK-6 .. R-MDK-9, R-MDK-14)",
+                                details("Table: every attacker against every target",
+                                        table(["attacker", "side", "area", "attack", "target", "target area",
+                                               "contact", "penalty", "reason", "P(hit), exact"], rows)),
+                                note=f"Starting formation; hit probability is exact: combat {TERMS['combat']} + "
+                                     "penalty against evade, opposed 2DR, ties to the defender (R-MDK-2)."))
+    sections.append(section("DP income per session (R-MDK-3, R-MDK-21)", image=_dp_chart(out_dir, result),
+                            alt="Bar chart: distribution of DP earned per session, simulated and exact"))
     if "skirmish_win_a" in s:
-        out_rows = pd.DataFrame([
-            {"outcome": "side A wins", "rate": s["skirmish_win_a"], "ci": str(np.round(s["skirmish_win_a_ci"], 4))},
-            {"outcome": "side B wins", "rate": s["skirmish_win_b"], "ci": str(np.round(s["skirmish_win_b_ci"], 4))},
-            {"outcome": "draw (round limit)", "rate": s["skirmish_draw"],
-             "ci": str(np.round(s["skirmish_draw_ci"], 4))},
-        ])
-        extra = (f"<p>mean rounds {s['skirmish_mean_rounds']:.3f}; mean survivors A "
-                 f"{s['skirmish_mean_survivors_a']:.3f}, B {s['skirmish_mean_survivors_b']:.3f}; "
-                 f"mean enslavement DP for side A {s['enslave_dp_mean']:.3f}</p>")
-        sections.append(section("Skirmish outcomes (R-MDK-14)", _html_table(out_rows) + extra,
-                                image=_skirmish_chart(out_dir, result)))
+        out_rows = [["side A wins", fmt_pct(s["skirmish_win_a"], s["skirmish_win_a_ci"])],
+                    ["side B wins", fmt_pct(s["skirmish_win_b"], s["skirmish_win_b_ci"])],
+                    ["draw (round limit)", fmt_pct(s["skirmish_draw"], s["skirmish_draw_ci"])]]
+        extra = definitions([("mean rounds", f"{s['skirmish_mean_rounds']:.2f}"),
+                             ("mean survivors", f"side A {s['skirmish_mean_survivors_a']:.2f}, side B "
+                                                f"{s['skirmish_mean_survivors_b']:.2f}"),
+                             ("mean enslavement DP for side A", f"{s['enslave_dp_mean']:.2f}")])
+        sections.append(section("Skirmish outcomes (R-MDK-14)",
+                                join(table(["outcome", "share of runs (95% interval)"], out_rows), extra),
+                                image=_skirmish_chart(out_dir, result),
+                                alt="Line chart: share of runs ending in each round, by winner"))
     title = f"Formation: {scenario.name or scenario.slug}"
     return write_html(out_dir / "report.html", title, sections, summary=s)
