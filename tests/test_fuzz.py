@@ -6,6 +6,7 @@ from __future__ import annotations
 import copy
 import json
 import math
+import sys
 import tomllib
 from pathlib import Path
 
@@ -18,7 +19,10 @@ from sim.cli import main
 from sim.scenario import parse_scenario
 
 ROOT = Path(__file__).resolve().parents[1]
-EXAMPLES = {p: tomllib.loads(p.read_text()) for p in sorted((ROOT / "scenarios").glob("*/*.toml"))}
+sys.path.insert(0, str(ROOT / "tests"))
+from examples import example_scenarios  # noqa: E402
+
+EXAMPLES = {p: tomllib.loads(p.read_text()) for p in example_scenarios()}
 EXAMPLE_LIST = sorted(EXAMPLES)
 
 

@@ -19,6 +19,17 @@ from sim.designer.metrics import HEADLINE, main_metric, metric_interval, metric_
 from sim.errors import ScenarioError
 
 
+def _is_fit_file(path: Path) -> bool:
+    """A fit file (``python -m sim fit``) found in a folder is not a scenario: a folder run skips it."""
+    import tomllib
+
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return False  # let the loader report it
+    return "fit" in data and "kind" not in data
+
+
 def scenario_files(paths: list[str]) -> list[Path]:
     """The scenario files named by ``paths``: files as given, folders searched for ``*.toml`` (recursively,
     sorted). Raises ScenarioError for a missing path or a folder without scenarios."""
@@ -26,7 +37,7 @@ def scenario_files(paths: list[str]) -> list[Path]:
     for text in paths:
         p = Path(text)
         if p.is_dir():
-            found = sorted(q for q in p.rglob("*.toml") if q.is_file())
+            found = sorted(q for q in p.rglob("*.toml") if q.is_file() and not _is_fit_file(q))
             if not found:
                 raise ScenarioError("no *.toml scenario files in this folder", file=text)
             out.extend(found)

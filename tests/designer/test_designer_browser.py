@@ -22,8 +22,9 @@ from sim.cli import main
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests"))
 from browser_check import assert_clean, needs_browser, open_pages  # noqa: E402
+from examples import example_scenarios  # noqa: E402
 
-EXAMPLES = sorted((ROOT / "scenarios").rglob("*.toml"))
+EXAMPLES = example_scenarios()
 SENSITIVITY_PARAM = {"escape": "party.0.scores.dex", "restraint": "target.scores.dex", "campus": "rules.vitality",
                      "formation": "ambush.ambusher_athletics"}
 #: kinds whose ``compare`` page is opened here (the subcommand test of issue 12 covers the others' exits; add a

@@ -16,7 +16,7 @@ ROGUE = ROOT / "scenarios/escape/lone_rogue.toml"
 
 def _examples():
     out = []
-    for path in sorted((ROOT / "scenarios").glob("*/*.toml")):
+    for path in sorted(p for p in (ROOT / "scenarios").glob("*/*.toml") if p.parent.name != "fit"):
         try:
             out.append(sim.load_scenario(path))
         except sim.ScenarioError:  # a kind still being written
