@@ -17,6 +17,7 @@ from sim.formation.rules import (
     session_reward_dp,
     sixes_dp_distribution,
 )
+from sim.formation.switches import switch_effects
 from sim.formation.targeting import targeting_table
 from sim.report import new_figure, save_figure, section, table_html, write_html
 
@@ -128,5 +129,10 @@ def write_report(result, out_dir, exact_summary=None) -> Path:
                  f"mean enslavement DP for side A {s['enslave_dp_mean']:.3f}</p>")
         sections.append(section("Skirmish outcomes (R-MDK-14)", _html_table(out_rows) + extra,
                                 image=_skirmish_chart(out_dir, result)))
+    seed = s.get("seed") if s.get("seed") is not None else 1
+    sections.append(section("The seed's readings (issue 18: R-MDK-3/5/6/11/21)",
+                            _html_table(switch_effects(scenario, seed=seed)),
+                            note="Each row changes one switch from the reading before issue 18; 2,000 runs each "
+                                 "on this report's seed (sim.formation.switches)."))
     title = f"Formation: {scenario.name or scenario.slug}"
     return write_html(out_dir / "report.html", title, sections, summary=s)

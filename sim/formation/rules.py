@@ -124,12 +124,6 @@ def ambush_exact(ambush) -> dict[str, float]:
     return {"ambush_win": wins / N_PAIRS, "ambush_win_by_2": wins_by / N_PAIRS}
 
 
-def shadow_ambush_possible(target_has_super_perception: bool) -> bool:
-    """R-MDK-12: a shadow-user's in-combat ambush is individual and impossible against a
-    super-perception monster."""
-    return not target_has_super_perception
-
-
 # --------------------------------------------------------------------------------------------
 # R-MDK-3 / R-MDK-21 DP
 

@@ -290,3 +290,119 @@ def test_reference_equals_kernel_per_run_on_the_same_seed():
     b = sim.simulate(scen, runs=300, seed=11, engine="reference")
     pd.testing.assert_frame_equal(a.runs, b.runs)
     assert a.summary == b.summary
+
+
+# --------------------------------------------------------------------------------------------
+# issue 18: the seed's attacks, movement, withdrawal (hand-derived; both engines stepped together)
+
+
+def test_r_mdk_6_expected_damage_counts_by_hand():
+    """R-MDK-6 choice: 1296 × expected damage. With diff = +100 the attacker loses only to a
+    defender's critical against a non-critical (1 × 35 outcomes) and to its own fumble against a
+    defender neither fumbling nor critical (1 × 34): 1296 − 69 = 1227 wins × 3 damage = 3681.
+    With diff = −100 it wins only by the mirror cases: 69 × 3 = 207."""
+    from sim.formation.kernel import expected_damage, opposed_offsets
+    from sim.formation.rules import expected_damage_count
+
+    forced, compared = opposed_offsets()
+    for diff, want in ((100, 3681), (-100, 207)):
+        assert expected_damage_count(diff, 3, False, 1) == want
+        assert expected_damage(forced, compared, diff, 3, 0, 1) == want
+    # base below min_damage: every win deals min_damage (1)
+    assert expected_damage_count(100, -5, False, 1) == 1227
+
+
+def test_r_mdk_6_back_line_unit_chooses_ranged_at_the_enemy_front():
+    """A back-line unit with melee and ranged: melee at the enemy front is −4, ranged (one area
+    beyond the adjacent one) is 0 (R-MDK-6). All dice 3 (dark sum 6): ranged 7 − 6 = 1 against
+    evade 5 − 6 = −1 hits for 3; melee only: 7 − 4 − 6 = −3 misses."""
+    for attacks, b_hp in ((["melee", "ranged"], 10 - 3), (["melee"], 10)):
+        units = [{"side": "A", "name": "a", "area": "back", "attacks": attacks, "combat": 7, "damage": 3, **PLAIN},
+                 {"side": "B", "name": "b", "evade": 5, "combat": -50, **PLAIN}]
+        p = compile_params(make(units, policy={"choice": "expected_damage"}))
+        trace, _, _ = play(p, rows(p, 1))
+        assert hp_after(trace, 1, "a")[1] == b_hp, attacks
+
+
+def test_r_mdk_6_expected_damage_prefers_the_target_it_hurts_most():
+    """Two enemies in front, same evade: x (armor 0) takes 5 per hit, y (armor 3) 2, so the
+    expected damage picks x; the smallest-penalty reading ('greedy', lowest hp) picks y (hp 4)."""
+    units = [{"side": "A", "name": "a", "combat": 7, "damage": 5, **PLAIN},
+             {"side": "B", "name": "x", "evade": 5, "hp": 10, "combat": -50, **PLAIN},
+             {"side": "B", "name": "y", "evade": 5, "hp": 4, "armor": 3, "combat": -50, **PLAIN}]
+    dice = {"a": always_hits()}
+    for choice, hp in (("expected_damage", [10, 5, 4]), ("min_penalty", [10, 10, 2])):
+        p = compile_params(make(units, policy={"choice": choice}))
+        trace, _, _ = play(p, rows(p, 1, dice))
+        assert hp_after(trace, 1, "a") == hp, choice
+
+
+def test_r_mdk_11_best_movement_steps_forward_to_melee():
+    """R-MDK-11 ``best``: a melee unit in the back line moves to the front (no action), where its
+    attack has no penalty: 7 − 6 = 1 > −1 hits. ``fixed``: it attacks from the back at −4, misses."""
+    units = [{"side": "A", "name": "f", "combat": -50, "evade": 50, **PLAIN},
+             {"side": "A", "name": "m", "area": "back", "combat": 7, "damage": 3, **PLAIN},
+             {"side": "B", "name": "b", "evade": 5, "combat": -50, **PLAIN}]
+    for movement, area, b_hp in (("best", 0, 7), ("fixed", 1, 10)):
+        p = compile_params(make(units, policy={"movement": movement, "choice": "expected_damage"}))
+        trace, _, _ = play(p, rows(p, 1))
+        s = dict(((r, nm), st) for r, nm, st in trace)[(1, "m")]
+        assert s["area"][1] == area and s["hp"][2] == b_hp, movement
+
+
+def test_r_mdk_11_movement_never_empties_the_front():
+    """A ranged unit in front aims at the enemy front at −4 and would shoot it from the back at 0;
+    alone in its side's front it may not step back (R-MDK-11) and misses (7 − 4 − 6 = −3 < −1);
+    with a second front unit beside it, it steps back and hits (7 − 6 = 1 > −1)."""
+    shooter = {"side": "A", "name": "s", "attack": "ranged", "combat": 7, "damage": 3, **PLAIN}
+    enemy = {"side": "B", "name": "b", "evade": 5, "combat": -50, **PLAIN}
+    p = compile_params(make([shooter, enemy], policy={"movement": "best"}))
+    trace, _, _ = play(p, rows(p, 1))
+    assert trace[0][2]["area"] == [0, 0] and trace[0][2]["hp"][1] == 10
+    mate = {"side": "A", "name": "mate", "combat": -50, **PLAIN}
+    p = compile_params(make([shooter, mate, enemy], policy={"movement": "best"}))
+    trace, _, _ = play(p, rows(p, 1))
+    assert trace[0][2]["area"] == [1, 0, 0] and trace[0][2]["hp"][2] == 7
+
+
+def test_r_mdk_5_slave_withdraws_with_its_own_action():
+    """R-MDK-5: withdraw_below = 0.5 on a 10-hp slave: it withdraws when its hp is below
+    ceil(0.5 × 10) = 5. Order hunter, slave, master; the hunter's magic always hits the first
+    listed enemy (policy 'first'), the slave (2) and the master (1) always hit the hunter.
+    dmg 6: slave at 4 < 5 withdraws on its round-1 turn (its own action: the hunter keeps 50), the
+    master still acts (49); round 2 the hunter hits the master (10 − 6 = 4), master hits (48).
+    dmg 5: slave at 5 is not below 5, attacks (48), master (47); round 2 the slave falls, 46."""
+    for dmg, withdrawn, hunter_hp in ((6, True, [50, 49, 48]), (5, False, [48, 47, 46])):
+        units = [{"side": "B", "name": "hunter", "attack": "magic", "combat": 50, "damage": dmg, "hp": 50,
+                  "evade": -50, **PLAIN},
+                 {"side": "A", "name": "slave", "slave": True, "combat": 50, "damage": 2, "evade": -50, **PLAIN},
+                 {"side": "A", "name": "master", "combat": 50, "damage": 1, "evade": 50, **PLAIN}]
+        p = compile_params(make(units, policy={"withdraw_below": 0.5, "name": "first"}))
+        trace, _, _ = play(p, rows(p, 2, {"hunter": always_hits()}))
+        s = dict(((r, nm), st) for r, nm, st in trace)
+        assert s[(1, "slave")]["withdrawn"][1] is withdrawn and s[(1, "slave")]["present"][1] is not withdrawn
+        assert [s[(1, "slave")]["hp"][0], s[(1, "master")]["hp"][0], s[(2, "master")]["hp"][0]] == hunter_hp
+        if withdrawn:
+            assert s[(2, "master")]["hp"][2] == 4  # the hunter turned to the master
+    # off by default: the same fight without withdraw_below never withdraws
+    p = compile_params(make(units, policy={"name": "first"}))
+    trace, _, _ = play(p, rows(p, 2, {"hunter": always_hits()}))
+    assert not any(st["withdrawn"][1] for _, _, st in trace)
+
+
+def test_r_mdk_5_withdrawals_are_counted_in_the_summary():
+    """A slave that withdraws in every run (threshold 1.0 = any damage; the hunter always hits it
+    first, then it withdraws on its turn) gives skirmish_mean_withdrawn_a = 1."""
+    units = [{"side": "B", "name": "hunter", "attack": "magic", "combat": 200, "damage": 1, "hp": 1000,
+              "evade": 200, **PLAIN},
+             {"side": "A", "name": "slave", "slave": True, "hp": 1000, "combat": -100, **PLAIN},
+             {"side": "A", "name": "rock", "hp": 1000, "evade": 200, "combat": -100, **PLAIN}]
+    scen = make(units, policy={"withdraw_below": 1.0, "name": "first"}, skirmish={"ambush": False, "max_rounds": 3})
+    res = sim.simulate(scen, runs=200, seed=2)
+    # the hunter wins unless it fumbles against a non-fumble or the slave rolls a critical
+    # (then the slave is untouched in round 1 and perhaps later): at most all runs withdraw
+    assert res.summary["skirmish_mean_withdrawn_a"] == res.runs["withdrawn_a"].mean()
+    assert 0.9 < res.summary["skirmish_mean_withdrawn_a"] <= 1.0
+    off = sim.simulate(make(units, policy={"name": "first"}, skirmish={"ambush": False, "max_rounds": 3}),
+                       runs=200, seed=2)
+    assert off.summary["skirmish_mean_withdrawn_a"] == 0
