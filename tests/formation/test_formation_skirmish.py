@@ -406,3 +406,31 @@ def test_r_mdk_5_withdrawals_are_counted_in_the_summary():
     off = sim.simulate(make(units, policy={"name": "first"}, skirmish={"ambush": False, "max_rounds": 3}),
                        runs=200, seed=2)
     assert off.summary["skirmish_mean_withdrawn_a"] == 0
+
+
+def test_r_mdk_11_best_movement_stays_on_a_tie():
+    """R-MDK-11 tie rule: magic has no area penalty (R-MDK-6), so a front-line mage's best attack is
+    as good from the back: it stays in front (a tie never moves), although moving back is allowed
+    (the wall keeps the front)."""
+    units = [{"side": "A", "name": "mage", "attack": "magic", "combat": -50, **PLAIN},
+             {"side": "A", "name": "wall", "combat": -50, **PLAIN},
+             {"side": "B", "name": "b", "combat": -50, **PLAIN}]
+    p = compile_params(make(units, policy={"movement": "best", "choice": "expected_damage"}))
+    trace, _, _ = play(p, rows(p, 2))
+    assert all(st["area"] == [0, 0, 0] for _, _, st in trace)
+
+
+def test_r_mdk_6_expected_damage_halved_at_a_grappled_pair():
+    """R-MDK-6 with R-MDK-10: an attack at a grappled pair reaches the chosen target only half the
+    time, so its expected damage counts half. g grapples y (the weaker, greedy) in round 1; then a
+    (same hit chance on both) weighs y: 5 per hit, halved = 2.5 against x: 5 − armor 1 = 4, and hits
+    x for 4. Without the halving it would pick y (5 > 4)."""
+    units = [{"side": "A", "name": "g", "grapple": "assault", "combat": 50, "damage": 1, **PLAIN},
+             {"side": "A", "name": "a", "combat": 7, "damage": 5, **PLAIN},
+             {"side": "B", "name": "x", "hp": 30, "armor": 1, "combat": -50, **PLAIN},
+             {"side": "B", "name": "y", "hp": 20, "combat": -50, **PLAIN}]
+    p = compile_params(make(units, policy={"choice": "expected_damage"}))
+    trace, _, _ = play(p, rows(p, 1, {"g": always_hits(), "a": always_hits()}))
+    s = dict(((r, nm), st) for r, nm, st in trace)
+    assert s[(1, "g")]["partner"] == [3, -1, -1, 0]
+    assert s[(1, "a")]["hp"][2:] == [30 - 4, 20 - 1]
