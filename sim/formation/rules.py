@@ -24,11 +24,6 @@ PASSIVE_PENALTY = 2  # R-MDK-12: defenders' passive checks after a win by 2
 # R-MDK-1 / R-MDK-2 checks
 
 
-def dark_total(ability: int, roll: DarkRoll, modifiers: int = 0) -> int:
-    """R-MDK-1: total = ability − dark dice sum + modifiers."""
-    return int(ability) - roll.sum + int(modifiers)
-
-
 def success_value(total: int, target: int) -> int:
     """R-MDK-1: success value (成功値) = total − target number."""
     return int(total) - int(target)

@@ -2,8 +2,9 @@
 legality and contact of every attacker–target pair, with the exact hit probability.
 
 Scalar functions over :class:`~sim.formation.model.Params` and a list ``onfield`` (unit alive and
-present); the scalar reference uses them turn by turn, the kernel has array versions of the same
-logic (``sim.formation.kernel.penalty_rows``) and a test compares the two.
+present) and optional current areas (R-MDK-11 movement); the scalar reference uses them turn by
+turn, the kernel has compiled versions of the same logic (``sim.formation.kernel.area_penalty``,
+``is_overflow``, ``troop_unblocked``) and a test compares the two.
 """
 
 from __future__ import annotations

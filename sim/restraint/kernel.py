@@ -25,7 +25,7 @@ from numba import njit
 from sim.dice import CHECK_DENOMINATOR, CHECK_MAX_SUM, MAX_NET_DICE, check_table_array
 from sim.restraint import rules as R
 from sim.restraint.rules import Params
-from sim.restraint.state import DuelState, Trace, draw_uniforms
+from sim.restraint.state import DuelState, Trace
 
 ARMS, LEGS, FINGERS, BODY = R.ARMS, R.LEGS, R.FINGERS, R.BODY
 N_SLOTS = R.N_SLOTS
@@ -317,8 +317,4 @@ def work_arrays():
             np.zeros(3, dtype=np.bool_))
 
 
-def simulate_chunk(p: Params, n: int, rng: np.random.Generator) -> Trace:
-    return run_kernel(p, draw_uniforms(p, n, rng))
-
-
-__all__ = ["binder_turn", "composure_round", "run_kernel", "simulate_chunk", "target_turn"]
+__all__ = ["binder_turn", "composure_round", "run_kernel", "target_turn", "work_arrays"]
