@@ -434,3 +434,13 @@ def test_r_mdk_6_expected_damage_halved_at_a_grappled_pair():
     s = dict(((r, nm), st) for r, nm, st in trace)
     assert s[(1, "g")]["partner"] == [3, -1, -1, 0]
     assert s[(1, "a")]["hp"][2:] == [30 - 4, 20 - 1]
+
+
+def test_r_mdk_6_attack_types_validated_and_defaulted():
+    """``attacks`` defaults to the single ``attack``; each type at most once (error names the key)."""
+    from sim.errors import ScenarioError
+
+    p = compile_params(make([{"side": "A", "name": "a", "attack": "ranged"}, {"side": "B", "name": "b"}]))
+    assert p.attacks.tolist() == [2, 1]  # bit masks: ranged, melee
+    with pytest.raises(ScenarioError, match="units.0.attacks"):
+        make([{"side": "A", "name": "a", "attacks": ["melee", "melee"]}, {"side": "B", "name": "b"}])
