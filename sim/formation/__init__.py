@@ -4,7 +4,9 @@
   functions and their exact analysis (36 × 36 outcomes).
 - :mod:`sim.formation.targeting`: the targeting engine (R-MDK-6 .. R-MDK-9, R-MDK-11, R-MDK-14).
 - :mod:`sim.formation.reference` / :mod:`sim.formation.kernel`: the per-run simulation (ambush,
-  session DP, skirmish with R-MDK-4, R-MDK-5, R-MDK-10), scalar and vectorized, same columns.
+  session DP, skirmish with R-MDK-4, R-MDK-5, R-MDK-6, R-MDK-10, R-MDK-11), scalar and compiled
+  (numba), same columns.
+- :mod:`sim.formation.switches`: the effect of each issue-18 switch (the report's last table).
 - :mod:`sim.formation.aggregate`: the streaming aggregate that the summary and the report read.
 - :mod:`sim.formation.report`: report.html with the ambush heat map, targeting table, DP income
   and skirmish outcomes.

@@ -38,6 +38,8 @@ class FormationAggregate:
     survivors_a: int = 0  # sums over runs
     survivors_b: int = 0
     enslave_dp: int = 0
+    withdrawn_a: int = 0  # R-MDK-5 withdrawals, sums over runs
+    withdrawn_b: int = 0
 
     def __post_init__(self):
         if self.dp_counts is None:
@@ -63,13 +65,14 @@ class FormationAggregate:
             raise ValueError(f"skirmish_rounds outside 0..{width - 1}")
         flat = np.bincount(winner * width + rounds, minlength=len(WINNER_CODES) * width)
         self.winner_rounds += flat.reshape(len(WINNER_CODES), width)
-        for name in ("survivors_a", "survivors_b", "enslave_dp"):
+        for name in ("survivors_a", "survivors_b", "enslave_dp", "withdrawn_a", "withdrawn_b"):
             setattr(self, name, getattr(self, name) + int(np.asarray(cols[name], dtype=np.int64).sum()))
         return self
 
     def merge(self, other: FormationAggregate) -> FormationAggregate:
         """Fold another aggregate (another chunk's) in."""
-        for name in ("runs", "ambush_win", "ambush_win_by_2", "survivors_a", "survivors_b", "enslave_dp"):
+        for name in ("runs", "ambush_win", "ambush_win_by_2", "survivors_a", "survivors_b", "enslave_dp",
+                     "withdrawn_a", "withdrawn_b"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
         self.dp_counts = _grow(self.dp_counts, other.dp_counts)
         self.winner_rounds = self.winner_rounds + other.winner_rounds

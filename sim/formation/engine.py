@@ -115,6 +115,8 @@ def summarize(scenario: Scenario, agg: FormationAggregate | pd.DataFrame, seed: 
         out["skirmish_mean_survivors_a"] = agg.survivors_a / n
         out["skirmish_mean_survivors_b"] = agg.survivors_b / n
         out["enslave_dp_mean"] = agg.enslave_dp / n
+        out["skirmish_mean_withdrawn_a"] = agg.withdrawn_a / n  # R-MDK-5 withdrawals per run
+        out["skirmish_mean_withdrawn_b"] = agg.withdrawn_b / n
     out.update(provenance(scenario, seed, n))
     return out
 

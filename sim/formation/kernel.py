@@ -1,38 +1,57 @@
-"""The vectorized kernel: the whole chunk at once, finished runs masked (STYLE.md practices 1-3).
+"""The fast engine: per-run loops compiled with numba (``@njit(cache=True)``) over the batch axis.
 
 Same rules, same uniform columns (``sim.formation.layout``) as the scalar reference in
-``sim.formation.reference``; per-run results are identical for the same seed (tested).
-Units act one after another (a Python loop over units and rounds); every step is an array
-operation over the batch axis.
+``sim.formation.reference``; per-run results are identical for the same seed (tested step by
+step). The ambush and the session are vectorized numpy; the skirmish is one compiled call per
+round over every unfinished run, one function per step of a unit's turn, each named after its rule:
+
+- :func:`leave_grapple` (R-MDK-10), :func:`withdraw` (R-MDK-5), :func:`call_companion` (R-MDK-5),
+- :func:`move` (R-MDK-11), :func:`best_attacks` / :func:`attack_score` (R-MDK-6/7/8 with the
+  policy's choice), :func:`attack` (R-MDK-1/2/4/10/12/13/14).
+
+The scenario is compiled to a few integer arrays (:func:`compile_arrays`): ``P`` (one row per unit
+attribute, ``P_*``), ``C`` (scalar settings, ``C_*``) and the expected-damage table ``EX``; one
+run's state is an int64 array ``S`` with one row per field (``S_*``) and one column per unit.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+import math
 
 import numpy as np
+from numba import njit
 
 from sim.dice import faces_from_uniform
 from sim.formation import layout as L
-from sim.formation.model import (
-    FRONT,
-    G_ASSAULT,
-    G_NONE,
-    G_SERVICE,
-    G_TRAINING,
-    MAGIC,
-    MELEE,
-    Params,
-)
+from sim.formation.model import FRONT, G_ASSAULT, G_NONE, G_SERVICE, G_TRAINING, MAGIC, MELEE, RANGED, Params
 from sim.formation.rules import AREA_PENALTY, GRAPPLE_PENALTY, PASSIVE_PENALTY
 
 DRAW = 2
 NO_SKIRMISH = -1
-BIG = np.iinfo(np.int32).max
+
+# unit attributes (rows of P)
+(P_SIDE, P_AREA, P_ATTACK, P_ATTACKS, P_COMBAT, P_EVADE, P_DAMAGE, P_ARMOR, P_HP, P_TROOP, P_TROOP_SIZE,
+ P_SUPER, P_GRAPPLE, P_STAMINA, P_RESOLVE, P_MASTER, P_WITHDRAW, P_CALLS) = range(18)
+N_P = 18
+# settings (entries of C)
+C_AMBUSH_SIDE, C_MARGIN, C_MIN_DAMAGE, C_FOCUS, C_POLICY, C_CHOICE, C_MOVEMENT = range(7)
+N_C = 7
+POLICY_CODES = {"greedy": 0, "first": 1, "random": 2}
+# one run's state (rows of S)
+S_HP, S_ALIVE, S_PRESENT, S_ENTERED, S_PARTNER, S_INITIATOR, S_GKIND, S_AREA, S_WITHDRAWN = range(9)
+N_S = 9
+# layout columns as plain module constants (numba freezes them at compile time)
+UNIT_COLS = L.UNIT_COLS
+ATTACK_0, ATTACK_1 = L.ATTACK_DICE
+DEFENSE_0, DEFENSE_1 = L.DEFENSE_DICE
+LEAVE_0, LEAVE_1 = L.LEAVE_DICE
+HOLD_0, HOLD_1 = L.HOLD_DICE
+TARGET_PICK, VICTIM_PICK, ROLEPLAY_D4 = L.TARGET_PICK, L.VICTIM_PICK, L.ROLEPLAY_D4
+STATE_FIELDS = ("hp", "alive", "present", "entered", "partner", "initiator", "gkind", "area", "withdrawn")
 
 
 # --------------------------------------------------------------------------------------------
-# R-MDK-1 / R-MDK-2 on arrays
+# R-MDK-1 / R-MDK-2 on arrays (ambush and session) and as compiled scalars (skirmish)
 
 
 def dark_arrays(f1: np.ndarray, f2: np.ndarray):
@@ -47,6 +66,29 @@ def active_wins_arrays(a_total, a_crit, a_fumble, p_total, p_crit, p_fumble) -> 
     """R-MDK-2: critical beats non-critical, fumble loses to non-fumble, else higher total;
     ties to the passive side."""
     return np.where(a_crit != p_crit, a_crit, np.where(a_fumble != p_fumble, p_fumble, a_total > p_total))
+
+
+@njit(cache=True, inline="always")
+def face(u, sides):
+    """``sim.dice.faces_from_uniform`` for one uniform."""
+    return int(math.floor(u * sides)) + 1
+
+
+@njit(cache=True, inline="always")
+def dark(u1, u2):
+    """R-MDK-1: (dark dice sum, critical, fumble) of two uniforms read as d6."""
+    a, b = face(u1, 6), face(u2, 6)
+    return a % 6 + b % 6, a == 6 and b == 6, a == 5 and b == 5
+
+
+@njit(cache=True, inline="always")
+def active_wins(a_total, a_crit, a_fumble, p_total, p_crit, p_fumble):
+    """R-MDK-2, ties to the passive side."""
+    if a_crit != p_crit:
+        return a_crit
+    if a_fumble != p_fumble:
+        return p_fumble
+    return a_total > p_total
 
 
 # --------------------------------------------------------------------------------------------
@@ -66,241 +108,444 @@ def ambush_kernel(p: Params, u: np.ndarray) -> dict[str, np.ndarray]:
 
 
 def session_kernel(p: Params, u: np.ndarray) -> dict[str, np.ndarray]:
-    """R-MDK-3 rewards + R-MDK-1 DP from sixes over ``checks`` rolls (R-MDK-21)."""
+    """R-MDK-3 rewards (the PCs' and the enslaved opponents' ★ × 3) + R-MDK-1 DP from sixes over
+    ``checks`` rolls (R-MDK-21)."""
     n = u.shape[0]
-    if p.checks:
-        f = faces_from_uniform(u, 6)
-        sixes = dark_arrays(f[:, 0::2], f[:, 1::2])[3].astype(np.int64).sum(axis=1)
-    else:
-        sixes = np.zeros(n, dtype=np.int64)
+    sixes = sixes_dp(u)
     return {"dp_rewards": np.full(n, p.reward_dp, dtype=np.int64), "dp_sixes": sixes,
             "dp_session": p.reward_dp + sixes}
 
 
+@njit(cache=True)
+def sixes_dp(u):
+    """R-MDK-1: per run, the DP of its 2DR rolls (die pairs of columns): one six 1, two sixes 4."""
+    out = np.zeros(u.shape[0], dtype=np.int64)
+    for i in range(u.shape[0]):
+        total = 0
+        for c in range(0, u.shape[1] - 1, 2):
+            sixes = (face(u[i, c], 6) == 6) + (face(u[i, c + 1], 6) == 6)
+            total += 4 if sixes == 2 else sixes
+        out[i] = total
+    return out
+
+
 # --------------------------------------------------------------------------------------------
-# skirmish state and steps
+# compiled scenario
 
 
-@dataclass(frozen=True)
-class SkirmishState:
-    """Frozen skirmish state; every field has the batch axis first."""
-
-    hp: np.ndarray  # (n, U) int32
-    alive: np.ndarray  # (n, U) bool
-    present: np.ndarray  # (n, U) bool, R-MDK-5
-    entered: np.ndarray  # (n, U) int16: round the unit was called (acts from the next)
-    partner: np.ndarray  # (n, U) int16: grapple partner or -1 (R-MDK-10)
-    initiator: np.ndarray  # (n, U) bool
-    gkind: np.ndarray  # (n, U) int8
-    winner: np.ndarray  # (n,) int8, NO_SKIRMISH while running
-    rounds: np.ndarray  # (n,) int16
-
-    @property
-    def finished(self) -> np.ndarray:
-        return self.winner != NO_SKIRMISH
-
-
-ATTACK, DEFENSE, LEAVE, HOLD = 0, 1, 2, 3  # the four 2DR pairs of a unit's columns
-_FIRST = [L.ATTACK_DICE[0], L.DEFENSE_DICE[0], L.LEAVE_DICE[0], L.HOLD_DICE[0]]
-_SECOND = [L.ATTACK_DICE[1], L.DEFENSE_DICE[1], L.LEAVE_DICE[1], L.HOLD_DICE[1]]
-
-
-@dataclass(frozen=True)
-class RoundDice:
-    """One round's uniforms read as dice once (layout columns), for every unit."""
-
-    dark_sum: np.ndarray  # (n, U, 4) R-MDK-1 dark dice sum of the ATTACK/DEFENSE/LEAVE/HOLD pairs
-    critical: np.ndarray  # (n, U, 4) bool
-    fumble: np.ndarray  # (n, U, 4) bool
-    d4: np.ndarray  # (n, U) R-MDK-13 die
-    target_pick: np.ndarray  # (n, U) uniform
-    victim_pick: np.ndarray  # (n, U) uniform
+def opposed_offsets() -> tuple[np.ndarray, np.ndarray]:
+    """The 36 × 36 opposed outcomes (R-MDK-2) grouped by x = defender dark sum − attacker dark sum
+    (index x + 10): ``forced[x]`` outcomes the attacker wins whatever the totals (a critical
+    against a non-critical, a non-fumble against a fumble), ``compared[x]`` outcomes decided by the
+    totals (the attacker wins when diff + x > 0, diff = attacker's base − defender's base)."""
+    forced = np.zeros(21, dtype=np.int64)
+    compared = np.zeros(21, dtype=np.int64)
+    for a1 in range(1, 7):
+        for a2 in range(1, 7):
+            sa, ca, fa = a1 % 6 + a2 % 6, a1 == 6 and a2 == 6, a1 == 5 and a2 == 5
+            for d1 in range(1, 7):
+                for d2 in range(1, 7):
+                    sd, cd, fd = d1 % 6 + d2 % 6, d1 == 6 and d2 == 6, d1 == 5 and d2 == 5
+                    x = sd - sa + 10
+                    if ca != cd:
+                        forced[x] += ca
+                    elif fa != fd:
+                        forced[x] += fd
+                    else:
+                        compared[x] += 1
+    return forced, compared
 
 
-def round_dice(u: np.ndarray, n_units: int) -> RoundDice:
-    v = u.reshape(u.shape[0], n_units, L.UNIT_COLS)
-    s, c, f, _ = dark_arrays(faces_from_uniform(v[:, :, _FIRST], 6), faces_from_uniform(v[:, :, _SECOND], 6))
-    return RoundDice(dark_sum=s, critical=c, fumble=f, d4=faces_from_uniform(v[:, :, L.ROLEPLAY_D4], 4),
-                     target_pick=v[:, :, L.TARGET_PICK], victim_pick=v[:, :, L.VICTIM_PICK])
+@njit(cache=True)
+def expected_damage(forced, compared, diff, base, margin, min_damage):
+    """R-MDK-6 choice: 1296 × the expected damage of one attack (R-MDK-14 damage models)."""
+    total = 0
+    for xi in range(21):
+        x = xi - 10
+        wins = forced[xi] + (compared[xi] if diff + x > 0 else 0)
+        if wins:
+            total += wins * max(min_damage, base + (diff + x if margin else 0))
+    return total
 
 
-def init_state(p: Params, n: int) -> SkirmishState:
-    U = p.n_units
-    return SkirmishState(
-        hp=np.broadcast_to(p.hp, (n, U)).astype(np.int32),
-        alive=np.ones((n, U), dtype=bool),
-        present=np.broadcast_to(p.master < 0, (n, U)).copy(),
-        entered=np.zeros((n, U), dtype=np.int16),
-        partner=np.full((n, U), -1, dtype=np.int16),
-        initiator=np.zeros((n, U), dtype=bool),
-        gkind=np.zeros((n, U), dtype=np.int8),
-        winner=np.full(n, NO_SKIRMISH, dtype=np.int8),
-        rounds=np.zeros(n, dtype=np.int16),
-    )
+@njit(cache=True)
+def _expected_table(P, C, forced, compared):
+    """EX[j, k, penalised, grappled, passive]: 1296 × the expected damage of j's attack on k."""
+    U = P.shape[1]
+    ex = np.zeros((U, U, 2, 2, 2), dtype=np.int64)
+    for j in range(U):
+        for k in range(U):
+            base = P[P_DAMAGE, j] - P[P_ARMOR, k]
+            for pen in range(2):
+                for grap in range(2):
+                    for pas in range(2):
+                        diff = (P[P_COMBAT, j] - AREA_PENALTY * pen - GRAPPLE_PENALTY * grap
+                                - (P[P_EVADE, k] - PASSIVE_PENALTY * pas))
+                        ex[j, k, pen, grap, pas] = expected_damage(forced, compared, diff, base, C[C_MARGIN],
+                                                                   C[C_MIN_DAMAGE])
+    return ex
 
 
-def penalty_rows(p: Params, onfield: np.ndarray, j: int) -> tuple[np.ndarray, np.ndarray]:
-    """Array version of ``targeting.attack_penalty`` and ``targeting.in_contact`` for attacker ``j``
-    against every unit: (penalty (n, U), contact (n, U)). R-MDK-6/7/8/9."""
-    sj = p.side[j]
-    own = p.side == sj
-    front = p.area == FRONT
-    enemy_front = (onfield & ~own & front).sum(axis=1)
-    rank = (onfield[:, :j] & (own & front)[:j]).sum(axis=1)
-    overflow = (p.area[j] == FRONT) & onfield[:, j] & (rank >= enemy_front)  # R-MDK-7
-    if p.troop[j]:  # R-MDK-8
-        blockers = ~own & front & p.troop & (p.troop_size >= p.troop_size[j])
-        troop_ok = ~(onfield & blockers).any(axis=1)
-    else:
-        troop_ok = np.zeros(onfield.shape[0], dtype=bool)
-    a, own_area = p.attack[j], p.area[j]
-    if a == MAGIC:
-        front_pen, back_pen, reach = 0, 0, troop_ok
-    elif a == MELEE:
-        front_pen = 0 if own_area == FRONT else AREA_PENALTY
-        back_pen, reach = AREA_PENALTY, overflow | troop_ok
-    else:  # ranged
-        front_pen = AREA_PENALTY if own_area == FRONT else 0
-        back_pen = 0 if own_area == FRONT else AREA_PENALTY
-        reach = troop_ok
-    back_row = np.where(reach, 0, back_pen)
-    pen = np.where(front[None, :], front_pen, back_row[:, None]).astype(np.int32)
-    contact_back = overflow | troop_ok
-    contact = ~own[None, :] & np.where(front[None, :], own_area == FRONT, contact_back[:, None])
-    return pen, contact
+def compile_arrays(p: Params):
+    """(P, C, order, EX) for the compiled functions."""
+    rows = [p.side, p.area, p.attack, p.attacks, p.combat, p.evade, p.damage, p.armor, p.hp, p.troop,
+            p.troop_size, p.super_perception, p.grapple, p.stamina, p.resolve, p.master, p.withdraw_hp,
+            [len(c) > 0 for c in p.companions]]
+    P = np.array([np.asarray(r, dtype=np.int64) for r in rows], dtype=np.int64).reshape(N_P, p.n_units)
+    C = np.array([p.ambush_side, p.margin_damage, p.min_damage, p.focus_target, POLICY_CODES[p.policy],
+                  p.choice == "min_penalty", p.movement == "best"], dtype=np.int64)
+    order = np.asarray(p.order, dtype=np.int64)
+    ex = _expected_table(P, C, *opposed_offsets())
+    return P, C, order, ex
 
 
-def _release(partner, initiator, gkind, rows: np.ndarray, units: np.ndarray) -> None:
-    """End the grapples of ``units[rows]`` (in place on fresh copies)."""
-    r = np.nonzero(rows)[0]
-    if r.size == 0:
-        return
-    u = units[r]
-    g = partner[r, u].astype(np.int64)
-    for x, rr in ((u, r), (g[g >= 0], r[g >= 0])):
-        partner[rr, x] = -1
-        initiator[rr, x] = False
-        gkind[rr, x] = G_NONE
+def init_state(p: Params, n: int) -> np.ndarray:
+    """The starting skirmish state of ``n`` runs: (n, N_S, units) int64."""
+    S = np.zeros((n, N_S, p.n_units), dtype=np.int64)
+    S[:, S_HP] = p.hp
+    S[:, S_ALIVE] = 1
+    S[:, S_PRESENT] = p.master < 0  # R-MDK-5: called units wait
+    S[:, S_PARTNER] = -1
+    S[:, S_AREA] = p.area
+    return S
 
 
-def _choose(p: Params, cands: np.ndarray, hp: np.ndarray, partner: np.ndarray, u_pick: np.ndarray) -> np.ndarray:
-    """Policy tie-break among minimal-penalty candidates (file order)."""
-    if p.policy == "first":
-        return np.argmax(cands, axis=1)
-    if p.policy == "random":
-        count = cands.sum(axis=1)
-        kth = np.floor(u_pick * count)
-        return np.argmax(np.cumsum(cands, axis=1) > kth[:, None], axis=1)
+# --------------------------------------------------------------------------------------------
+# the steps of a unit's turn (one run)
+
+
+@njit(cache=True, inline="always")
+def onfield(S, k):
+    return S[S_ALIVE, k] == 1 and S[S_PRESENT, k] == 1
+
+
+@njit(cache=True, inline="always")
+def release(S, k):
+    """R-MDK-10: end the grapple ``k`` is in."""
+    g = S[S_PARTNER, k]
+    S[S_PARTNER, k] = -1
+    S[S_INITIATOR, k] = 0
+    S[S_GKIND, k] = G_NONE
+    if g >= 0:
+        S[S_PARTNER, g] = -1
+        S[S_INITIATOR, g] = 0
+        S[S_GKIND, g] = G_NONE
+
+
+@njit(cache=True, inline="always")
+def is_overflow(P, S, j, area_j):
+    """R-MDK-7: a front fighter ranked (file order) at or after the enemy front's size overflows."""
+    if area_j != FRONT:
+        return False
+    enemy_front = 0
+    rank = 0
+    for k in range(P.shape[1]):
+        if not onfield(S, k) or S[S_AREA, k] != FRONT:
+            continue
+        if P[P_SIDE, k] != P[P_SIDE, j]:
+            enemy_front += 1
+        elif k < j:
+            rank += 1
+    return rank >= enemy_front
+
+
+@njit(cache=True, inline="always")
+def troop_unblocked(P, S, j):
+    """R-MDK-8: a troop reaches the back line unless the enemy front holds a troop as large."""
+    if not P[P_TROOP, j]:
+        return False
+    for k in range(P.shape[1]):
+        if (onfield(S, k) and P[P_SIDE, k] != P[P_SIDE, j] and S[S_AREA, k] == FRONT and P[P_TROOP, k]
+                and P[P_TROOP_SIZE, k] >= P[P_TROOP_SIZE, j]):
+            return False
+    return True
+
+
+@njit(cache=True, inline="always")
+def area_penalty(t, area_j, area_k, overflow, troop_ok):
+    """R-MDK-6/7/8: penalty of attack type ``t`` from ``area_j`` at a unit in ``area_k``."""
+    if t == MAGIC:
+        return 0
+    if area_k != FRONT and troop_ok:
+        return 0
+    if t == MELEE:
+        if area_k == FRONT:
+            return 0 if area_j == FRONT else AREA_PENALTY
+        return 0 if overflow else AREA_PENALTY
+    if area_j == FRONT:  # ranged
+        return AREA_PENALTY if area_k == FRONT else 0
+    return 0 if area_k == FRONT else AREA_PENALTY
+
+
+@njit(cache=True, inline="always")
+def attack_score(P, C, EX, S, j, k, t, pen, passive):
+    """R-MDK-6 choice: minus the penalty (``min_penalty``) or 2592 × the expected damage, halved at
+    a grappled pair for a non-magic attack (``expected_damage``)."""
+    if C[C_CHOICE] == 1:
+        return -pen
+    count = EX[j, k, 1 if pen else 0, 1 if S[S_PARTNER, j] >= 0 else 0, 1 if passive else 0]
+    if S[S_PARTNER, k] >= 0 and t != MAGIC:
+        return count
+    return 2 * count
+
+
+@njit(cache=True, inline="always")
+def best_attacks(P, C, EX, S, j, area_j, free_by2, cand_k, cand_t):
+    """R-MDK-6: the best score over attack types and enemies; fills (target, type) candidates in
+    file order (per target its first type reaching the best; ``cand_t`` = type + 4 × penalty) and
+    returns (best, count)."""
+    overflow = is_overflow(P, S, j, area_j)
+    troop_ok = troop_unblocked(P, S, j)
+    ambushed = 1 - C[C_AMBUSH_SIDE]
+    best = 0
+    count = 0
+    for k in range(P.shape[1]):
+        if not onfield(S, k) or P[P_SIDE, k] == P[P_SIDE, j]:
+            continue
+        passive = free_by2 and P[P_SIDE, k] == ambushed
+        for t in (MELEE, RANGED, MAGIC):
+            if not (P[P_ATTACKS, j] >> t) & 1:
+                continue
+            pen = area_penalty(t, area_j, S[S_AREA, k], overflow, troop_ok)
+            score = attack_score(P, C, EX, S, j, k, t, pen, passive)
+            if count == 0 or score > best:
+                best = score
+                cand_k[0], cand_t[0] = k, t + 4 * pen
+                count = 1
+            elif score == best and cand_k[count - 1] != k:
+                cand_k[count], cand_t[count] = k, t + 4 * pen
+                count += 1
+    return best, count
+
+
+@njit(cache=True, inline="always")
+def choose(C, S, cand_k, count, u_pick):
+    """Policy tie-break among the best candidates (file order): index into ``cand_k``."""
+    if C[C_POLICY] == 1:  # first
+        return 0
+    if C[C_POLICY] == 2:  # random
+        return int(math.floor(u_pick * count))
     # greedy: avoid a grappled pair (R-MDK-10 random victim) if possible, then the weakest
-    free = cands & (partner < 0)
-    pool = np.where(free.any(axis=1)[:, None], free, cands)
-    return np.argmin(np.where(pool, hp, BIG), axis=1)
+    any_free = False
+    for i in range(count):
+        if S[S_PARTNER, cand_k[i]] < 0:
+            any_free = True
+    best = -1
+    for i in range(count):
+        k = cand_k[i]
+        if any_free and S[S_PARTNER, k] >= 0:
+            continue
+        if best < 0 or S[S_HP, k] < S[S_HP, cand_k[best]]:
+            best = i
+    return best
 
 
-def unit_turn(p: Params, st: SkirmishState, j: int, r: int, dice: RoundDice, free: np.ndarray,
-              by2: np.ndarray) -> SkirmishState:
-    """Pure step: unit ``j`` takes its turn of round ``r`` in every unfinished run."""
-    n = st.hp.shape[0]
-    ar = np.arange(n)
-    ambushed = 1 - p.ambush_side
-    act = ~st.finished & st.alive[:, j] & st.present[:, j] & (st.entered[:, j] < r)  # R-MDK-5
-    if p.side[j] == ambushed and not p.super_perception[j]:
-        act &= ~free  # R-MDK-12 free round
-    if not act.any():
-        return st
-    partner, initiator, gkind = st.partner.copy(), st.initiator.copy(), st.gkind.copy()
-    present, entered = st.present.copy(), st.entered.copy()
-    hp, alive = st.hp.copy(), st.alive.copy()
-    winner, rounds = st.winner.copy(), st.rounds.copy()
+@njit(cache=True, inline="always")
+def leave_grapple(P, C, S, row, j):
+    """R-MDK-10 (no action): assault by an opposed 体力 check, training by a 自尊 focus check,
+    service freely."""
+    g = S[S_PARTNER, j]
+    if g < 0 or S[S_INITIATOR, j]:
+        return
+    base = j * UNIT_COLS
+    ms, mc, mf = dark(row[base + LEAVE_0], row[base + LEAVE_1])
+    kind = S[S_GKIND, j]
+    if kind == G_SERVICE:
+        leave = True
+    elif kind == G_ASSAULT:
+        ts, tc, tf = dark(row[base + HOLD_0], row[base + HOLD_1])
+        leave = active_wins(P[P_STAMINA, j] - ms, mc, mf, P[P_STAMINA, g] - ts, tc, tf)
+    else:
+        leave = mc or (not mf and P[P_RESOLVE, j] - ms - C[C_FOCUS] >= 0)
+    if leave:
+        release(S, j)
 
-    # R-MDK-10 leaving a grapple (no action)
-    g = partner[:, j].astype(np.int64)
-    held = act & (g >= 0) & ~initiator[:, j]
-    if held.any():
-        gi = np.maximum(g, 0)
-        kind = gkind[:, j]
-        ms, mc, mf = dice.dark_sum[:, j, LEAVE], dice.critical[:, j, LEAVE], dice.fumble[:, j, LEAVE]
-        ts, tc, tf = dice.dark_sum[:, j, HOLD], dice.critical[:, j, HOLD], dice.fumble[:, j, HOLD]
-        assault = active_wins_arrays(p.stamina[j] - ms, mc, mf, p.stamina[gi] - ts, tc, tf)
-        focus = np.where(mc, True, np.where(mf, False, p.resolve[j] - ms - p.focus_target >= 0))
-        leave = np.where(kind == G_SERVICE, True, np.where(kind == G_ASSAULT, assault, focus))
-        _release(partner, initiator, gkind, held & leave, np.full(n, j))
 
-    # R-MDK-5 calling a summon or slave monster costs the action; one in combat at a time
-    comps = p.companions[j]
-    if comps:
-        in_combat = np.zeros(n, dtype=bool)
-        nxt = np.full(n, -1, dtype=np.int64)
-        for c in reversed(comps):
-            in_combat |= alive[:, c] & present[:, c]
-            nxt = np.where(~present[:, c], c, nxt)
-        call = act & ~in_combat & (nxt >= 0)
-        rc = np.nonzero(call)[0]
-        present[rc, nxt[rc]] = True
-        entered[rc, nxt[rc]] = r
-        act &= ~call
-        if not act.any():
-            return replace(st, partner=partner, initiator=initiator, gkind=gkind, present=present,
-                           entered=entered)
+@njit(cache=True, inline="always")
+def withdraw(P, S, j):
+    """R-MDK-5: a slave monster below the policy's threshold withdraws to the dark prison with its
+    own action (not while another holds it). Returns True if it did."""
+    if S[S_HP, j] < P[P_WITHDRAW, j] and (S[S_PARTNER, j] < 0 or S[S_INITIATOR, j]):
+        release(S, j)
+        S[S_PRESENT, j] = 0
+        S[S_WITHDRAWN, j] = 1
+        return True
+    return False
 
-    onfield = alive & present
-    g = partner[:, j].astype(np.int64)
-    grappled = g >= 0
-    pen, contact = penalty_rows(p, onfield, j)
-    enemies = onfield & (p.side != p.side[j])[None, :]
-    penalty = np.where(enemies, pen, BIG).min(axis=1)
-    cands = enemies & (pen == penalty[:, None])
-    try_grapple = np.zeros(n, dtype=bool)
-    if p.grapple[j] != G_NONE:  # R-MDK-9 contact needed
-        gc = enemies & contact & (partner < 0)
-        try_grapple = ~grappled & gc.any(axis=1)
-        cands = np.where(try_grapple[:, None], gc, cands)
-        penalty = np.where(try_grapple, 0, penalty)
-    target = _choose(p, cands, hp, partner, dice.target_pick[:, j])
-    target = np.where(grappled, g, target)
-    penalty = np.where(grappled, 0, penalty)
-    tp = partner[ar, target].astype(np.int64)
-    redirect = ~grappled & (tp >= 0) & (p.attack[j] != MAGIC) & (dice.victim_pick[:, j] >= 0.5)
-    victim = np.where(redirect, tp, target)  # R-MDK-10 random victim
 
-    modifier = -penalty - GRAPPLE_PENALTY * grappled
-    if p.grapple[j] in (G_TRAINING, G_SERVICE):  # R-MDK-13
-        uses = try_grapple | (grappled & initiator[:, j])
-        modifier = modifier + np.where(uses, dice.d4[:, j] - 1, 0)
-    sa, ca, fa = dice.dark_sum[:, j, ATTACK], dice.critical[:, j, ATTACK], dice.fumble[:, j, ATTACK]
-    sd, cd, fd = dice.dark_sum[:, j, DEFENSE], dice.critical[:, j, DEFENSE], dice.fumble[:, j, DEFENSE]
-    a_total = p.combat[j] + modifier - sa
-    passive = np.where(free & by2 & (p.side[victim] == ambushed), PASSIVE_PENALTY, 0)  # R-MDK-12
-    d_total = p.evade[victim] - passive - sd
-    hit = act & active_wins_arrays(a_total, ca, fa, d_total, cd, fd)  # R-MDK-2
+@njit(cache=True, inline="always")
+def call_companion(P, S, j, r):
+    """R-MDK-5: with no companion in combat, call the next waiting one (costs the action)."""
+    if not P[P_CALLS, j]:
+        return False
+    U = P.shape[1]
+    pending = -1
+    for c in range(U):
+        if P[P_MASTER, c] != j:
+            continue
+        if onfield(S, c):
+            return False
+        if pending < 0 and not S[S_PRESENT, c] and not S[S_WITHDRAWN, c]:
+            pending = c
+    if pending < 0:
+        return False
+    S[S_PRESENT, pending] = 1
+    S[S_ENTERED, pending] = r
+    return True
 
-    dmg = p.damage[j] - p.armor[victim]  # R-MDK-14 damage model, R-MDK-4 armor
-    if p.margin_damage:
-        dmg = dmg + (a_total - d_total)
-    dmg = np.maximum(p.min_damage, dmg)
-    rh = np.nonzero(hit)[0]
-    hp[rh, victim[rh]] -= dmg[rh].astype(np.int32)
-    died = hit & (hp[ar, victim] <= 0)
-    alive[ar[died], victim[died]] = False
-    _release(partner, initiator, gkind, died, victim)
-    form = hit & ~died & try_grapple  # R-MDK-10 grapple formed
-    rf = np.nonzero(form)[0]
-    if rf.size:
-        vf = victim[rf]
-        partner[rf, j] = vf
-        partner[rf, vf] = j
-        initiator[rf, j] = True
-        gkind[rf, j] = p.grapple[j]
-        gkind[rf, vf] = p.grapple[j]
 
-    onfield = alive & present
-    left_a = (onfield & (p.side == 0)[None, :]).any(axis=1)
-    left_b = (onfield & (p.side == 1)[None, :]).any(axis=1)
-    done = act & ~(left_a & left_b)
-    winner = np.where(done, np.where(left_a, 0, 1), winner).astype(np.int8)
-    rounds = np.where(done, r, rounds).astype(np.int16)
-    return SkirmishState(hp=hp, alive=alive, present=present, entered=entered, partner=partner,
-                         initiator=initiator, gkind=gkind, winner=winner, rounds=rounds)
+@njit(cache=True)
+def move(P, C, EX, S, j, free_by2, cand_k, cand_t):
+    """R-MDK-11 (policy ``best``, no action): move to the other area if the best attack is strictly
+    better from there, never leaving the side's front empty; a grappled unit stays."""
+    if S[S_PARTNER, j] >= 0:
+        return
+    here = S[S_AREA, j]
+    there = 1 - here
+    if there != FRONT:
+        fronts = 0
+        for k in range(P.shape[1]):
+            if onfield(S, k) and P[P_SIDE, k] == P[P_SIDE, j] and S[S_AREA, k] == FRONT:
+                fronts += 1
+        if fronts <= 1:
+            return
+    stay = best_attacks(P, C, EX, S, j, here, free_by2, cand_k, cand_t)[0]
+    S[S_AREA, j] = there
+    go = best_attacks(P, C, EX, S, j, there, free_by2, cand_k, cand_t)[0]
+    if go <= stay:
+        S[S_AREA, j] = here
+
+
+@njit(cache=True, inline="always")
+def side_fell(P, S):
+    """The winner if a side has no unit on the field (fallen or withdrawn), else NO_SKIRMISH."""
+    left_a = False
+    left_b = False
+    for k in range(P.shape[1]):
+        if onfield(S, k):
+            if P[P_SIDE, k] == 0:
+                left_a = True
+            else:
+                left_b = True
+    if not left_a:
+        return 1
+    if not left_b:
+        return 0
+    return NO_SKIRMISH
+
+
+@njit(cache=True, inline="always")
+def attack(P, C, EX, S, row, j, free_by2, cand_k, cand_t):
+    """The unit's action (True if its victim fell): inside a grapple it attacks its partner (−2,
+    R-MDK-10); a grappler tries a grapple on an enemy in contact (R-MDK-9); otherwise the best
+    attack (R-MDK-6). Opposed 2DR (R-MDK-1/2), damage model (R-MDK-14) with armor (R-MDK-4),
+    R-MDK-12 passive penalty."""
+    U = P.shape[1]
+    base = j * UNIT_COLS
+    ambushed = 1 - C[C_AMBUSH_SIDE]
+    g = S[S_PARTNER, j]
+    grapple_try = False
+    kind = P[P_ATTACK, j]
+    penalty = 0
+    if g >= 0:
+        target = g
+    else:
+        count = 0
+        if P[P_GRAPPLE, j] != G_NONE:  # R-MDK-9 contact needed
+            overflow = is_overflow(P, S, j, S[S_AREA, j])
+            troop_ok = troop_unblocked(P, S, j)
+            for k in range(U):
+                if not onfield(S, k) or P[P_SIDE, k] == P[P_SIDE, j] or S[S_PARTNER, k] >= 0:
+                    continue
+                if (S[S_AREA, j] == FRONT) if S[S_AREA, k] == FRONT else (overflow or troop_ok):
+                    cand_k[count] = k
+                    count += 1
+            grapple_try = count > 0
+        if grapple_try:
+            target = cand_k[choose(C, S, cand_k, count, row[base + TARGET_PICK])]
+        else:
+            count = best_attacks(P, C, EX, S, j, S[S_AREA, j], free_by2, cand_k, cand_t)[1]
+            i = choose(C, S, cand_k, count, row[base + TARGET_PICK])
+            target, kind = cand_k[i], cand_t[i] % 4
+            penalty = cand_t[i] // 4
+    victim = target
+    if g < 0 and S[S_PARTNER, target] >= 0 and kind != MAGIC and row[base + VICTIM_PICK] >= 0.5:
+        victim = S[S_PARTNER, target]  # R-MDK-10 random victim
+
+    modifier = -penalty
+    if g >= 0:
+        modifier -= GRAPPLE_PENALTY
+    if (P[P_GRAPPLE, j] == G_TRAINING or P[P_GRAPPLE, j] == G_SERVICE) and (
+            grapple_try or (g >= 0 and S[S_INITIATOR, j])):
+        modifier += face(row[base + ROLEPLAY_D4], 4) - 1  # R-MDK-13
+    sa, ca, fa = dark(row[base + ATTACK_0], row[base + ATTACK_1])
+    sd, cd, fd = dark(row[base + DEFENSE_0], row[base + DEFENSE_1])
+    a_total = P[P_COMBAT, j] + modifier - sa
+    passive = PASSIVE_PENALTY if (free_by2 and P[P_SIDE, victim] == ambushed) else 0
+    d_total = P[P_EVADE, victim] - passive - sd
+    if not active_wins(a_total, ca, fa, d_total, cd, fd):
+        return False
+    dmg = P[P_DAMAGE, j] - P[P_ARMOR, victim]
+    if C[C_MARGIN]:
+        dmg += a_total - d_total
+    S[S_HP, victim] -= max(C[C_MIN_DAMAGE], dmg)
+    if S[S_HP, victim] <= 0:
+        S[S_ALIVE, victim] = 0
+        release(S, victim)
+        return True
+    if grapple_try:  # R-MDK-10 grapple formed
+        S[S_PARTNER, j] = victim
+        S[S_PARTNER, victim] = j
+        S[S_INITIATOR, j] = 1
+        S[S_GKIND, j] = P[P_GRAPPLE, j]
+        S[S_GKIND, victim] = P[P_GRAPPLE, j]
+    return False
+
+
+@njit(cache=True, inline="always")
+def unit_turn(P, C, EX, S, row, j, r, free, by2, cand_k, cand_t):
+    """Unit ``j``'s turn of round ``r`` in one run; returns the winner (NO_SKIRMISH while it lasts)."""
+    if not (onfield(S, j) and S[S_ENTERED, j] < r):
+        return NO_SKIRMISH  # R-MDK-5: a called unit acts from the round after it is called
+    if free and P[P_SIDE, j] == 1 - C[C_AMBUSH_SIDE] and not P[P_SUPER, j]:
+        return NO_SKIRMISH  # R-MDK-12 free round; super-perception monsters act normally
+    leave_grapple(P, C, S, row, j)
+    if withdraw(P, S, j):
+        return side_fell(P, S)
+    if call_companion(P, S, j, r):
+        return NO_SKIRMISH
+    free_by2 = free and by2
+    if C[C_MOVEMENT]:
+        move(P, C, EX, S, j, free_by2, cand_k, cand_t)
+    if attack(P, C, EX, S, row, j, free_by2, cand_k, cand_t):
+        return side_fell(P, S)
+    return NO_SKIRMISH
+
+
+@njit(cache=True)
+def play_round(P, C, EX, order, S, winner, rounds, u, r, won, by2):
+    """Round ``r`` of every unfinished run (``u``: the round's uniform block, one row per run)."""
+    U = P.shape[1]
+    cand_k = np.zeros(U, dtype=np.int64)
+    cand_t = np.zeros(U, dtype=np.int64)
+    for i in range(S.shape[0]):
+        if winner[i] != NO_SKIRMISH:
+            continue
+        free = won[i] and r == 1
+        for j in order:
+            w = unit_turn(P, C, EX, S[i], u[i], j, r, free, by2[i], cand_k, cand_t)
+            if w != NO_SKIRMISH:
+                winner[i] = w
+                rounds[i] = r
+                break
+
+
+def turn(p: Params, arrays, S: np.ndarray, row: np.ndarray, j: int, r: int, free: bool, by2: bool) -> int:
+    """One unit's turn on one run's state ``S`` (N_S, units), for step-by-step tests."""
+    P, C, _, EX = arrays
+    U = p.n_units
+    return int(unit_turn(P, C, EX, S, np.asarray(row, dtype=np.float64), j, r, bool(free), bool(by2),
+                         np.zeros(U, dtype=np.int64), np.zeros(U, dtype=np.int64)))
 
 
 def skirmish_kernel(p: Params, n: int, rng: np.random.Generator, ambush_win: np.ndarray,
@@ -309,28 +554,32 @@ def skirmish_kernel(p: Params, n: int, rng: np.random.Generator, ambush_win: np.
     if not p.skirmish:
         z = np.zeros(n, dtype=np.int64)
         return {"skirmish_winner": np.full(n, NO_SKIRMISH, dtype=np.int64), "skirmish_rounds": z,
-                "survivors_a": z, "survivors_b": z.copy(), "enslave_dp": z.copy()}
-    st = init_state(p, n)
-    won = ambush_win & p.use_ambush
-    by2 = won & by2
-    no_free = np.zeros(n, dtype=bool)
+                "survivors_a": z, "survivors_b": z.copy(), "withdrawn_a": z.copy(), "withdrawn_b": z.copy(),
+                "enslave_dp": z.copy()}
+    P, C, order, EX = compile_arrays(p)
+    S = init_state(p, n)
+    winner = np.full(n, NO_SKIRMISH, dtype=np.int64)
+    rounds = np.zeros(n, dtype=np.int64)
+    won = np.asarray(ambush_win & p.use_ambush, dtype=np.bool_)
+    by2 = won & np.asarray(by2, dtype=np.bool_)
     for r in range(1, p.max_rounds + 1):
-        if st.finished.all():
+        if (winner != NO_SKIRMISH).all():
             break
-        dice = round_dice(rng.random((n, L.round_cols(p.n_units))), p.n_units)
-        free = won if r == 1 else no_free
-        for j in p.order:
-            st = unit_turn(p, st, j, r, dice, free, by2)
-    winner = np.where(st.finished, st.winner, DRAW).astype(np.int64)
-    rounds = np.where(st.finished, st.rounds, p.max_rounds).astype(np.int64)
-    onfield = st.alive & st.present
+        play_round(P, C, EX, order, S, winner, rounds, rng.random((n, L.round_cols(p.n_units))), r, won, by2)
+    finished = winner != NO_SKIRMISH
+    winner = np.where(finished, winner, DRAW)
+    rounds = np.where(finished, rounds, p.max_rounds)
+    on = (S[:, S_ALIVE] == 1) & (S[:, S_PRESENT] == 1)
+    out = S[:, S_WITHDRAWN] == 1
     side_b = (p.side == 1)[None, :]
-    fallen_b_dp = ((~st.alive & side_b) * (3 * p.stars)[None, :]).sum(axis=1)  # R-MDK-3
+    fallen_b_dp = ((S[:, S_ALIVE] == 0) & side_b).astype(np.int64) @ (3 * p.stars.astype(np.int64))  # R-MDK-3
     return {
         "skirmish_winner": winner,
         "skirmish_rounds": rounds,
-        "survivors_a": (onfield & ~side_b).sum(axis=1).astype(np.int64),
-        "survivors_b": (onfield & side_b).sum(axis=1).astype(np.int64),
+        "survivors_a": (on & ~side_b).sum(axis=1),
+        "survivors_b": (on & side_b).sum(axis=1),
+        "withdrawn_a": (out & ~side_b).sum(axis=1),
+        "withdrawn_b": (out & side_b).sum(axis=1),
         "enslave_dp": np.where(winner == 0, fallen_b_dp, 0).astype(np.int64),
     }
 
@@ -343,4 +592,4 @@ def run_chunk_kernel(p: Params, n: int, rng: np.random.Generator) -> dict[str, n
     return out
 
 
-__all__ = ["penalty_rows", "round_dice", "run_chunk_kernel", "unit_turn"]
+__all__ = ["STATE_FIELDS", "compile_arrays", "init_state", "run_chunk_kernel", "turn"]

@@ -9,6 +9,7 @@ table and the target ``[policy]``) are this package's and are documented in
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Annotated, Literal
 
@@ -56,6 +57,9 @@ class Unit(Strict):
     area: Literal["front", "back"] = Field("front", description="Starting area (R-MDK-6).")
     attack: Literal["melee", "ranged", "magic"] = Field("melee", description=(
         "The unit's attack: melee, ranged, or magic (any area without penalty)."))
+    # R-MDK-6: the attack types the unit has; the default is the single ``attack``
+    attacks: list[Literal["melee", "ranged", "magic"]] | None = Field(None, min_length=1, max_length=3, description=(
+        "The attack types the unit has; it picks one before each attack (R-MDK-6); left out: [attack]."))
     combat: int = Field(7, ge=ABILITY_MIN, le=ABILITY_MAX, description=(  # 戦闘
         "Combat (sentou), the attack roll's ability."))
     evade: int = Field(5, ge=ABILITY_MIN, le=ABILITY_MAX, description="The defender's ability against attacks.")
@@ -82,6 +86,8 @@ class Unit(Strict):
         "Self-respect (jison), to leave a training grapple."))
     summoner: str = Field("", max_length=100, description=(  # R-MDK-5: enters when this unit calls it
         "Name of the unit that calls this one (R-MDK-5); empty: on the field from the start."))
+    slave: bool = Field(False, description=(  # R-MDK-5
+        "A slave monster: may withdraw to the dark prison (R-MDK-5, policy.withdraw_below)."))
 
 
 class Session(Strict):
@@ -91,6 +97,9 @@ class Session(Strict):
     stars: list[Annotated[int, Field(ge=0, le=50)]] = Field(
         default_factory=lambda: [1, 1, 1, 1], max_length=100,
         description="The PCs' stars: a successful session gives each 3 DP per star (R-MDK-3).")
+    # R-MDK-3 / R-MDK-21: the stars of the opponents enslaved in the session (★ × 3 DP each)
+    enslaved_stars: list[Annotated[int, Field(ge=0, le=50)]] = Field(default_factory=list, max_length=100, description=(
+        "Stars of the opponents enslaved in a session: 3 DP per star each (R-MDK-3)."))
 
 
 class Skirmish(Strict):
@@ -110,10 +119,24 @@ class Skirmish(Strict):
 
 
 class FormationPolicy(Strict):
-    """Target choice of the skirmish: minimal penalty first, then ``name`` breaks ties."""
+    """The skirmish policy (docs/decisions.md (Formation)).
+
+    ``choice``: how a unit picks attack type and target (R-MDK-6): the best expected damage after
+    penalties (``expected_damage``) or the smallest penalty (``min_penalty``, the reading before
+    issue 18); ``name`` breaks ties among the best targets. ``movement`` (R-MDK-11): ``fixed`` units
+    keep their areas, ``best`` units move to the area where their best attack is best.
+    ``withdraw_below`` (R-MDK-5): a slave monster below this fraction of its hp withdraws to the
+    dark prison with its own action (off when absent)."""
 
     name: Literal["greedy", "first", "random"] = Field("greedy", description=(
         "Tie-break among the targets with the least penalty: greedy, first or random."))
+    choice: Literal["expected_damage", "min_penalty"] = Field("expected_damage", description=(
+        "How a unit picks attack type and target (R-MDK-6): expected_damage or min_penalty."))
+    movement: Literal["fixed", "best"] = Field("fixed", description=(
+        "fixed: units keep their areas; best: units move (no action) to the area where their best attack does best "
+        "(R-MDK-11)."))
+    withdraw_below: float | None = Field(None, gt=0, le=1, description=(
+        "A slave monster below this fraction of its hp withdraws to the dark prison (R-MDK-5); left out: never."))
 
 
 class Scenario(ScenarioBase):
@@ -147,6 +170,9 @@ def check_scenario(s: Scenario) -> None:
         if master.summoner:
             raise ScenarioError("a summoner must itself be on the field at the start (no chains)",
                                 key=f"units.{i}.summoner")
+    for i, u in enumerate(s.units):
+        if u.attacks is not None and len(set(u.attacks)) != len(u.attacks):
+            raise ScenarioError(f"expected each attack type once; given {u.attacks!r}", key=f"units.{i}.attacks")
 
 
 # --------------------------------------------------------------------------------------------
@@ -173,7 +199,8 @@ class Params:
     names: tuple[str, ...]
     side: np.ndarray  # int8 0 = A, 1 = B
     area: np.ndarray  # int8 FRONT / BACK
-    attack: np.ndarray  # int8 MELEE / RANGED / MAGIC
+    attack: np.ndarray  # int8 MELEE / RANGED / MAGIC: the first listed attack type
+    attacks: np.ndarray  # int8 bit mask of the attack types (1 melee, 2 ranged, 4 magic), R-MDK-6
     combat: np.ndarray  # int32
     evade: np.ndarray
     damage: np.ndarray
@@ -187,6 +214,8 @@ class Params:
     stamina: np.ndarray
     resolve: np.ndarray
     master: np.ndarray  # int16, -1 = on the field at the start
+    slave: np.ndarray  # bool, R-MDK-5
+    withdraw_hp: np.ndarray  # int32: a slave with hp below this withdraws (0 = never), R-MDK-5
     companions: tuple[tuple[int, ...], ...]  # per unit, the units it calls, in file order
     order: tuple[int, ...]  # acting order
     # ambush and session
@@ -204,6 +233,8 @@ class Params:
     min_damage: int
     focus_target: int
     policy: str
+    choice: str  # "expected_damage" | "min_penalty"
+    movement: str  # "fixed" | "best"
 
     @property
     def n_units(self) -> int:
@@ -211,7 +242,7 @@ class Params:
 
 
 def compile_params(s: Scenario) -> Params:
-    from sim.formation.rules import ambush_bases, session_reward_dp
+    from sim.formation.rules import ambush_bases, enslaved_reward_dp, session_reward_dp
 
     units = s.units
     idx = {u.name: i for i, u in enumerate(units)}
@@ -226,11 +257,20 @@ def compile_params(s: Scenario) -> Params:
     else:
         order = tuple(range(len(units)))
     a_base, d_base, possible = ambush_bases(s.ambush)
+    frac = s.policy.withdraw_below
+
+    def withdraw_hp(u: Unit) -> int:
+        # hp < frac × max hp  <=>  hp < ceil(frac × max hp) for integer hp
+        return math.ceil(frac * u.hp) if (frac is not None and u.slave) else 0
+
+    def types(u: Unit) -> list[str]:
+        return list(u.attacks) if u.attacks is not None else [u.attack]
     return Params(
         names=tuple(u.name for u in units),
         side=arr((SIDES.index(u.side) for u in units), np.int8),
         area=arr((AREAS.index(u.area) for u in units), np.int8),
-        attack=arr((ATTACKS.index(u.attack) for u in units), np.int8),
+        attack=arr((ATTACKS.index(types(u)[0]) for u in units), np.int8),
+        attacks=arr((sum(1 << ATTACKS.index(t) for t in types(u)) for u in units), np.int8),
         combat=arr((u.combat for u in units), np.int32),
         evade=arr((u.evade for u in units), np.int32),
         damage=arr((u.damage for u in units), np.int32),
@@ -244,6 +284,8 @@ def compile_params(s: Scenario) -> Params:
         stamina=arr((u.stamina for u in units), np.int32),
         resolve=arr((u.resolve for u in units), np.int32),
         master=master,
+        slave=arr((u.slave for u in units), bool),
+        withdraw_hp=arr((withdraw_hp(u) for u in units), np.int32),
         companions=companions,
         order=order,
         ambusher_base=a_base,
@@ -252,7 +294,7 @@ def compile_params(s: Scenario) -> Params:
         ambush_side=SIDES.index(s.ambush.side),
         use_ambush=bool(s.skirmish.ambush),
         checks=s.session.checks,
-        reward_dp=session_reward_dp(s.session.stars),
+        reward_dp=session_reward_dp(s.session.stars) + enslaved_reward_dp(s.session.enslaved_stars),
         # the skirmish needs a unit of each side on the field at the start
         skirmish=bool(s.skirmish.enabled and all(any(u.side == side and not u.summoner for u in units)
                                                  for side in SIDES)),
@@ -261,4 +303,6 @@ def compile_params(s: Scenario) -> Params:
         min_damage=s.skirmish.min_damage,
         focus_target=s.skirmish.focus_target,
         policy=s.policy.name,
+        choice=s.policy.choice,
+        movement=s.policy.movement,
     )

@@ -26,9 +26,10 @@ from sim.formation.rules import (
     active_wins,
     check_succeeds,
     enslave_dp,
+    expected_damage_count,
     roleplay_bonus,
 )
-from sim.formation.targeting import attack_penalty, in_contact
+from sim.formation.targeting import attack_penalty, attack_types, can_move, in_contact
 
 # Faces are converted to Python ints before sim.dice.dark_roll: with numpy integers its
 # ``(a == 6) + (b == 6)`` adds two numpy bools (logical or), so a double six would count as one.
@@ -70,6 +71,8 @@ class _Field:
         self.partner = [-1] * n
         self.initiator = [False] * n
         self.gkind = [G_NONE] * n
+        self.area = [int(a) for a in p.area]  # R-MDK-11: movement changes it
+        self.withdrawn = [False] * n  # R-MDK-5: withdrawn to the dark prison
         self.winner = NO_SKIRMISH
 
     def onfield(self) -> list[bool]:
@@ -86,7 +89,7 @@ class _Field:
 
 
 def _choose(p: Params, field: _Field, cands: list[int], u_pick: float) -> int:
-    """Policy tie-break among candidates that share the minimal penalty (file order)."""
+    """Policy tie-break among the best candidates (file order)."""
     if p.policy == "first":
         return cands[0]
     if p.policy == "random":
@@ -94,6 +97,54 @@ def _choose(p: Params, field: _Field, cands: list[int], u_pick: float) -> int:
     # greedy: avoid a grappled pair (R-MDK-10 random victim) if possible, then the weakest
     pool = [k for k in cands if field.partner[k] < 0] or cands
     return min(pool, key=lambda k: (field.hp[k], k))
+
+
+def attack_score(p: Params, field: _Field, onfield, j: int, k: int, t: int, area, passive: int) -> int:
+    """R-MDK-6: how good attacking ``k`` with attack type ``t`` is for unit ``j`` standing as in
+    ``area``. ``min_penalty``: minus the penalty. ``expected_damage``: 2592 × the expected damage
+    to ``k`` (36 × 36 outcomes × 2), halved when a non-magic attack aims at a grappled pair, where
+    R-MDK-10 sends it to either of the two at random."""
+    penalty = attack_penalty(p, onfield, j, k, t, area)[0]
+    if p.choice == "min_penalty":
+        return -penalty
+    grappled = GRAPPLE_PENALTY if field.partner[j] >= 0 else 0
+    diff = int(p.combat[j]) - penalty - grappled - (int(p.evade[k]) - passive)
+    count = expected_damage_count(diff, int(p.damage[j]) - int(p.armor[k]), p.margin_damage, p.min_damage)
+    shared = field.partner[k] >= 0 and t != MAGIC
+    return count if shared else 2 * count
+
+
+def best_attacks(p: Params, field: _Field, onfield, j: int, area, passive_of) -> tuple[int, list[tuple[int, int]]]:
+    """R-MDK-6: the best score over every attack type and enemy, and the (target, type) pairs that
+    reach it; for a target, the first type in the order melee, ranged, magic."""
+    best, pairs = None, []
+    for k in range(p.n_units):
+        if not onfield[k] or p.side[k] == p.side[j]:
+            continue
+        for t in attack_types(p, j):
+            score = attack_score(p, field, onfield, j, k, t, area, passive_of(k))
+            if best is None or score > best:
+                best, pairs = score, [(k, t)]
+            elif score == best and all(kk != k for kk, _ in pairs):
+                pairs.append((k, t))
+    return best, pairs
+
+
+def move(p: Params, field: _Field, onfield, j: int, passive_of) -> None:
+    """R-MDK-11 movement (policy ``best``, costs no action): the unit moves to the other area if
+    its best attack is strictly better from there, unless that would leave its side's front empty.
+    A grappled unit stays."""
+    if field.partner[j] >= 0:
+        return
+    here = field.area[j]
+    there = 1 - here
+    if not can_move(p, onfield, j, there, field.area):
+        return
+    moved = list(field.area)
+    moved[j] = there
+    if best_attacks(p, field, onfield, j, moved, passive_of)[0] > best_attacks(p, field, onfield, j, field.area,
+                                                                                  passive_of)[0]:
+        field.area[j] = there
 
 
 def unit_turn(p: Params, field: _Field, j: int, r: int, f6, f4, u_row, free: bool, by2: bool) -> None:
@@ -121,35 +172,54 @@ def unit_turn(p: Params, field: _Field, j: int, r: int, f6, f4, u_row, free: boo
         if leave:
             field.release(j)
 
+    # R-MDK-5 withdrawal: a slave monster below the policy's threshold withdraws to the dark prison
+    # with its own action and leaves the skirmish (not while another holds it in a grapple).
+    if field.hp[j] < p.withdraw_hp[j] and (field.partner[j] < 0 or field.initiator[j]):
+        field.release(j)
+        field.present[j] = False
+        field.withdrawn[j] = True
+        _check_end(p, field)
+        return
+
     # R-MDK-5 summons and slave monsters: one in combat at a time; calling costs the action.
     comps = p.companions[j]
     if comps and not any(field.alive[c] and field.present[c] for c in comps):
-        pending = [c for c in comps if not field.present[c]]
+        pending = [c for c in comps if not field.present[c] and not field.withdrawn[c]]
         if pending:
             field.present[pending[0]] = True
             field.entered[pending[0]] = r
             return
 
     onfield = field.onfield()
+
+    def passive_of(k: int) -> int:  # R-MDK-12: the ambushed side's passive checks after a win by 2
+        return PASSIVE_PENALTY if (free and by2 and p.side[k] == ambushed) else 0
+
+    if p.movement == "best":  # R-MDK-11
+        move(p, field, onfield, j, passive_of)
+
     g = field.partner[j]
     grapple_try = False
+    kind = int(p.attack[j])
     if g >= 0:
         target, penalty = g, 0  # inside a grapple the pair attack each other (R-MDK-10)
     else:
-        enemies = [k for k in range(p.n_units) if onfield[k] and p.side[k] != p.side[j]]
         cands: list[int] = []
         if p.grapple[j] != G_NONE:  # R-MDK-9: grappling needs contact
-            cands = [k for k in enemies if field.partner[k] < 0 and in_contact(p, onfield, j, k)]
+            cands = [k for k in range(p.n_units) if onfield[k] and p.side[k] != p.side[j]
+                     and field.partner[k] < 0 and in_contact(p, onfield, j, k, field.area)]
             grapple_try = bool(cands)
             penalty = 0
-        if not grapple_try:
-            pens = {k: attack_penalty(p, onfield, j, k)[0] for k in enemies}  # R-MDK-6/7/8
-            penalty = min(pens.values())
-            cands = [k for k in enemies if pens[k] == penalty]
-        target = _choose(p, field, cands, float(u_row[base + L.TARGET_PICK]))
+        if grapple_try:
+            target = _choose(p, field, cands, float(u_row[base + L.TARGET_PICK]))
+        else:  # R-MDK-6/7/8: the attack type and target of the best score
+            _, pairs = best_attacks(p, field, onfield, j, field.area, passive_of)
+            target = _choose(p, field, [k for k, _ in pairs], float(u_row[base + L.TARGET_PICK]))
+            kind = dict(pairs)[target]
+            penalty = attack_penalty(p, onfield, j, target, kind, field.area)[0]
 
     victim = target
-    if g < 0 and field.partner[target] >= 0 and p.attack[j] != MAGIC:
+    if g < 0 and field.partner[target] >= 0 and kind != MAGIC:
         # R-MDK-10: an attack from outside at a grappled pair picks its victim at random
         if u_row[base + L.VICTIM_PICK] >= 0.5:
             victim = field.partner[target]
@@ -162,8 +232,7 @@ def unit_turn(p: Params, field: _Field, j: int, r: int, f6, f4, u_row, free: boo
     a_roll = dark_roll(f6[base + L.ATTACK_DICE[0]], f6[base + L.ATTACK_DICE[1]])
     d_roll = dark_roll(f6[base + L.DEFENSE_DICE[0]], f6[base + L.DEFENSE_DICE[1]])
     a_total = int(p.combat[j]) + modifier - a_roll.sum  # R-MDK-1
-    passive = PASSIVE_PENALTY if (free and by2 and p.side[victim] == ambushed) else 0  # R-MDK-12
-    d_total = int(p.evade[victim]) - passive - d_roll.sum
+    d_total = int(p.evade[victim]) - passive_of(victim) - d_roll.sum
     if not active_wins(a_total, a_roll, d_total, d_roll):  # R-MDK-2, ties to the defender
         return
     # R-MDK-14 damage model; R-MDK-4 armor
@@ -178,7 +247,11 @@ def unit_turn(p: Params, field: _Field, j: int, r: int, f6, f4, u_row, free: boo
         field.partner[j], field.partner[victim] = victim, j
         field.initiator[j] = True
         field.gkind[j] = field.gkind[victim] = int(p.grapple[j])
+    _check_end(p, field)
 
+
+def _check_end(p: Params, field: _Field) -> None:
+    """A side with no unit on the field (fallen or withdrawn) has lost."""
     onfield = field.onfield()
     for side in (0, 1):
         if not any(onfield[k] and p.side[k] == side for k in range(p.n_units)):
@@ -190,7 +263,7 @@ def skirmish_run(p: Params, round_rows, ambush_win: bool, by2: bool) -> dict:
     limit (a draw). ``round_rows[r - 1]`` is round r's row of uniforms."""
     if not p.skirmish:
         return {"skirmish_winner": NO_SKIRMISH, "skirmish_rounds": 0, "survivors_a": 0,
-                "survivors_b": 0, "enslave_dp": 0}
+                "survivors_b": 0, "withdrawn_a": 0, "withdrawn_b": 0, "enslave_dp": 0}
     field = _Field(p)
     won = bool(p.use_ambush and ambush_win)
     rounds = p.max_rounds
@@ -216,6 +289,8 @@ def skirmish_run(p: Params, round_rows, ambush_win: bool, by2: bool) -> dict:
         "skirmish_rounds": rounds,
         "survivors_a": sum(1 for k in range(p.n_units) if onfield[k] and p.side[k] == 0),
         "survivors_b": sum(1 for k in range(p.n_units) if onfield[k] and p.side[k] == 1),
+        "withdrawn_a": sum(1 for k in range(p.n_units) if field.withdrawn[k] and p.side[k] == 0),
+        "withdrawn_b": sum(1 for k in range(p.n_units) if field.withdrawn[k] and p.side[k] == 1),
         "enslave_dp": dp,
     }
 

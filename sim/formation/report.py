@@ -16,6 +16,7 @@ from sim.formation.rules import (
     session_reward_dp,
     sixes_dp_distribution,
 )
+from sim.formation.switches import switch_effects
 from sim.formation.targeting import targeting_table
 from sim.report import (
     answer,
@@ -191,5 +192,15 @@ def write_report(result, out_dir, exact_summary=None) -> Path:
                                 join(table(["outcome", "share of runs (95% interval)"], out_rows), extra),
                                 image=_skirmish_chart(out_dir, result),
                                 alt="Line chart: share of runs ending in each round, by winner"))
+    seed = s.get("seed") if s.get("seed") is not None else 1
+    effects = switch_effects(scenario, seed=seed)
+    effect_rows = [[r["switch"], r["rule"], r["today"], r["seed"], r["measure"], fmt_num(r["value today"]),
+                    fmt_num(r["value seed"])] for r in effects.to_dict(orient="records")]
+    sections.append(section("The seed's readings (R-MDK-3, R-MDK-5, R-MDK-6, R-MDK-11, R-MDK-21)",
+                            table(["switch", "rule", "reading before", "seed's reading", "measure", "before",
+                                   "with the seed's reading"], effect_rows),
+                            note="Each row changes one switch from the reading before (choice by smallest penalty, "
+                                 "one attack type, fixed areas, no withdrawal); 2,000 runs each on this report's seed "
+                                 "(common random numbers)."))
     title = f"Formation: {scenario.name or scenario.slug}"
     return write_html(out_dir / "report.html", title, sections, summary=s)

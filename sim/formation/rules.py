@@ -24,11 +24,6 @@ PASSIVE_PENALTY = 2  # R-MDK-12: defenders' passive checks after a win by 2
 # R-MDK-1 / R-MDK-2 checks
 
 
-def dark_total(ability: int, roll: DarkRoll, modifiers: int = 0) -> int:
-    """R-MDK-1: total = ability − dark dice sum + modifiers."""
-    return int(ability) - roll.sum + int(modifiers)
-
-
 def success_value(total: int, target: int) -> int:
     """R-MDK-1: success value (成功値) = total − target number."""
     return int(total) - int(target)
@@ -86,6 +81,23 @@ def hit_probability(combat: int, penalty: int, evade: int, grappled: bool = Fals
     return opposed_win_probability(active, int(evade) - int(passive_penalty))
 
 
+@lru_cache(maxsize=65536)
+def expected_damage_count(diff: int, base: int, margin: bool, min_damage: int) -> int:
+    """R-MDK-6 target choice: 1296 × the expected damage of one attack, exactly, by enumerating the
+    36 × 36 opposed outcomes (R-MDK-2). ``diff`` = attacker 戦闘 + modifiers − (evade − passive
+    penalty); ``base`` = damage − armor. A hit deals max(min_damage, base) (``flat``) or
+    max(min_damage, base + attacker total − defender total) (``margin``, R-MDK-14)."""
+    total = 0
+    rolls = [dark_roll(a, b) for a in range(1, 7) for b in range(1, 7)]
+    for ra in rolls:
+        a_total = diff - ra.sum
+        for rd in rolls:
+            d_total = -rd.sum
+            if active_wins(a_total, ra, d_total, rd):
+                total += max(min_damage, base + (a_total - d_total if margin else 0))
+    return total
+
+
 # --------------------------------------------------------------------------------------------
 # R-MDK-12 / R-MDK-20 ambush
 
@@ -107,12 +119,6 @@ def ambush_exact(ambush) -> dict[str, float]:
     return {"ambush_win": wins / N_PAIRS, "ambush_win_by_2": wins_by / N_PAIRS}
 
 
-def shadow_ambush_possible(target_has_super_perception: bool) -> bool:
-    """R-MDK-12: a shadow-user's in-combat ambush is individual and impossible against a
-    super-perception monster."""
-    return not target_has_super_perception
-
-
 # --------------------------------------------------------------------------------------------
 # R-MDK-3 / R-MDK-21 DP
 
@@ -127,9 +133,16 @@ def enslave_dp(stars: int) -> int:
     return 3 * int(stars)
 
 
+def enslaved_reward_dp(enslaved_stars) -> int:
+    """R-MDK-3 / R-MDK-21: each opponent enslaved in the session gives its ★ × 3 DP."""
+    return sum(enslave_dp(s) for s in enslaved_stars)
+
+
 def dp_per_session_exact(session) -> float:
-    """R-MDK-21: Σ ★ × 3 + checks × E[DP per 2DR roll] (14/36)."""
-    return session_reward_dp(session.stars) + session.checks * DARK_DICE_EXPECTED_DP
+    """R-MDK-21: Σ ★ × 3 over the PCs + Σ ★ × 3 over the enslaved opponents (R-MDK-3)
+    + checks × E[DP per 2DR roll] (14/36)."""
+    return (session_reward_dp(session.stars) + enslaved_reward_dp(session.enslaved_stars)
+            + session.checks * DARK_DICE_EXPECTED_DP)
 
 
 def dp_variance_per_roll() -> float:

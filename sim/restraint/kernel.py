@@ -1,228 +1,320 @@
-"""The vectorized kernel: pure steps over a batch of duels (STYLE.md practices 1-3).
+"""The fast engine: one compiled (numba ``@njit(cache=True)``) loop per duel over the batch axis.
 
-``step(state, p, u_round, round_no) -> (state, checks)`` never mutates its inputs. The kernel
-re-implements :mod:`sim.restraint.rules` with numpy; tests require it to match the scalar reference
-run for run on the same draws.
+It re-implements :mod:`sim.restraint.rules` on integer arrays; tests require it to match the scalar
+reference run for run on the same draws (:func:`sim.restraint.state.draw_uniforms`). One function
+per step of the round (R-RST-13), each named after its rule:
+
+- :func:`binder_turn` (R-RST-9 … R-RST-11, R-RST-27, R-RST-28),
+- :func:`target_turn` with :func:`escape_check` and :func:`best_check` (R-RST-2 … R-RST-8,
+  R-RST-12, R-RST-29 … R-RST-31),
+- :func:`composure_round` (R-RST-21, R-RST-22, R-RST-24).
+
+The scenario is compiled once to an integer vector ``K`` (entries ``K_*``) and a few arrays
+(:func:`compile_arrays`); one duel's state is a small integer vector ``T`` (entries ``T_*``) with
+the seven slot levels first.
 """
 
 from __future__ import annotations
 
-from dataclasses import replace
+import math
 from functools import lru_cache
 
 import numpy as np
+from numba import njit
 
-from sim.dice import CHECK_DENOMINATOR, CHECK_MAX_SUM, MAX_NET_DICE, check_table_array, faces_from_uniform
+from sim.dice import CHECK_DENOMINATOR, CHECK_MAX_SUM, MAX_NET_DICE, check_table_array
 from sim.restraint import rules as R
 from sim.restraint.rules import Params
-from sim.restraint.state import DuelState, Trace, draw_uniforms, empty_trace_arrays, initial_state
+from sim.restraint.state import DuelState, Trace
 
-_SLOT_IDS = np.arange(R.N_SLOTS)
-_ARMS_STR = np.asarray(R.ARMS_STR_PENALTY, dtype=np.int16)
-_ARMS_DEX = np.asarray(R.ARMS_DEX_PENALTY, dtype=np.int16)
-_LEGS_STR = np.asarray(R.LEGS_STR_PENALTY, dtype=np.int16)
-_LEGS_DEX = np.asarray(R.LEGS_DEX_PENALTY, dtype=np.int16)
+ARMS, LEGS, FINGERS, BODY = R.ARMS, R.LEGS, R.FINGERS, R.BODY
+N_SLOTS = R.N_SLOTS
+NONE, LIGHT, MODERATE, HEAVY, COMPLETE, DESPAIR = R.NONE, R.LIGHT, R.MODERATE, R.HEAVY, R.COMPLETE, R.DESPAIR
+STR, DEX, INT = R.STR, R.DEX, R.INT
+COL_BINDER = R.COL_BINDER
+COL_TARGET_0, COL_TARGET_1 = R.COL_TARGET
+COL_BONUS_0 = R.COL_BONUS[0]
+COL_ACTION_0 = R.COL_ACTION[0]
+COL_STIMULUS = R.COL_STIMULUS
+NEED_SPAN = CHECK_MAX_SUM + 2
+DENOMINATOR = CHECK_DENOMINATOR
 
+# compiled scenario (entries of K)
+(K_ROUNDS, K_HORIZON, K_COMPOSURE_ROUNDS, K_POOL_STACKING, K_HAS_BINDER, K_BINDER_MOD, K_METHOD_ACTION,
+ K_FLANK_PENALTY, K_FLANK_EXTRA, K_BINDABLE, K_BINDER_FIRST, K_STR, K_DEX, K_INT, K_CLASS_BONUS, K_RANGER_BONUS,
+ K_RANGER_USES, K_RAGES, K_CRAVING, K_N_POOLS, K_N_DICE) = range(21)
+# one duel's state (entries of T after the seven levels)
+T_RAGES, T_RANGER, T_CHECKS, T_SUCCESSES, T_BINDINGS = range(N_SLOTS, N_SLOTS + 5)
+N_T = N_SLOTS + 5
 
-_NEED_SPAN = CHECK_MAX_SUM + 2
+ARMS_STR = np.asarray(R.ARMS_STR_PENALTY, dtype=np.int64)
+ARMS_DEX = np.asarray(R.ARMS_DEX_PENALTY, dtype=np.int64)
+LEGS_STR = np.asarray(R.LEGS_STR_PENALTY, dtype=np.int64)
+LEGS_DEX = np.asarray(R.LEGS_DEX_PENALTY, dtype=np.int64)
 
 
 @lru_cache(maxsize=1)
-def _check_table() -> np.ndarray:
-    """Check numerators, flat: index ``(net + 2) * _NEED_SPAN + clip(need)`` (no blessing or breath in RST)."""
-    return np.ascontiguousarray(check_table_array()[:, 0, 0, :], dtype=np.int32).ravel()  # numerators < 2**31
+def check_table() -> np.ndarray:
+    """Check numerators ``[net + MAX_NET_DICE, clip(need, 0, CHECK_MAX_SUM + 1)]`` (no blessing or
+    breath in RST)."""
+    return np.ascontiguousarray(check_table_array()[:, 0, 0, :], dtype=np.int64)
 
 
-def _modifier(score: np.ndarray) -> np.ndarray:
-    return (score.astype(np.int16) - 10) // 2  # R-GEN-2, floor division also below 0
+def compile_arrays(p: Params):
+    """(K, bind_slots, initial levels, pool maxima, pool constants, die sides, die signs)."""
+    K = np.array([p.rounds, p.horizon, p.composure_rounds, p.stacking == "pool", p.has_binder, p.binder_mod,
+                  p.method_action, p.flank_penalty, p.flank_extra, p.bindable_condition, p.binder_first,
+                  p.str_score, p.dex_score, p.int_score, p.class_bonus, p.ranger_bonus, p.ranger_uses, p.rages,
+                  p.craving, p.n_pools, p.n_dice], dtype=np.int64)
+
+    def arr(values):
+        return np.asarray(list(values), dtype=np.int64).reshape(-1)
+
+    return (K, arr(p.bind_slots), arr(p.initial_levels), arr(p.pool_max), arr(p.pool_constant),
+            arr(p.die_sides), arr(p.die_signs))
 
 
-def _net_dice(bonus: np.ndarray, penalty: np.ndarray, stacking: str) -> np.ndarray:
-    """R-GEN-4 over arrays (see :func:`sim.dice.net_dice`)."""
-    if stacking == "pool":
-        return bonus.astype(np.int8) - penalty.astype(np.int8)
-    return np.where((bonus > 0) & (penalty > 0), 0, np.where(bonus > 0, 1, np.where(penalty > 0, -1, 0))).astype(
-        np.int8
-    )
+@njit(cache=True)
+def face(u, sides):
+    """``sim.dice.faces_from_uniform`` for one uniform."""
+    return int(math.floor(u * sides)) + 1
 
 
-def _kept(faces: np.ndarray, net: np.ndarray) -> np.ndarray:
-    """R-GEN-4: the kept d20 of the first |net|+1 faces, highest for net >= 0, lowest otherwise."""
-    f0, f1, f2 = faces[:, 0], faces[:, 1], faces[:, 2]
-    hi2, lo2 = np.maximum(f0, f1), np.minimum(f0, f1)
-    return np.select(
-        [net == 0, net == 1, net == 2, net == -1],
-        [f0, hi2, np.maximum(hi2, f2), lo2],
-        default=np.minimum(lo2, f2),
-    )
+@njit(cache=True)
+def modifier(score):
+    """R-GEN-2: floor((score − 10) / 2)."""
+    return (score - 10) // 2
 
 
-def _contest_modifier(p: Params, levels: np.ndarray) -> np.ndarray:
-    """R-RST-27: max(mod str, mod dex) after the arms and legs score penalties."""
-    arms, legs = levels[:, R.ARMS], levels[:, R.LEGS]
-    s = p.str_score - _ARMS_STR[arms] - _LEGS_STR[legs]
-    d = p.dex_score - _ARMS_DEX[arms] - _LEGS_DEX[legs]
-    return np.maximum(_modifier(s), _modifier(d))
+@njit(cache=True)
+def net_dice(bonus, penalty, pool):
+    """R-GEN-4: cancel (default) or pool stacking."""
+    if pool:
+        return bonus - penalty
+    if bonus > 0 and penalty > 0:
+        return 0
+    if bonus > 0:
+        return 1
+    if penalty > 0:
+        return -1
+    return 0
 
 
-def binder_turn(state: DuelState, p: Params, d20: np.ndarray) -> DuelState:
-    """R-RST-9 … R-RST-11, R-RST-27, R-RST-28 for the whole batch."""
-    levels = state.levels
-    n = levels.shape[0]
-    if not p.has_binder or not p.bind_slots:
-        return state
-    # R-RST-28: the first slot of binder.slots below despair.
-    slot = np.full(n, -1, dtype=np.int64)
-    for s in reversed(p.bind_slots):
-        slot = np.where(levels[:, s] < R.DESPAIR, s, slot)
-    # R-RST-9 / R-RST-28: bindable by condition or while body >= 1.
-    attempt = (slot >= 0) & (p.bindable_condition | (levels[:, R.BODY] >= R.LIGHT))
-    target_die = d20[:, R.COL_TARGET[0]]
-    if p.flank_penalty:  # R-RST-11
-        target_die = np.minimum(target_die, d20[:, R.COL_TARGET[1]])
-    win = attempt & (d20[:, R.COL_BINDER] + p.binder_mod > target_die + _contest_modifier(p, levels))  # R-RST-10
-    rows = np.arange(n)
-    safe_slot = np.where(slot >= 0, slot, 0)
-    current = levels[rows, safe_slot].astype(np.int16)
-    raised = np.where(p.method_action & (current == R.NONE), R.MODERATE, current + 1) + int(p.flank_extra)
-    new_levels = levels.copy()
-    new_levels[rows, safe_slot] = np.where(win, np.minimum(raised, R.DESPAIR), current).astype(np.int8)
-    return replace(state, levels=new_levels, bindings=state.bindings + win.astype(np.int16))
+@njit(cache=True)
+def escape_dc(T, slot):
+    """R-RST-2 / R-RST-29: 10 + 4 × level (body as heavy) + fingers (+4) and body (+8) modifiers."""
+    dc = 10 + 4 * (HEAVY if slot == BODY else T[slot])
+    if slot != FINGERS and (T[FINGERS] == LIGHT or T[FINGERS] == MODERATE):
+        dc += 4
+    if slot != BODY and T[BODY] >= LIGHT:
+        dc += 8
+    return dc
 
 
-def _check_options(state: DuelState, p: Params):
-    """Every (slot, ability) escape check at once: numerators (n, 7, 3), and the pieces to resolve them.
-
-    R-RST-2, R-RST-3, R-RST-5, R-RST-8, R-RST-12, R-RST-29, R-RST-30, R-RST-31."""
-    levels = state.levels.astype(np.int16)
-    arms, legs, fingers, body = (levels[:, i] for i in (R.ARMS, R.LEGS, R.FINGERS, R.BODY))
-    # R-RST-2 / R-RST-29 escape DCs
-    dc = 10 + 4 * levels
-    dc[:, R.BODY] = 10 + 4 * R.HEAVY
-    fingers_dc = ((fingers == R.LIGHT) | (fingers == R.MODERATE)).astype(np.int16) * 4
-    dc += fingers_dc[:, None] * (_SLOT_IDS != R.FINGERS)
-    dc += ((body >= R.LIGHT).astype(np.int16) * 8)[:, None] * (_SLOT_IDS != R.BODY)
-    # R-RST-3 / R-RST-30 escapable restraints
-    escapable = (levels >= R.LIGHT) & (levels <= R.COMPLETE)
-    escapable &= (_SLOT_IDS == R.FINGERS) | (fingers < R.COMPLETE)[:, None]
-    # R-RST-30 escape scores: legs never touch dex, int unpenalised
-    static = np.stack(
-        [
-            _modifier(p.str_score - _ARMS_STR[arms] - _LEGS_STR[legs]),
-            _modifier(p.dex_score - _ARMS_DEX[arms]),
-            np.full(arms.shape, (p.int_score - 10) // 2, dtype=np.int16),
-        ],
-        axis=1,
-    ) + p.class_bonus
-    is_str = np.array([True, False, False])
-    rage = is_str & (state.rages > 0)[:, None]  # R-RST-12 / R-RST-31
-    penalty = (is_str & (arms == R.HEAVY)[:, None]).astype(np.int8) + (fingers == R.HEAVY)[:, None]
-    net = _net_dice(rage.astype(np.int8), penalty, p.stacking)
-    auto_fail = is_str & (arms >= R.COMPLETE)[:, None]  # R-RST-5 / R-RST-8
-    need = dc[:, :, None] - static[:, None, :]
-    index = np.clip(need, 0, _NEED_SPAN - 1).astype(np.intp)
-    index += ((net.astype(np.intp) + MAX_NET_DICE) * _NEED_SPAN)[:, None, :]
-    num = _check_table().take(index)
-    num[np.broadcast_to(auto_fail[:, None, :], num.shape)] = 0
-    return num, need, net, auto_fail, rage, dc, escapable
+@njit(cache=True)
+def escapable(T, slot):
+    """R-RST-3 / R-RST-30: above 0, not despair, not blocked by fingers at complete or despair."""
+    if T[slot] < LIGHT or T[slot] > COMPLETE:
+        return False
+    return slot == FINGERS or T[FINGERS] < COMPLETE
 
 
-def _resolve(state: DuelState, p: Params, do: np.ndarray, slot: np.ndarray, opts, faces: np.ndarray) -> DuelState:
-    """R-RST-3, R-RST-29, R-RST-31: resolve the chosen checks (runs with ``do`` false are untouched)."""
-    num, need, net, auto_fail, rage, _, _ = opts
-    n = slot.shape[0]
-    rows = np.arange(n)
-    slot_num = num[rows, slot]  # (n, 3)
-    ability = np.argmax(slot_num, axis=1)  # R-RST-30: ties str, dex, int
-    chosen_num = slot_num[rows, ability]
-    chosen_need = need[rows, slot, ability]
-    chosen_net = net[rows, ability]
-    chosen_rage = rage[rows, ability]
-    spend = do & (state.ranger > 0) & (2 * chosen_num < CHECK_DENOMINATOR)  # R-RST-31 ranger
-    kept = _kept(faces, chosen_net)
-    success = do & ~auto_fail[rows, ability] & (kept >= chosen_need - np.where(spend, p.ranger_bonus, 0))
-    current = state.levels[rows, slot].astype(np.int16)
-    dropped = np.where(current == R.COMPLETE, R.MODERATE, current - 1)  # complete -> moderate in combat
-    dropped = np.where(chosen_rage, np.maximum(dropped - 1, 0), dropped)  # rage: one level more
-    levels = state.levels.copy()
-    levels[rows, slot] = np.where(success, dropped, current).astype(np.int8)
-    return replace(
-        state,
-        levels=levels,
-        rages=(state.rages - (success & chosen_rage)).astype(np.int8),  # kept on a failure
-        ranger=(state.ranger - spend).astype(np.int8),
-        checks=state.checks + do.astype(np.int16),
-        successes=state.successes + success.astype(np.int16),
-    )
-
-
-def target_turn(state: DuelState, p: Params, d20: np.ndarray) -> tuple[DuelState, np.ndarray]:
-    """R-RST-4 / R-RST-30: bonus-action escape on the light restraint of lowest DC, then the action
-    escape on the restraint with the highest success probability (ties in slot order)."""
-    before = state.checks
-    opts = _check_options(state, p)
-    num, _, _, _, _, dc, escapable = opts
-    light = escapable & (state.levels == R.LIGHT)
-    do = light.any(axis=1)
-    slot = np.argmin(np.where(light, dc, np.iinfo(np.int16).max), axis=1)
-    state = _resolve(state, p, do, slot, opts, d20[:, list(R.COL_BONUS)])
-    opts = _check_options(state, p)
-    num, escapable = opts[0], opts[6]
-    slot_num = np.where(escapable, num.max(axis=2), -1)
-    slot = np.argmax(slot_num, axis=1)
-    do = escapable.any(axis=1)
-    state = _resolve(state, p, do, slot, opts, d20[:, list(R.COL_ACTION)])
-    return state, (state.checks - before).astype(np.int8)
-
-
-def composure_step(state: DuelState, p: Params, u_round: np.ndarray, round_no: int) -> DuelState:
-    """R-RST-21, R-RST-22, R-RST-24: the stimulus for every pool not yet overloaded (masked)."""
-    if p.n_pools == 0 or round_no > p.composure_rounds:
-        return state
-    n = u_round.shape[0]
-    damage = np.tile(np.asarray(p.pool_constant, dtype=np.int64), (n, 1))
-    for pool in range(p.n_pools):
-        for sides, sign, col in zip(p.die_sides, p.die_signs, p.stimulus_cols(pool), strict=True):
-            damage[:, pool] += sign * faces_from_uniform(u_round[:, col], sides)
-    damage = np.maximum(damage, 0)
-    active = state.overload_round == 0
-    composure = np.where(active, np.maximum(state.composure - damage, 0), state.composure).astype(np.int32)
-    craving = state.craving + np.where(active & p.craving, damage, 0).astype(np.int32)
-    overloaded = active & (damage > 0) & (composure == 0)
-    return replace(
-        state,
-        composure=composure,
-        craving=craving,
-        overload_round=np.where(overloaded, round_no, state.overload_round).astype(np.int16),
-    )
-
-
-def step(state: DuelState, p: Params, u_round: np.ndarray, round_no: int) -> tuple[DuelState, np.ndarray]:
-    """One round (R-RST-13): both sides act in initiative order while the duel lasts, then the stimulus."""
-    checks = np.zeros(state.levels.shape[0], dtype=np.int8)
-    if round_no <= p.rounds:
-        d20 = faces_from_uniform(u_round[:, : R.COL_STIMULUS], 20)
-        if p.binder_first:
-            state = binder_turn(state, p, d20)
-            state, checks = target_turn(state, p, d20)
+@njit(cache=True)
+def ability_checks(K, T, net, static, auto_fail, rage):
+    """R-RST-3/5/8/12/30/31: per escape ability (str, dex, int) the net dice, the static modifier,
+    the automatic failure and the rage, for the current levels (the DC depends on the slot)."""
+    for ability in (STR, DEX, INT):
+        rage[ability] = ability == STR and T[T_RAGES] > 0  # R-RST-12: bonus die on a str escape
+        penalty = (1 if (ability == STR and T[ARMS] == HEAVY) else 0) + (1 if T[FINGERS] == HEAVY else 0)
+        net[ability] = net_dice(1 if rage[ability] else 0, penalty, K[K_POOL_STACKING])
+        if ability == STR:
+            score = K[K_STR] - ARMS_STR[T[ARMS]] - LEGS_STR[T[LEGS]]
+        elif ability == DEX:
+            score = K[K_DEX] - ARMS_DEX[T[ARMS]]  # R-RST-6: legs never touch a dex escape
         else:
-            state, checks = target_turn(state, p, d20)
-            state = binder_turn(state, p, d20)
-    return composure_step(state, p, u_round, round_no), checks
+            score = K[K_INT]
+        static[ability] = modifier(score) + K[K_CLASS_BONUS]
+        auto_fail[ability] = ability == STR and T[ARMS] >= COMPLETE  # R-RST-5 / R-RST-8
+
+
+@njit(cache=True)
+def best_check(table, dc, net, static, auto_fail):
+    """R-RST-30: (ability, numerator) of the highest success probability against ``dc``, ties str,
+    dex, int."""
+    best_ability, best_num = STR, -1
+    for ability in (STR, DEX, INT):
+        num = 0 if auto_fail[ability] else table[net[ability] + MAX_NET_DICE,
+                                                 min(max(dc - static[ability], 0), NEED_SPAN - 1)]
+        if num > best_num:
+            best_ability, best_num = ability, num
+    return best_ability, best_num
+
+
+@njit(cache=True)
+def escape_check(K, table, T, slot, row, first_col, net, static, auto_fail, rage):
+    """R-RST-3, R-RST-8, R-RST-12, R-RST-29 … R-RST-31: one escape check on ``slot`` with the d20s
+    of columns ``first_col`` … ``first_col + 2``."""
+    ability_checks(K, T, net, static, auto_fail, rage)
+    dc = escape_dc(T, slot)
+    a, num = best_check(table, dc, net, static, auto_fail)
+    extra = 0
+    if T[T_RANGER] > 0 and 2 * num < DENOMINATOR:  # R-RST-31 ranger
+        T[T_RANGER] -= 1
+        extra = K[K_RANGER_BONUS]
+    T[T_CHECKS] += 1
+    if auto_fail[a]:
+        return
+    kept = face(row[first_col], 20)  # R-GEN-4: the first |net| + 1 d20s, highest or lowest
+    for i in range(1, abs(net[a]) + 1):
+        f = face(row[first_col + i], 20)
+        kept = max(kept, f) if net[a] >= 0 else min(kept, f)
+    if kept + static[a] + extra >= dc:
+        T[T_SUCCESSES] += 1
+        level = T[slot]
+        new = MODERATE if level == COMPLETE else level - 1  # complete drops to moderate in combat
+        if rage[a]:
+            new = max(NONE, new - 1)  # rage: one level more; the rage is kept on a failure
+            T[T_RAGES] -= 1
+        T[slot] = new
+
+
+@njit(cache=True)
+def target_turn(K, table, T, row, net, static, auto_fail, rage):
+    """R-RST-4 / R-RST-30: the bonus-action escape on the light restraint of lowest DC, then the
+    action escape on the restraint with the highest success probability (ties in slot order).
+    Returns the checks made. ``net`` … ``rage``: work arrays of 3 (one per escape ability)."""
+    before = T[T_CHECKS]
+    slot, dc = -1, 0
+    for s in range(N_SLOTS):
+        if T[s] == LIGHT and escapable(T, s):
+            d = escape_dc(T, s)
+            if slot < 0 or d < dc:
+                slot, dc = s, d
+    if slot >= 0:
+        escape_check(K, table, T, slot, row, COL_BONUS_0, net, static, auto_fail, rage)
+    ability_checks(K, T, net, static, auto_fail, rage)
+    slot, best = -1, -1
+    for s in range(N_SLOTS):
+        if escapable(T, s):
+            num = best_check(table, escape_dc(T, s), net, static, auto_fail)[1]
+            if num > best:
+                slot, best = s, num
+    if slot >= 0:
+        escape_check(K, table, T, slot, row, COL_ACTION_0, net, static, auto_fail, rage)
+    return T[T_CHECKS] - before
+
+
+@njit(cache=True)
+def binder_turn(K, bind_slots, T, row):
+    """R-RST-9 … R-RST-11, R-RST-27, R-RST-28: one binding attempt on the first slot of
+    ``binder.slots`` below despair; the binder wins only if strictly higher."""
+    if not K[K_HAS_BINDER] or not (K[K_BINDABLE] or T[BODY] >= LIGHT):
+        return
+    slot = -1
+    for s in bind_slots:
+        if T[s] < DESPAIR:
+            slot = s
+            break
+    if slot < 0:
+        return
+    target_die = face(row[COL_TARGET_0], 20)
+    if K[K_FLANK_PENALTY]:  # R-RST-11: the flank penalty die
+        target_die = min(target_die, face(row[COL_TARGET_1], 20))
+    s_score = K[K_STR] - ARMS_STR[T[ARMS]] - LEGS_STR[T[LEGS]]
+    d_score = K[K_DEX] - ARMS_DEX[T[ARMS]] - LEGS_DEX[T[LEGS]]
+    target_roll = target_die + max(modifier(s_score), modifier(d_score))  # R-RST-27
+    if face(row[COL_BINDER], 20) + K[K_BINDER_MOD] > target_roll:
+        level = T[slot]
+        new = MODERATE if (K[K_METHOD_ACTION] and level == NONE) else level + 1
+        if K[K_FLANK_EXTRA]:
+            new += 1
+        T[slot] = min(new, DESPAIR)
+        T[T_BINDINGS] += 1
+
+
+@njit(cache=True)
+def composure_round(K, pool_constant, die_sides, die_signs, composure, craving, overload, row, round_no):
+    """R-RST-21 / R-RST-22 / R-RST-24: the stimulus wears each pool down until its first overload."""
+    if round_no > K[K_COMPOSURE_ROUNDS]:
+        return
+    n_dice = K[K_N_DICE]
+    for pool in range(K[K_N_POOLS]):
+        if overload[pool]:
+            continue
+        damage = pool_constant[pool]
+        for d in range(n_dice):
+            damage += die_signs[d] * face(row[COL_STIMULUS + pool * n_dice + d], die_sides[d])
+        damage = max(0, damage)
+        composure[pool] = max(0, composure[pool] - damage)
+        if K[K_CRAVING]:
+            craving[pool] += damage
+        if damage > 0 and composure[pool] == 0:
+            overload[pool] = round_no
+
+
+@njit(cache=True)
+def _run_all(K, bind_slots, initial, pool_max, pool_constant, die_sides, die_signs, table, u,
+             levels_out, checks_out, final, composure, craving, overload):
+    """Every duel of the block ``u`` (horizon, n, n_cols), one after another (R-RST-13)."""
+    n = u.shape[1]
+    T = np.zeros(N_T, dtype=np.int64)
+    net = np.zeros(3, dtype=np.int64)
+    static = np.zeros(3, dtype=np.int64)
+    auto_fail = np.zeros(3, dtype=np.bool_)
+    rage = np.zeros(3, dtype=np.bool_)
+    for i in range(n):
+        T[:N_SLOTS] = initial
+        T[T_RAGES] = K[K_RAGES]
+        T[T_RANGER] = K[K_RANGER_USES]
+        T[T_CHECKS] = 0
+        T[T_SUCCESSES] = 0
+        T[T_BINDINGS] = 0
+        composure[i, :] = pool_max
+        for r in range(K[K_HORIZON]):
+            row = u[r, i]
+            if r < K[K_ROUNDS]:
+                if K[K_BINDER_FIRST]:  # R-RST-13 initiative
+                    binder_turn(K, bind_slots, T, row)
+                    checks_out[i, r] = target_turn(K, table, T, row, net, static, auto_fail, rage)
+                else:
+                    checks_out[i, r] = target_turn(K, table, T, row, net, static, auto_fail, rage)
+                    binder_turn(K, bind_slots, T, row)
+                levels_out[i, r, :] = T[:N_SLOTS]
+            composure_round(K, pool_constant, die_sides, die_signs, composure[i], craving[i], overload[i], row,
+                            r + 1)
+        final[i, :] = T
 
 
 def run_kernel(p: Params, u: np.ndarray) -> Trace:
-    """All runs of the block ``u`` (horizon, n, n_cols) at once."""
+    """All runs of the block ``u`` (horizon, n, n_cols)."""
     n = u.shape[1]
-    state = initial_state(p, n)
-    levels, checks = empty_trace_arrays(p, n)
-    for r in range(p.horizon):
-        state, c = step(state, p, u[r], r + 1)
-        if r < p.rounds:
-            levels[:, r] = state.levels
-            checks[:, r] = c
+    K, bind_slots, initial, pool_max, pool_constant, die_sides, die_signs = compile_arrays(p)
+    levels = np.zeros((n, p.rounds, N_SLOTS), dtype=np.int8)
+    checks = np.zeros((n, p.rounds), dtype=np.int8)
+    final = np.zeros((n, N_T), dtype=np.int64)
+    composure = np.zeros((n, p.n_pools), dtype=np.int32)
+    craving = np.zeros((n, p.n_pools), dtype=np.int32)
+    overload = np.zeros((n, p.n_pools), dtype=np.int16)
+    _run_all(K, bind_slots, initial, pool_max, pool_constant, die_sides, die_signs, check_table(),
+             np.ascontiguousarray(u, dtype=np.float64), levels, checks, final, composure, craving, overload)
+    state = DuelState(
+        levels=final[:, :N_SLOTS].astype(np.int8),
+        rages=final[:, T_RAGES].astype(np.int8),
+        ranger=final[:, T_RANGER].astype(np.int8),
+        checks=final[:, T_CHECKS].astype(np.int16),
+        successes=final[:, T_SUCCESSES].astype(np.int16),
+        bindings=final[:, T_BINDINGS].astype(np.int16),
+        composure=composure,
+        craving=craving,
+        overload_round=overload,
+    )
     return Trace(levels=levels, checks_by_round=checks, final=state)
 
 
-def simulate_chunk(p: Params, n: int, rng: np.random.Generator) -> Trace:
-    return run_kernel(p, draw_uniforms(p, n, rng))
+def work_arrays():
+    """The per-ability work arrays :func:`target_turn` fills (net, static, auto fail, rage)."""
+    return (np.zeros(3, dtype=np.int64), np.zeros(3, dtype=np.int64), np.zeros(3, dtype=np.bool_),
+            np.zeros(3, dtype=np.bool_))
+
+
+__all__ = ["binder_turn", "composure_round", "run_kernel", "target_turn", "work_arrays"]

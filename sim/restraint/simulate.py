@@ -54,10 +54,10 @@ def summarize_trace(p: Params, trace: Trace) -> ChunkResult:
         columns[f"overload_round{suffix}"] = f.overload_round[:, pool]
         if p.craving:
             columns[f"craving{suffix}"] = f.craving[:, pool]
-    level_counts = np.stack(
-        [np.stack([(levels[:, :, s] == v).sum(axis=0) for v in range(R.N_LEVELS)], axis=-1) for s in range(R.N_SLOTS)],
-        axis=1,
-    )
+    # runs per (round, slot, level) in one counting pass
+    cell = (np.arange(p.rounds)[:, None] * R.N_SLOTS + np.arange(R.N_SLOTS)[None, :]) * R.N_LEVELS
+    level_counts = np.bincount((cell[None, :, :] + levels).ravel(),
+                               minlength=p.rounds * R.N_SLOTS * R.N_LEVELS).reshape(p.rounds, R.N_SLOTS, R.N_LEVELS)
     rounds = np.arange(1, p.composure_rounds + 1)
     o = f.overload_round.astype(np.int32)
     overloaded = ((o[:, :, None] >= 1) & (o[:, :, None] <= rounds[None, None, :])).sum(axis=0)

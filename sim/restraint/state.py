@@ -38,21 +38,6 @@ class Trace:
     final: DuelState
 
 
-def initial_state(p: Params, n: int) -> DuelState:
-    pools = p.n_pools
-    return DuelState(
-        levels=np.tile(np.asarray(p.initial_levels, dtype=np.int8), (n, 1)),
-        rages=np.full(n, p.rages, dtype=np.int8),
-        ranger=np.full(n, p.ranger_uses, dtype=np.int8),
-        checks=np.zeros(n, dtype=np.int16),
-        successes=np.zeros(n, dtype=np.int16),
-        bindings=np.zeros(n, dtype=np.int16),
-        composure=np.tile(np.asarray(p.pool_max, dtype=np.int32), (n, 1)).reshape(n, pools),
-        craving=np.zeros((n, pools), dtype=np.int32),
-        overload_round=np.zeros((n, pools), dtype=np.int16),
-    )
-
-
 def draw_uniforms(p: Params, n: int, rng: np.random.Generator) -> np.ndarray:
     """One uniform block per round, ``(horizon, n, n_cols)``; the column layout is in
     :mod:`sim.restraint.rules`. Every run draws every column every round (STYLE.md practice 3)."""

@@ -1,4 +1,4 @@
-"""R-MDK-3 rewards, R-MDK-4 armor, R-MDK-12 shadow-user, R-MDK-13 roleplay, R-MDK-21 DP."""
+"""R-MDK-3 rewards, R-MDK-4 armor, R-MDK-13 roleplay, R-MDK-21 DP."""
 
 from __future__ import annotations
 
@@ -15,7 +15,6 @@ from sim.formation.rules import (
     enslave_dp,
     roleplay_bonus,
     session_reward_dp,
-    shadow_ambush_possible,
     sixes_dp_distribution,
 )
 
@@ -47,10 +46,20 @@ def test_r_mdk_13_roleplay_bonus_is_1d4_minus_1():
     assert [roleplay_bonus(f) for f in range(1, 5)] == [0, 1, 2, 3]
 
 
-def test_r_mdk_12_shadow_user_ambush_impossible_against_super_perception():
-    assert shadow_ambush_possible(False)
-    assert not shadow_ambush_possible(True)
+def test_r_mdk_3_r_mdk_21_enslaved_stars_add_to_dp_per_session():
+    """R-MDK-3 / R-MDK-21 (issue 18): PCs ★ 1, 2 give 3 + 6 = 9; enslaved opponents ★ 2, 3 give
+    6 + 9 = 15; no checks: 24 DP exactly, in the exact engine and in every simulated run."""
+    import sim
+    from sim.scenario import parse_scenario
 
+    session = Session(checks=0, stars=[1, 2], enslaved_stars=[2, 3])
+    assert dp_per_session_exact(session) == 24
+    assert dp_per_session_exact(Session(checks=0, stars=[1, 2])) == 9
+    scen = parse_scenario({"kind": "formation", "name": "t", "session": session.model_dump()})
+    assert sim.exact(scen)["dp_per_session"] == 24
+    for engine in ("kernel", "reference"):
+        res = sim.simulate(scen, runs=50, seed=1, engine=engine)
+        assert res.summary["dp_per_session"] == 24 and (res.runs["dp_rewards"] == 24).all()
 
 def test_r_mdk_21_dp_per_session_formula():
     """R-MDK-21: Σ ★ × 3 + checks × 14/36."""

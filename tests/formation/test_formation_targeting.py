@@ -3,13 +3,14 @@ R-MDK-9 adjacency, R-MDK-11 movement, R-MDK-14 table; the kernel's array version
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sim.formation import targeting_table
-from sim.formation.kernel import penalty_rows
+from sim.formation.kernel import S_ALIVE, S_PRESENT, area_penalty, compile_arrays, init_state
+from sim.formation.kernel import is_overflow as k_overflow
+from sim.formation.kernel import troop_unblocked as k_troop
 from sim.formation.model import BACK, FRONT, compile_params
 from sim.formation.rules import hit_probability
 from sim.formation.targeting import attack_penalty, can_move, in_contact, is_overflow, troop_unblocked
@@ -143,20 +144,26 @@ unit_strategy = st.tuples(
 
 @settings(max_examples=60, deadline=None)
 @given(st.lists(unit_strategy, min_size=2, max_size=7), st.lists(st.booleans(), min_size=7, max_size=7))
-def test_r_mdk_6_to_9_kernel_penalty_rows_equal_scalar(specs, onfield_bits):
-    """The kernel's array penalties and contacts equal the scalar targeting engine."""
+def test_r_mdk_6_to_9_kernel_penalties_equal_scalar(specs, onfield_bits):
+    """The compiled penalties (every attack type) and contacts equal the scalar targeting engine."""
     units = [unit(side, f"u{i}", area, attack, troop=troop, troop_size=size)
              for i, (side, area, attack, troop, size) in enumerate(specs)]
     s = make(units, skirmish={"enabled": False})
     p = compile_params(s)
     onfield = onfield_bits[: p.n_units]
-    arr = np.array([onfield])
+    P = compile_arrays(p)[0]
+    S = init_state(p, 1)[0]
+    S[S_ALIVE] = onfield
+    S[S_PRESENT] = 1
     for j in range(p.n_units):
         if not onfield[j]:
             continue
-        pen, contact = penalty_rows(p, arr, j)
+        overflow, troop_ok = k_overflow(P, S, j, int(p.area[j])), k_troop(P, S, j)
         for k in range(p.n_units):
             if p.side[k] == p.side[j] or not onfield[k]:
                 continue
-            assert pen[0, k] == attack_penalty(p, onfield, j, k)[0]
-            assert bool(contact[0, k]) == in_contact(p, onfield, j, k)
+            for t in range(3):
+                assert area_penalty(t, int(p.area[j]), int(p.area[k]), overflow, troop_ok) == \
+                    attack_penalty(p, onfield, j, k, t)[0]
+            contact = (p.area[j] == FRONT) if p.area[k] == FRONT else (overflow or troop_ok)
+            assert bool(contact) == in_contact(p, onfield, j, k)
