@@ -66,6 +66,14 @@ def pages(tmp_path_factory) -> dict[str, Path]:
     assert main(["sensitivity", str(files["escape"]), "--param", SENSITIVITY_PARAM["escape"], "--runs", "100",
                  "--out", str(tmp / "sens"), *quiet]) == 0
     out["sensitivity-escape"] = tmp / "sens" / "report.html"
+    single = _write(tmp, EXACT["escape"])  # one character: the class matrix and an exact fit apply
+    assert main(["matrix", str(single), "--classes", "rogue,fighter", "--out", str(tmp / "matrix"), *quiet]) == 0
+    out["matrix-escape"] = tmp / "matrix" / "report.html"
+    fit_file = tmp / "fit.toml"
+    fit_file.write_text(f'[fit]\nparams = ["rules.tiers.heavy.dc"]\nlo = 16\nhi = 18\n[[target]]\nscenario = '
+                        f'"{single}"\nmetric = "escape_rate"\nvalue = 0.5\n', encoding="utf-8")
+    assert main(["fit", str(fit_file), "--out", str(tmp / "fit"), *quiet]) == 0
+    out["fit"] = tmp / "fit" / "report.html"
     return out
 
 

@@ -6,6 +6,12 @@ import sys
 from pathlib import Path
 
 
+def _owned(folder: Path, command: str):
+    from sim.cli import _owned as owned
+
+    return owned(folder, command)
+
+
 def add_parsers(sub, add_run_flags) -> None:
     fi = sub.add_parser("fit", help="fit several integer parameters (a DC ladder) to targets on several scenarios")
     fi.add_argument("fit_file", metavar="FIT.toml")
@@ -36,7 +42,8 @@ def cmd_fit(args) -> int:
     spec = load_fit(args.fit_file)
     result = fit(spec, runs=args.runs, seed=args.seed, n_jobs=args.jobs)
     out = Path(args.out) if args.out else Path("reports") / "fit" / Path(args.fit_file).stem
-    write_fit(result, out)
+    with _owned(out, "fit"):  # replaces only what an earlier fit wrote there
+        write_fit(result, out)
     if args.json:
         sys.stdout.write(summary_json(result.as_dict()))
     else:
@@ -62,7 +69,8 @@ def cmd_matrix(args) -> int:
                scores=parse_scores(args.scores), runs=args.runs, seed=args.seed, n_jobs=args.jobs,
                threshold=args.threshold)
     out = Path(args.out) if args.out else Path("reports") / scenario.slug / "matrix"
-    write_matrix(m, out)
+    with _owned(out, "matrix"):
+        write_matrix(m, out)
     print(format_table(m))
     if not args.quiet:
         print(f"wrote {out}/report.html and {out}/matrix.csv", file=sys.stderr)

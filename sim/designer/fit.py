@@ -515,7 +515,8 @@ def fit(spec: FitSpec, runs: int | None = None, seed: int | None = None, n_jobs:
         achieved = metric_value(point.summary, target.metric)
         lo_ci, hi_ci = metric_interval(point.summary, target.metric)
         result.targets.append({
-            "scenario": target.scenario, "metric": target.metric, "value": target.value, "weight": target.weight,
+            "scenario": target.scenario, "name": spec.scenarios[s].name, "metric": target.metric,
+            "value": target.value, "weight": target.weight,
             "achieved": achieved, "interval": [lo_ci, hi_ci],
             "loss": target.weight * (achieved - target.value) ** 2, "method": ev.method[s],
             "depends_on": result.dependencies[t] if result.dependencies else None,
@@ -592,9 +593,7 @@ def _chart(result: FitResult, out: Path) -> Path:
 
 def write_fit(result: FitResult, out_dir: str | Path) -> list[Path]:
     """``fit.json``, ``fit.png``, one ``<scenario>.fitted.toml`` per scenario and ``report.html``."""
-    import pandas as pd
-
-    from sim.report import atomic_write_text, section, summary_json, table_html, write_html
+    from sim.report import answer, atomic_write_text, items, link, section, summary_json, table, write_html
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -611,32 +610,25 @@ def write_fit(result: FitResult, out_dir: str | Path) -> list[Path]:
         fitted.append(out / name)
     written += fitted
     written.append(_chart(result, out))
-    values = pd.DataFrame({"parameter": list(result.values), "fitted value": list(result.values.values()),
-                           "lo": spec.lo, "hi": spec.hi})
-    rows = pd.DataFrame([{
-        "scenario": t["scenario"], "metric": t["metric"], "target": t["value"], "achieved": t["achieved"],
-        "95% interval": f"[{_pct(t['interval'][0])}, {_pct(t['interval'][1])}]", "weight": t["weight"],
-        "loss": t["loss"], "evaluated by": t["method"],
-    } for t in result.targets])
     worst = max(result.targets, key=lambda t: t["loss"])
-    answer = (f"The fitted values are {', '.join(f'{k} = {v}' for k, v in result.values.items())}. "
-              f"The farthest target is {worst['metric']} of {worst['scenario']}: {_pct(worst['achieved'])} "
-              f"against {_pct(worst['value'])}.")
+    lines = [f"Fitted values: {', '.join(f'{k} = {v}' for k, v in result.values.items())}.",
+             f"The farthest target is {worst['metric']} of {worst['scenario']}: {_pct(worst['achieved'])} against "
+             f"{_pct(worst['value'])} (weighted squared error of the fit {result.loss:.3g}).",
+             f"Search: {result.search}; {result.evaluations} evaluations in {result.seconds:.1f} s."]
+    value_rows = [[k, str(v), str(a), str(b)] for (k, v), a, b in zip(result.values.items(), spec.lo, spec.hi,
+                                                                         strict=True)]
+    target_rows = [[t["name"] or t["scenario"], t["metric"], _pct(t["value"]), _pct(t["achieved"]),
+                    f"[{_pct(t['interval'][0])}, {_pct(t['interval'][1])}]", f"{t['weight']:g}", f"{t['loss']:.3g}",
+                    t["method"]] for t in result.targets]
     sections = [
-        section("Answer", f"<p>{_escape(answer)}</p>",
-                note=f"Search: {result.search}; {result.evaluations} evaluations in {result.seconds:.1f} s; "
-                     f"weighted squared error {result.loss:.3g}."),
-        section("Fitted values", table_html(values, index=False)),
-        section("Targets", table_html(rows, float_format="{:.3f}", index=False)),
-        section("Targets and achieved values", image="fit.png"),
-        section("Fitted scenarios", "<ul>" + "".join(
-            f'<li><a href="{_escape(p.name)}">{_escape(p.name)}</a></li>' for p in fitted) + "</ul>"),
+        answer("Which values bring every target closest?", lines),
+        section("Fitted values", table(["parameter", "fitted value", "lo", "hi"], value_rows)),
+        section("Targets", table(["scenario (name or file)", "metric", "target", "achieved", "95% interval", "weight",
+                                  "weighted squared error", "evaluated by"], target_rows)),
+        section("Targets and achieved values", image="fit.png",
+                alt="Chart: each target's value and what the fitted values achieve, with 95% intervals"),
+        section("Fitted scenarios", items(link(p.name, p.name) for p in fitted),
+                note="Each scenario file with the fitted values written in (comments kept)."),
     ]
     written.append(write_html(out / "report.html", "Ladder fit", sections))
     return written
-
-
-def _escape(text: str) -> str:
-    import html
-
-    return html.escape(str(text))

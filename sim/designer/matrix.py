@@ -268,7 +268,7 @@ def heat_map(m: Matrix, out: Path) -> Path:
 
 def write_matrix(m: Matrix, out_dir: str | Path) -> list[Path]:
     """``matrix.csv``, ``matrix.png`` and ``report.html``."""
-    from sim.report import atomic_write_text, section, table_html, write_html
+    from sim.report import answer, atomic_write_text, section, table, write_html
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -278,17 +278,25 @@ def write_matrix(m: Matrix, out_dir: str | Path) -> list[Path]:
     exact = bool(m.frame["exact"].all())
     how = ("Every cell is exact." if exact else
            "Cells are simulated with common random numbers (same runs and seed); intervals are 95%.")
-    answer = (" ".join(sentences) if sentences else
-              f"No class differs from the median class by more than {m.threshold * 100:.0f} points beyond noise.")
-    presets = pd.DataFrame([{"class": c, **s} for c, s in m.scores.items()])
-    shown = ["class", *m.vary, m.metric, f"{m.metric}_lo", f"{m.metric}_hi", "difference", "outlier", "mean_rounds"]
+    lines = sentences or [f"No class differs from the median class by more than {m.threshold * 100:.0f} points "
+                          "beyond noise."]
+    lines = [*lines, f"{how} An outlier is more than {m.threshold * 100:.0f} points from the median class's value "
+                     "in the same variant, and beyond the noise of both."]
+    cell_rows = []
+    for _, r in m.frame.iterrows():
+        interval = "exact" if r["exact"] else f"[{r[m.metric + '_lo'] * 100:.1f}, {r[m.metric + '_hi'] * 100:.1f}]"
+        cell_rows.append([r["class"], *(str(r[k]) for k in m.vary), f"{r[m.metric] * 100:.1f}%", interval,
+                          f"{r['difference'] * 100:+.1f} pp", "yes" if r["outlier"] else "",
+                          "–" if math.isnan(r["mean_rounds"]) else f"{r['mean_rounds']:.2f}"])
+    score_rows = [[c, *(str(s[a]) for a in ABILITIES)] for c, s in m.scores.items()]
+    label = METRIC_LABELS.get(m.metric, m.metric)
     sections = [
-        section("Answer", "<p>" + _escape(answer) + "</p>",
-                note=f"{how} Outlier: more than {m.threshold * 100:.0f} points from the median class's value in "
-                     "the same variant, and beyond the noise of both."),
-        section("Class by variant", image=chart.name),
-        section("Cells", table_html(m.frame[shown], float_format="{:.3f}", index=False)),
-        section(f"Ability scores (level {m.level})", table_html(presets, index=False),
+        answer(f"Is any class far ahead or behind on {label.lower()}?", lines),
+        section("Class by variant", image=chart.name,
+                alt="Heat map: the metric of every class (rows) in every variant (columns)"),
+        section("Cells", table(["class", *m.vary, label, "95% interval", "vs median class", "outlier", "mean rounds"],
+                               cell_rows)),
+        section(f"Ability scores (level {m.level})", table(["class", *ABILITIES], score_rows),
                 note="The standard array 15, 14, 13, 12, 10, 8 assigned by each class's priorities, unless "
                      "--scores was given."),
     ]
@@ -310,12 +318,6 @@ def format_table(m: Matrix) -> str:
     widths = [max(len(str(row[i])) for row in rows) for i in range(len(head))]
     lines += ["  ".join(str(c).ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in rows]
     return "\n".join(lines)
-
-
-def _escape(text: str) -> str:
-    import html
-
-    return html.escape(text)
 
 
 __all__ = ["CLASS_PRIORITIES", "STANDARD_ARRAY", "preset_scores", "matrix", "write_matrix", "format_table",
