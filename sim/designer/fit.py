@@ -618,7 +618,8 @@ def write_fit(result: FitResult, out_dir: str | Path) -> list[Path]:
     value_rows = [[k, str(v), str(a), str(b)] for (k, v), a, b in zip(result.values.items(), spec.lo, spec.hi,
                                                                          strict=True)]
     target_rows = [[t["name"] or t["scenario"], t["metric"], _pct(t["value"]), _pct(t["achieved"]),
-                    f"[{_pct(t['interval'][0])}, {_pct(t['interval'][1])}]", f"{t['weight']:g}", f"{t['loss']:.3g}",
+                    "exact" if t["method"] == "exact" else f"[{_pct(t['interval'][0])}, {_pct(t['interval'][1])}]",
+                    f"{t['weight']:g}", f"{t['loss']:.3g}",
                     t["method"]] for t in result.targets]
     sections = [
         answer("Which values bring every target closest?", lines),
