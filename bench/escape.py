@@ -43,16 +43,17 @@ print(t1 - t, time.perf_counter() - t1)
 """
 
 
-def measure(fn, p, n_runs: int, seed: int) -> tuple[float, int, dict]:
-    """Seconds, character-rounds and the first chunk's columns for ``n_runs`` runs over the fixed chunks."""
-    start = time.perf_counter()
+def measure(fn, p, n_runs: int, seed: int) -> tuple[float, float, int, dict]:
+    """Wall and CPU seconds, character-rounds and the first chunk's columns for ``n_runs`` runs over the fixed
+    chunks (CPU seconds of this process: on a shared machine they show the one-core rate better than the wall)."""
+    start, cpu = time.perf_counter(), time.process_time()
     rounds = 0
     first = None
     for c in chunks(n_runs):
         cols = fn(p, c.n_runs, c.generator(seed))
         first = cols if first is None else first
         rounds += int(cols["rounds"].sum())
-    return time.perf_counter() - start, rounds * p.n_chars, first
+    return time.perf_counter() - start, time.process_time() - cpu, rounds * p.n_chars, first
 
 
 def jobs_seconds(scenario, runs: int, seed: int, n_jobs: int) -> float:
@@ -81,16 +82,15 @@ def main() -> None:
     print(f"scenario: {scenario.name} ({p.n_chars} characters, max_rounds {p.max_rounds}); "
           f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}")
     kernel_chunk(p, 10, np.random.default_rng(0))  # load (or compile) the engine
-    te, cre, first_e = measure(kernel_chunk, p, args.runs, args.seed)
-    tr, crr, first_r = measure(reference_chunk, p, args.reference_runs, args.seed)
+    te, ce, cre, first_e = measure(kernel_chunk, p, args.runs, args.seed)
+    tr, cr, crr, first_r = measure(reference_chunk, p, args.reference_runs, args.seed)
     same = all(np.array_equal(first_e[k][: args.reference_runs], first_r[k]) for k in first_r)
-    e_rate, r_rate = cre / te, crr / tr
-    print(f"engine:       {args.runs:>9,} runs in {te:7.2f} s = {args.runs / te:12,.0f} runs/s, "
-          f"{e_rate:14,.0f} character-rounds/s")
-    print(f"scalar loop:  {args.reference_runs:>9,} runs in {tr:7.2f} s = {args.reference_runs / tr:12,.0f} runs/s, "
-          f"{r_rate:14,.0f} character-rounds/s")
-    print(f"ratio engine/scalar loop (character-rounds/s): {e_rate / r_rate:.0f}x   "
-          f"(same per-run results on the runs both played: {same})")
+    for name, n, wall, cpu, cr_ in (("engine:     ", args.runs, te, ce, cre),
+                                    ("scalar loop:", args.reference_runs, tr, cr, crr)):
+        print(f"{name} {n:>9,} runs in {wall:7.2f} s wall ({cpu:7.2f} s CPU) = {n / wall:10,.0f} runs/s, "
+              f"{cr_ / wall:12,.0f} character-rounds/s wall, {cr_ / cpu:12,.0f} per CPU second")
+    print(f"ratio engine/scalar loop (character-rounds per CPU second): {(cre / ce) / (crr / cr):.0f}x, "
+          f"wall {(cre / te) / (crr / tr):.0f}x   (same per-run results on the runs both played: {same})")
     if args.jobs_runs:
         t1 = jobs_seconds(scenario, args.jobs_runs, args.seed, 1)
         t2 = jobs_seconds(scenario, args.jobs_runs, args.seed, 2)

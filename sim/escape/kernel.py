@@ -9,13 +9,14 @@ compiled function per step of the round order R-ESC-5, named after its rule:
     -> resolve_rests (R-ESC-10a) -> resolve_searches (R-ESC-10) -> add_attention (R-ESC-9a)
     -> apply_composure (R-ESC-12, 13, 14, 34, 35) -> end_tests (R-ESC-5 step 7)
 
-Random layout (:data:`RANDOM_LAYOUT`): a chunk's Generator (R-GEN-7) gives one sequence of float64
-uniforms, read in order; runs are played in order and each random event takes the next uniforms it
-needs and no more (a check: |net| + 1 d20, then the blessing d4 if blessed, then the breath d20 if
-spent; a search: a d20, then the item uniform if it succeeded; dice expressions one uniform a die).
-A die face is ``floor(u * sides) + 1``. The scalar reference (:mod:`sim.escape.reference`) reads the
-same sequence through its ``DrawSource``, so both agree run for run; the buffer refill is invisible
-(the uniforms of ``rng.random(a)`` then ``rng.random(b)`` are those of ``rng.random(a + b)``).
+Random layout (:data:`RANDOM_LAYOUT`): each chunk draws a 128-bit key from its Generator (R-GEN-7); uniform
+number k that character i uses in round r of run j is a fixed function of (key, j, r, i, k) (SplitMix64 mixing
+of the packed counter, 53 bits to [0, 1)). So every random event takes only the uniforms it needs, in the order
+it needs them (a check: |net| + 1 d20, then the blessing d4 if blessed, then the breath d20 if spent; a search:
+a d20, then the item uniform if it succeeded; a dice expression one uniform a die), no run's numbers depend on
+another run, and two policies or parameter values played on the same seed read the same numbers for the same
+character in the same round of the same run (common random numbers). A die face is ``floor(u * sides) + 1``.
+The scalar reference (:mod:`sim.escape.reference`) computes the same numbers through its ``DrawSource``.
 """
 
 from __future__ import annotations
@@ -53,7 +54,7 @@ from sim.escape.params import (
 )
 from sim.escape.state import ACTION_KINDS
 
-RANDOM_LAYOUT = "escape-stream-2"  # version of the random layout above (recorded in every summary)
+RANDOM_LAYOUT = "escape-keyed-2"  # version of the random layout above (recorded in every summary)
 
 # outcomes
 RUNNING, ESCAPED, CAUGHT, TIMEOUT = 0, 1, 2, 3
@@ -143,7 +144,8 @@ class Scratch(NamedTuple):
     flags: np.ndarray  # (C, 6): ASSISTED .. HARNESS_ON
     helpers: np.ndarray  # (C, C): helpers[target, helper]
     weights: np.ndarray  # (I,) float64
-    cursor: np.ndarray  # (1,) next uniform to read
+    where: np.ndarray  # (2,): the run and round drawing now
+    counts: np.ndarray  # (C,) uniforms each character drew this round
 
 
 @structref.register
@@ -169,7 +171,8 @@ BATCH_REF = EngineRef([("tiers", types.int8[:, :, ::1]), ("acc", _I32_3), ("stre
                        ("held", _I32_3), ("item_left", _I32_2), ("runs", _I64_2), ("tier_stats", _I32_4),
                        ("action_counts", _I32_3)])
 SCRATCH_REF = EngineRef([("plan", _I64_2), ("dazed", types.boolean[::1]), ("flags", _I64_2),
-                         ("helpers", types.boolean[:, ::1]), ("weights", types.float64[::1]), ("cursor", _I64_1)])
+                         ("helpers", types.boolean[:, ::1]), ("weights", types.float64[::1]), ("where", _I64_1),
+                         ("counts", _I64_1)])
 
 
 @njit(cache=True)
@@ -189,7 +192,7 @@ def batch_ref(t):
 @njit(cache=True)
 def scratch_ref(t):
     r = structref.new(SCRATCH_REF)
-    r.plan, r.dazed, r.flags, r.helpers, r.weights, r.cursor = t
+    r.plan, r.dazed, r.flags, r.helpers, r.weights, r.where, r.counts = t
     return r
 
 
@@ -251,14 +254,8 @@ def initial_batch(p: EscapeParams, n: int) -> Batch:
 def new_scratch(p: EscapeParams) -> Scratch:
     C = p.n_chars
     return Scratch(np.zeros((C, 6), dtype=np.int64), np.zeros(C, dtype=np.bool_), np.zeros((C, 6), dtype=np.int64),
-                   np.zeros((C, C), dtype=np.bool_), np.zeros(p.n_items, dtype=np.float64), np.zeros(1, dtype=np.int64))
-
-
-def max_draws_per_run(p: EscapeParams) -> int:
-    """An upper bound of the uniforms one run can read (to keep a whole run inside the buffer)."""
-    per_char = 5 + 2 + 2 + p.rest_expr.n_dice + p.harness_expr.n_dice
-    per_char += p.stimulus_expr.n_dice if p.stimulus_expr is not None else 0
-    return per_char * p.n_chars * p.max_rounds
+                   np.zeros((C, C), dtype=np.bool_), np.zeros(p.n_items, dtype=np.float64), np.zeros(2, dtype=np.int64),
+                   np.zeros(C, dtype=np.int64))
 
 
 # =============================================================================================
@@ -266,48 +263,64 @@ def max_draws_per_run(p: EscapeParams) -> int:
 
 
 @leaf
-def next_uniform(u, cur):
-    x = u[cur[0]]
-    cur[0] += 1
-    return x
+def mix64(z):
+    """The SplitMix64 finalizer (a bijection of uint64 with full avalanche)."""
+    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return z ^ (z >> np.uint64(31))
 
 
 @leaf
-def roll_die(u, cur, sides):
-    return int(np.floor(next_uniform(u, cur) * sides)) + 1
+def uniform_at(key, run, rnd, char, k):
+    """Uniform number ``k`` of character ``char`` in round ``rnd`` of run ``run`` (the layout above)."""
+    counter = np.uint64(run) << np.uint64(44)
+    counter |= (np.uint64(rnd) << np.uint64(32)) | (np.uint64(char) << np.uint64(24)) | np.uint64(k)
+    return float(mix64(mix64(key[0] ^ counter) ^ key[1]) >> np.uint64(11)) * (1.0 / 9007199254740992.0)
 
 
 @leaf
-def roll_check(u, cur, net, need, blessed, breath):
+def next_uniform(key, sc, i):
+    k = sc.counts[i]
+    sc.counts[i] = k + 1
+    return uniform_at(key, sc.where[0], sc.where[1], i, k)
+
+
+@leaf
+def roll_die(u, sc, i, sides):
+    return int(np.floor(next_uniform(u, sc, i) * sides)) + 1
+
+
+@leaf
+def roll_check(u, sc, i, net, need, blessed, breath):
     """R-GEN-1, R-GEN-4: keep the highest (net > 0) or lowest (net < 0) of |net| + 1 d20, add the
     blessing d4 and the breath d20 (R-ESC-14); success if the total reaches ``need``."""
-    total = roll_die(u, cur, 20)
+    total = roll_die(u, sc, i, 20)
     for _ in range(abs(net)):
-        d = roll_die(u, cur, 20)
+        d = roll_die(u, sc, i, 20)
         if (net > 0 and d > total) or (net < 0 and d < total):
             total = d
     if blessed:
-        total += roll_die(u, cur, 4)
+        total += roll_die(u, sc, i, 4)
     if breath:
-        total += roll_die(u, cur, 20)
+        total += roll_die(u, sc, i, 20)
     return total >= need
 
 
 @leaf
-def roll_dice(u, cur, dice, fixed):
+def roll_dice(u, sc, i, dice, fixed):
     """R-GEN-5: a dice expression for one character (``fixed`` = constant + ability modifiers)."""
     total = fixed
     for t in range(dice.shape[0]):
         for _ in range(dice[t, 1]):
-            total += dice[t, 0] * roll_die(u, cur, dice[t, 2])
+            total += dice[t, 0] * roll_die(u, sc, i, dice[t, 2])
     return total
 
 
 @leaf
-def pick_item(u, cur, weights):
+def pick_item(u, sc, i, weights):
     """R-ESC-10: an item by weight: the number of cumulative weights <= u * total, clamped to the
     last positive weight (as the reference's ``pick_weighted``)."""
-    x = next_uniform(u, cur)
+    x = next_uniform(u, sc, i)
     total = 0.0
     for k in range(weights.shape[0]):
         total += weights[k]
@@ -748,6 +761,10 @@ def start_round(R, st, j, sc):
     """Round number; who is dazed (R-ESC-12); a dazed character loses its blessing (R-ESC-33);
     statistics: rounds spent at the highest goal tier."""
     st.runs[j, ROUNDS] += 1
+    sc.where[0] = j  # the random numbers of this round (the layout above)
+    sc.where[1] = st.runs[j, ROUNDS]
+    for i in range(R.game[N_CHARS]):
+        sc.counts[i] = 0
     for i in range(R.game[N_CHARS]):
         sc.dazed[i] = st.chars[j, i, DAZED_LEFT] > 0
         if sc.dazed[i]:
@@ -851,7 +868,7 @@ def resolve_struggles(R, st, j, sc, u):
         need = check_need(R, st, j, i, s, ability, sc.flags[i, GUIDE_FLAG], sc.flags[i, MAGE], breath)
         if breath:
             st.chars[j, i, BREATH] -= 1
-        success = roll_check(u, sc.cursor, net, need, st.chars[j, i, BLESSED], breath)
+        success = roll_check(u, sc, i, net, need, st.chars[j, i, BLESSED], breath)
         st.chars[j, i, CHECKS] += 1
         if rnd == 1:  # statistics for the first-check advantage
             st.runs[j, FIRST_ROUND] = max(st.runs[j, FIRST_ROUND], 2 if success else 1)
@@ -915,7 +932,7 @@ def resolve_rests(R, st, j, sc, u):
     """R-ESC-10a: rest restores composure by the recovery roll, up to maximum - craving."""
     for i in range(R.game[N_CHARS]):
         if sc.plan[i, P_KIND] == REST:
-            gain = max(0, roll_dice(u, sc.cursor, R.dice[REST_DICE], R.char[i, REST_FIXED]))
+            gain = max(0, roll_dice(u, sc, i, R.dice[REST_DICE], R.char[i, REST_FIXED]))
             top = R.char[i, COMP_MAX] - st.chars[j, i, CRAVING_LEFT]
             st.chars[j, i, COMPOSURE] = min(st.chars[j, i, COMPOSURE] + gain, top)
 
@@ -927,7 +944,7 @@ def resolve_searches(R, st, j, sc, u):
     for i in range(R.game[N_CHARS]):
         if sc.plan[i, P_KIND] != SEARCH:
             continue
-        if roll_die(u, sc.cursor, 20) < R.game[SEARCH_DC] - R.char[i, SEARCH_MOD]:
+        if roll_die(u, sc, i, 20) < R.game[SEARCH_DC] - R.char[i, SEARCH_MOD]:
             continue
         any_left = False
         for k in range(R.game[N_ITEMS]):
@@ -935,7 +952,7 @@ def resolve_searches(R, st, j, sc, u):
             any_left = any_left or sc.weights[k] > 0
         if not any_left:
             continue
-        k = pick_item(u, sc.cursor, sc.weights)
+        k = pick_item(u, sc, i, sc.weights)
         if st.item_left[j, k] > 0:
             st.item_left[j, k] -= 1
         st.chars[j, i, ITEMS_FOUND] += 1
@@ -960,9 +977,9 @@ def apply_composure(R, st, j, sc, u):
     for i in range(R.game[N_CHARS]):
         damage = 0
         if sc.flags[i, STRUGGLED] >= 0 and sc.flags[i, HARNESS_ON]:
-            damage += max(0, roll_dice(u, sc.cursor, R.dice[HARNESS_DICE], R.char[i, HARNESS_FIXED]))
+            damage += max(0, roll_dice(u, sc, i, R.dice[HARNESS_DICE], R.char[i, HARNESS_FIXED]))
         if (R.game[HAS_STIMULUS] != 0):
-            stim = max(0, roll_dice(u, sc.cursor, R.dice[STIMULUS_DICE], R.char[i, STIMULUS_FIXED]))
+            stim = max(0, roll_dice(u, sc, i, R.dice[STIMULUS_DICE], R.char[i, STIMULUS_FIXED]))
             damage += stim
             if (R.game[CRAVING] != 0):
                 st.chars[j, i, CRAVING_LEFT] += stim
@@ -981,12 +998,12 @@ def apply_composure(R, st, j, sc, u):
             st.chars[j, i, BREATH] -= 1
             need = 10 + damage + st.chars[j, i, SAVE_BONUS] - R.char[i, WIS_MOD]
             st.chars[j, i, SAVE_BONUS] += 2
-            if roll_die(u, sc.cursor, 20) >= need:
+            if roll_die(u, sc, i, 20) >= need:
                 st.chars[j, i, COMPOSURE] = max(0, top // 2)
                 continue
         elif (R.char[i, IS_FOCUS] != 0):  # absolute focus
-            if roll_die(u, sc.cursor, 20) >= 10 + damage // 2 - R.char[i, FOCUS_MOD]:
-                st.chars[j, i, COMPOSURE] = min(max(0, roll_die(u, sc.cursor, 8) + R.char[i, FOCUS_MOD]), max(0, top))
+            if roll_die(u, sc, i, 20) >= 10 + damage // 2 - R.char[i, FOCUS_MOD]:
+                st.chars[j, i, COMPOSURE] = min(max(0, roll_die(u, sc, i, 8) + R.char[i, FOCUS_MOD]), max(0, top))
                 st.chars[j, i, IMMUNE_UNTIL] = rnd + 1
                 continue
         st.chars[j, i, OVERLOADS] += 1  # overload
@@ -1044,64 +1061,51 @@ PLAY_RUNS, ONE_ROUND, PLAN_ONLY = 0, 1, 2
 
 
 @njit(cache=True)
-def run_engine(R, st, sc, u, policy, mode, first, reserve, out):
-    """The compiled entry point. PLAY_RUNS: play runs ``first``.. to their end, in order, while the
-    buffer ``u`` holds ``reserve`` uniforms (a whole run's worst case); returns the next run to play.
-    ONE_ROUND: one round of every unfinished run, in run order. PLAN_ONLY: every unfinished run's
-    declarations into ``out``."""
-    n = st.runs.shape[0]
-    j = first
-    while j < n:
-        if mode == PLAY_RUNS and u.shape[0] - sc.cursor[0] < reserve:
-            break
+def run_engine(R, st, sc, key, policy, mode, out):
+    """The compiled entry point. PLAY_RUNS: play every run to its end. ONE_ROUND: one round of every
+    unfinished run. PLAN_ONLY: every unfinished run's declarations into ``out``."""
+    for j in range(st.runs.shape[0]):
         while st.runs[j, OUTCOME] == RUNNING:
-            play_round(R, st, j, sc, u, policy, mode == PLAN_ONLY)
+            play_round(R, st, j, sc, key, policy, mode == PLAN_ONLY)
             if mode == PLAN_ONLY:
                 for i in range(R.game[N_CHARS]):
                     for col in range(6):
                         out[j, i, col] = sc.plan[i, col]
             if mode != PLAY_RUNS:
                 break
-        j += 1
-    return j
 
 
 # =============================================================================================
 # drivers
 
-BUFFER_UNIFORMS = 1 << 16
 NO_PLAN = np.zeros((0, 0, 6), dtype=np.int64)
+MAX_CHUNK_RUNS = 1 << 20  # the counter's run field (the layout above)
+
+
+def chunk_key(rng: np.random.Generator) -> np.ndarray:
+    """The 128-bit key of a chunk, drawn from its Generator (R-GEN-7)."""
+    return rng.integers(0, 2**64, size=2, dtype=np.uint64)
 
 
 def run_batch(p: EscapeParams, n: int, rng: np.random.Generator, policy: str = "greedy") -> Batch:
-    """``n`` runs from the start, reading the uniforms of ``rng`` in order (the layout above)."""
-    R = rules_of(p)
+    """``n`` runs from the start, with the random numbers of the chunk whose Generator is ``rng``."""
+    if n > MAX_CHUNK_RUNS:
+        raise ValueError(f"at most {MAX_CHUNK_RUNS} runs in one chunk")
     st = initial_batch(p, n)
-    sc = new_scratch(p)
-    reserve = max_draws_per_run(p)
-    size = max(BUFFER_UNIFORMS, 2 * reserve)
-    u = rng.random(size)
-    refs = rules_ref(R), batch_ref(st), scratch_ref(sc)
-    j = 0
-    while True:
-        j = run_engine(refs[0], refs[1], refs[2], u, POLICY_CODES[policy], PLAY_RUNS, j, reserve, NO_PLAN)
-        if j >= n:
-            return st
-        u = np.concatenate((u[sc.cursor[0]:], rng.random(size)))  # the same sequence, continued
-        sc.cursor[0] = 0
+    run_engine(rules_ref(rules_of(p)), batch_ref(st), scratch_ref(new_scratch(p)), chunk_key(rng),
+               POLICY_CODES[policy], PLAY_RUNS, NO_PLAN)
+    return st
 
 
-def step(p: EscapeParams, st: Batch, u: np.ndarray, policy: str = "greedy") -> int:
-    """One round of every unfinished run of ``st``, reading ``u`` in order; returns uniforms read."""
-    sc = new_scratch(p)
-    run_engine(rules_ref(rules_of(p)), batch_ref(st), scratch_ref(sc), np.ascontiguousarray(u, dtype=np.float64),
-               POLICY_CODES[policy], ONE_ROUND, 0, 0, NO_PLAN)
-    return int(sc.cursor[0])
+def step(p: EscapeParams, st: Batch, key: np.ndarray, policy: str = "greedy") -> None:
+    """One round of every unfinished run of ``st`` with the random numbers of chunk key ``key``."""
+    run_engine(rules_ref(rules_of(p)), batch_ref(st), scratch_ref(new_scratch(p)), key, POLICY_CODES[policy],
+               ONE_ROUND, NO_PLAN)
 
 
 def plan(p: EscapeParams, st: Batch, policy: str = "greedy") -> np.ndarray:
     """The declared actions ``(n, C, 6)`` (columns P_KIND .. P_BREATH) at the states of ``st``."""
     out = np.zeros((len(st.runs), p.n_chars, 6), dtype=np.int64)
-    run_engine(rules_ref(rules_of(p)), batch_ref(st), scratch_ref(new_scratch(p)), np.zeros(1), POLICY_CODES[policy],
-               PLAN_ONLY, 0, 0, out)
+    run_engine(rules_ref(rules_of(p)), batch_ref(st), scratch_ref(new_scratch(p)), np.zeros(2, dtype=np.uint64),
+               POLICY_CODES[policy], PLAN_ONLY, out)
     return out

@@ -1,9 +1,9 @@
 """Scalar reference of the escape challenge: one run at a time, reading like RULES.md section 1.
 
 Randomness comes through a *source* with one method per kind of random event, so the same
-round function serves simulation (:class:`DrawSource`, which draws only what each event needs from
-one sequence of uniforms, in the order the engine of :mod:`sim.escape.kernel` reads them) and exact
-analysis (the branching source of :mod:`sim.escape.exact`).
+round function serves simulation (:class:`DrawSource`, which draws only what each event needs, the
+numbers the engine of :mod:`sim.escape.kernel` reads) and exact analysis (the branching source of
+:mod:`sim.escape.exact`).
 """
 
 from __future__ import annotations
@@ -32,15 +32,46 @@ from sim.escape.state import (
     mage_hand_bonus,
 )
 
+MASK64 = (1 << 64) - 1
+
+
+def mix64(z: int) -> int:
+    """The SplitMix64 finalizer on a 64-bit integer."""
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK64
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK64
+    return z ^ (z >> 31)
+
+
+def uniform_at(key: tuple[int, int], run: int, rnd: int, char: int, k: int) -> float:
+    """Uniform number ``k`` of character ``char`` in round ``rnd`` of run ``run`` of the chunk with ``key``
+    (the random layout of :mod:`sim.escape.kernel`)."""
+    counter = (run << 44) | (rnd << 32) | (char << 24) | k
+    return (mix64(mix64(key[0] ^ counter) ^ key[1]) >> 11) * (1.0 / 9007199254740992.0)
+
 
 class DrawSource:
-    """Random events from one sequence of uniforms in [0, 1), taken in order, each event drawing only
-    what it needs (the random layout of :mod:`sim.escape.kernel`). ``uniform`` returns the next one,
-    e.g. ``rng.random`` of the chunk's Generator (R-GEN-7)."""
+    """Random events of one chunk (its ``key``, drawn from the chunk's Generator, R-GEN-7), each drawing only
+    the uniforms it needs: character i's k-th uniform of round r in run j is ``uniform_at(key, j, r, i, k)``.
+    Call :meth:`at` before each round."""
 
-    def __init__(self, params: EscapeParams, uniform: Callable[[], float]):
+    def __init__(self, params: EscapeParams, key):
         self.p = params
-        self.uniform = uniform
+        self.key = (int(key[0]), int(key[1]))
+        self.run = 0
+        self.round = 0
+        self.counts = [0] * params.n_chars
+        self.char = 0
+
+    def at(self, run: int, rnd: int) -> None:
+        """The run and round whose numbers the next events read."""
+        self.run, self.round = run, rnd
+        self.counts = [0] * self.p.n_chars
+
+    def uniform(self) -> float:
+        i = self.char
+        k = self.counts[i]
+        self.counts[i] += 1
+        return uniform_at(self.key, self.run, self.round, i, k)
 
     def die(self, sides: int) -> int:
         """One die: face floor(u * sides) + 1."""
@@ -49,6 +80,7 @@ class DrawSource:
     def check(self, i: int, net: int, need: int, blessed: bool, breath: bool) -> bool:
         """R-GEN-4: |net| + 1 d20, the highest kept for net > 0 and the lowest for net < 0; then the
         blessing d4 and the breath d20 (R-ESC-14)."""
+        self.char = i
         rolls = [self.die(20) for _ in range(abs(net) + 1)]
         total = max(rolls) if net >= 0 else min(rolls)
         if blessed:
@@ -58,18 +90,23 @@ class DrawSource:
         return total >= need
 
     def search(self, i: int, need: int) -> bool:
+        self.char = i
         return self.die(20) >= need
 
     def item(self, i: int, weights: np.ndarray) -> int:
+        self.char = i
         return pick_weighted([float(w) for w in weights], self.uniform())
 
     def save(self, i: int, need: int) -> bool:
+        self.char = i
         return self.die(20) >= need
 
     def focus(self, i: int) -> int:
+        self.char = i
         return self.die(8)
 
     def roll(self, i: int, field: str, expr: DiceExpr) -> int:
+        self.char = i
         faces = [self.die(term.sides) for term in expr.dice for _ in range(term.count)]
         return expr.evaluate(faces, self.p.modifiers[i])
 

@@ -46,13 +46,14 @@ def kernel_chunk(p: EscapeParams, n: int, rng: np.random.Generator, policy: str 
 
 def reference_chunk(p: EscapeParams, n: int, rng: np.random.Generator, policy: Callable | str = "greedy",
                     validate: bool = False) -> dict:
-    """One chunk with the scalar reference: runs in order, each drawing what it needs from the
-    chunk's uniforms in order (the engine's random layout, so both agree run for run)."""
+    """One chunk with the scalar reference: one run at a time, each random event drawing only what it
+    needs (the engine's random layout, so both agree run for run)."""
     fn = load_policy(policy) if isinstance(policy, str) else policy
-    src = DrawSource(p, rng.random)
+    src = DrawSource(p, K.chunk_key(rng))
     states = [initial_state(p) for _ in range(n)]
-    for state in states:
+    for j, state in enumerate(states):
         while not state.outcome:
+            src.at(j, state.round + 1)
             play_round(p, state, fn, src, validate)
     codes = {"escaped": K.ESCAPED, "caught": K.CAUGHT, "timeout": K.TIMEOUT}
 
