@@ -15,15 +15,19 @@ def package_version() -> str:
     return __version__
 
 
-def provenance(scenario, seed: int | None, runs: int | None) -> dict[str, Any]:
-    """How a result was made: scenario hash, seed, runs, package and numpy versions."""
-    return {
+def provenance(scenario, seed: int | None, runs: int | None, random_layout: str | None = None) -> dict[str, Any]:
+    """How a result was made: scenario hash, seed, runs, package and numpy versions, and the version of
+    the random layout (how the engine turns a seed into dice) when the kind records one."""
+    out = {
         "scenario_hash": scenario.scenario_hash,
         "seed": seed,
         "runs": runs,
         "sim_version": package_version(),
         "numpy_version": np.__version__,
     }
+    if random_layout is not None:
+        out["random_layout"] = random_layout
+    return out
 
 
 @dataclass

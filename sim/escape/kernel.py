@@ -1,18 +1,34 @@
-"""Vectorized kernel of the escape challenge: every array has the batch axis first.
+"""The fast escape engine: numba-compiled loops over batch arrays, one run at a time (RULES.md section 1).
 
-The kernel mirrors :mod:`sim.escape.reference` rule for rule and reads the same columns of the
-same per-round uniform block, so both give identical per-run results (tests prove it). Finished
-runs stay in the batch: each round works on the active rows only and writes them back, while
-the random block is drawn for the whole batch every round (STYLE.md practice 3).
+State is data (STYLE.md practice 1): a :class:`Batch` of numpy arrays with the run axis first, and the
+compiled :class:`Rules` of the scenario. Each run is played to its end before the next begins; one
+compiled function per step of the round order R-ESC-5, named after its rule:
+
+    start_round -> declare_actions (R-ESC-20/21 policies) -> attach_help (R-ESC-8, 9, 9a, 14)
+    -> resolve_struggles (R-ESC-3, 4, 11, 32, 33) -> resolve_unties_and_items (R-ESC-10, 10b)
+    -> resolve_rests (R-ESC-10a) -> resolve_searches (R-ESC-10) -> add_attention (R-ESC-9a)
+    -> apply_composure (R-ESC-12, 13, 14, 34, 35) -> end_tests (R-ESC-5 step 7)
+
+Random layout (:data:`RANDOM_LAYOUT`): each chunk draws a 128-bit key from its Generator (R-GEN-7); uniform
+number k that character i uses in round r of run j is a fixed function of (key, j, r, i, k) (SplitMix64 mixing
+of the packed counter, 53 bits to [0, 1)). So every random event takes only the uniforms it needs, in the order
+it needs them (a check: |net| + 1 d20, then the blessing d4 if blessed, then the breath d20 if spent; a search:
+a d20, then the item uniform if it succeeded; a dice expression one uniform a die), no run's numbers depend on
+another run, and two policies or parameter values played on the same seed read the same numbers for the same
+character in the same round of the same run (common random numbers). A die face is ``floor(u * sides) + 1``.
+The scalar reference (:mod:`sim.escape.reference`) computes the same numbers through its ``DrawSource``.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from typing import NamedTuple
 
 import numpy as np
+from numba import njit
+from numba.core import types
+from numba.experimental import structref
 
-from sim.dice import CHECK_DENOMINATOR, MAX_NET_DICE, DiceExpr, check_table_array, faces_from_uniform
+from sim.dice import CHECK_DENOMINATOR, CHECK_MAX_SUM, MAX_NET_DICE, check_table_array
 from sim.escape.params import (
     ARMS,
     BLINDFOLD,
@@ -23,7 +39,6 @@ from sim.escape.params import (
     FINGERS,
     GAG,
     HARNESS,
-    INT,
     LEGS,
     MARK_HASH,
     MARK_PLUS,
@@ -37,825 +52,1060 @@ from sim.escape.params import (
     UTTER,
     EscapeParams,
 )
+from sim.escape.state import ACTION_KINDS
 
-NONE, STRUGGLE, ASSIST, GUIDE, SEARCH, REST, UNTIE, USE_ITEM, BLESS = range(9)
+RANDOM_LAYOUT = "escape-keyed-2"  # version of the random layout above (recorded in every summary)
+
+# outcomes
+RUNNING, ESCAPED, CAUGHT, TIMEOUT = 0, 1, 2, 3
 OUTCOME_NAMES = ("", "escaped", "caught", "timeout")
-ACTIVE, ESCAPED, CAUGHT, TIMEOUT = range(4)
+# action kinds: positions in ACTION_KINDS; NONE for a dazed character
+NONE = -1
+STRUGGLE, ASSIST, GUIDE, SEARCH, REST, UNTIE, USE_ITEM, BLESS = (ACTION_KINDS.index(k) for k in (
+    "struggle", "assist", "guide", "search", "rest", "untie", "use_item", "bless"))
+# plan columns
+P_KIND, P_SLOT, P_ABILITY, P_TARGET, P_ITEM, P_BREATH = range(6)
+POLICY_CODES = {"greedy": 0, "arms_first": 1, "team": 2}
+GREEDY, ARMS_FIRST, TEAM = 0, 1, 2
+DENOM = CHECK_DENOMINATOR
+
+# Each step of the round and each policy step is compiled once and cached (`rule`); the small predicates and the
+# check arithmetic are inlined into them (`leaf`). Rules, state and scratch travel between compiled functions as
+# one reference each (`EngineRef` below): a call given a tuple of arrays takes and releases a reference to every
+# array in it, which costs more than most rules do.
+rule = njit(cache=True)
+leaf = njit(inline="always")
+
+
+# Rules.game: the scenario's scalars, then the goal slots (GOAL + slot)
+(N_CHARS, N_ITEMS, MAX_ROUNDS, POOL, ATTENTION_LIMIT, ATT_ASSIST, ATT_GUIDE, ATT_SEARCH, ATT_PER_ROUND, SEARCH_ON,
+ SEARCH_DC, HAS_STIMULUS, CRAVING, DAZED_ROUNDS, GOAL) = range(15)
+DC, BECOMES, MARK = range(3)  # Rules.tier columns (R-ESC-2, R-ESC-3)
+# Rules.char columns: escape modifiers and escape-artist bonuses by ability (str, dex, int), then the rest
+ESCAPE_MOD, ARTIST_BONUS = 0, 3
+(WIS_MOD, CHA_MOD, SEARCH_MOD, GUIDE_BONUS, MAGE_BONUS, IS_MONK, IS_PALADIN, IS_CLERIC, IS_MAGE_HAND, IS_FOCUS,
+ FOCUS_MOD, COMP_MAX, REST_FIXED, HARNESS_FIXED, STIMULUS_FIXED) = range(6, 21)
+N_CHAR_RULES = 21
+ITEM_KIND, ITEM_VALUE, ITEM_MAX_TIER = range(3)  # Rules.item columns
+REST_DICE, HARNESS_DICE, STIMULUS_DICE = range(3)  # Rules.dice rows
+# Batch.chars columns (per character state, then per character statistics of R-ESC-15)
+CHAR_FIELDS = ("last_slot", "composure", "craving", "dazed_left", "breath", "save_bonus", "immune_until",
+               "item_bonus", "blessed", "freed_round", "checks", "successes", "overloads", "items_found")
+(LAST_SLOT, COMPOSURE, CRAVING_LEFT, DAZED_LEFT, BREATH, SAVE_BONUS, IMMUNE_UNTIL, ITEM_BONUS, BLESSED, FREED_ROUND,
+ CHECKS, SUCCESSES, OVERLOADS, ITEMS_FOUND) = range(len(CHAR_FIELDS))
+RUN_FIELDS = ("attention", "rounds", "outcome", "first_round")
+ATTENTION, ROUNDS, OUTCOME, FIRST_ROUND = range(len(RUN_FIELDS))  # Batch.runs columns
+TIER_STATS = ("rounds_at_tier", "checks_at_tier", "successes_at_tier")
+ROUNDS_AT_TIER, CHECKS_AT_TIER, SUCCESSES_AT_TIER = range(3)  # Batch.tier_stats rows
+# Scratch.flags columns: this round's help attached to each character's check, and its struggle
+ASSISTED, GUIDE_FLAG, MAGE, BLESS_NEXT, STRUGGLED, HARNESS_ON = range(6)
+
+
+class Rules(NamedTuple):
+    """The scenario's numbers as the compiled loops read them (from :class:`EscapeParams`): a few
+    arrays with named columns, so that a call between compiled functions stays cheap."""
+
+    game: np.ndarray  # (GOAL + S,) int64
+    tier: np.ndarray  # (9, 3): DC, BECOMES, MARK by tier
+    char: np.ndarray  # (C, N_CHAR_RULES)
+    item: np.ndarray  # (I, 3): ITEM_KIND, ITEM_VALUE, ITEM_MAX_TIER
+    weight: np.ndarray  # (I,) float64
+    dice: np.ndarray  # (3, terms, 3): REST_DICE, HARNESS_DICE, STIMULUS_DICE rows of (sign, count, sides) (R-GEN-5)
+    table: np.ndarray  # check numerators [net + MAX_NET_DICE, blessed, breath, need]
+
+
+class Batch(NamedTuple):
+    """State of a batch of runs (run axis first) and its per-run statistics (R-ESC-15)."""
+
+    tiers: np.ndarray  # (n, C, S) int8
+    acc: np.ndarray  # (n, C, S) int32
+    streak: np.ndarray  # (n, C, S) int32
+    chars: np.ndarray  # (n, C, CHAR_FIELDS) int32
+    held: np.ndarray  # (n, C, I) held release items, by item
+    item_left: np.ndarray  # (n, I), -1 unlimited
+    runs: np.ndarray  # (n, RUN_FIELDS) int64
+    tier_stats: np.ndarray  # (n, C, TIER_STATS, 9) int32
+    action_counts: np.ndarray  # (n, C, kinds) int32
+
+    def field(self, name: str) -> np.ndarray:
+        """A named per-character, per-run or per-tier field as a writable view (Python side)."""
+        if name in CHAR_FIELDS:
+            return self.chars[:, :, CHAR_FIELDS.index(name)]
+        if name in RUN_FIELDS:
+            return self.runs[:, RUN_FIELDS.index(name)]
+        return self.tier_stats[:, :, TIER_STATS.index(name)]
+
+
+class Scratch(NamedTuple):
+    """One round's working arrays for one run (reused)."""
+
+    plan: np.ndarray  # (C, 6): P_KIND .. P_BREATH
+    dazed: np.ndarray  # (C,) bool
+    flags: np.ndarray  # (C, 6): ASSISTED .. HARNESS_ON
+    helpers: np.ndarray  # (C, C): helpers[target, helper]
+    weights: np.ndarray  # (I,) float64
+    where: np.ndarray  # (2,): the run and round drawing now
+    counts: np.ndarray  # (C,) uniforms each character drew this round
+
+
+@structref.register
+class EngineRef(types.StructRef):
+    """A compiled handle on one of the NamedTuples above (same fields, same arrays)."""
+
+    def preprocess_fields(self, fields):
+        return tuple((name, types.unliteral(t)) for name, t in fields)
+
+
+class EngineHandle(structref.StructRefProxy):
+    """The Python side of an :class:`EngineRef` (opaque: Python code reads the NamedTuple's arrays)."""
+
+
+structref.define_boxing(EngineRef, EngineHandle)
+
+_I64_1, _I64_2, _I64_3 = types.int64[::1], types.int64[:, ::1], types.int64[:, :, ::1]
+_I64_4 = types.int64[:, :, :, ::1]
+_I32_2, _I32_3, _I32_4 = types.int32[:, ::1], types.int32[:, :, ::1], types.int32[:, :, :, ::1]
+RULES_REF = EngineRef([("game", _I64_1), ("tier", _I64_2), ("char", _I64_2), ("item", _I64_2),
+                       ("weight", types.float64[::1]), ("dice", _I64_3), ("table", _I64_4)])
+BATCH_REF = EngineRef([("tiers", types.int8[:, :, ::1]), ("acc", _I32_3), ("streak", _I32_3), ("chars", _I32_3),
+                       ("held", _I32_3), ("item_left", _I32_2), ("runs", _I64_2), ("tier_stats", _I32_4),
+                       ("action_counts", _I32_3)])
+SCRATCH_REF = EngineRef([("plan", _I64_2), ("dazed", types.boolean[::1]), ("flags", _I64_2),
+                         ("helpers", types.boolean[:, ::1]), ("weights", types.float64[::1]), ("where", _I64_1),
+                         ("counts", _I64_1)])
+
+
+@njit(cache=True)
+def rules_ref(t):
+    r = structref.new(RULES_REF)
+    r.game, r.tier, r.char, r.item, r.weight, r.dice, r.table = t
+    return r
+
+
+@njit(cache=True)
+def batch_ref(t):
+    r = structref.new(BATCH_REF)
+    r.tiers, r.acc, r.streak, r.chars, r.held, r.item_left, r.runs, r.tier_stats, r.action_counts = t
+    return r
+
+
+@njit(cache=True)
+def scratch_ref(t):
+    r = structref.new(SCRATCH_REF)
+    r.plan, r.dazed, r.flags, r.helpers, r.weights, r.where, r.counts = t
+    return r
+
+
 _TABLE = check_table_array()
-_NEED_MAX = _TABLE.shape[-1] - 1
 
 
-@dataclass
-class BatchState:
-    """State of a batch of runs: batch axis first (C characters, S slots, I items), int64, stored in
-    Fortran order so that one character's column ``a[:, i]`` or ``a[:, i, s]`` is contiguous: the kernel
-    works column by column, and small-axis reductions and strided reads were its main cost."""
-
-    tiers: np.ndarray  # (n, C, S)
-    acc: np.ndarray  # (n, C, S)
-    streak: np.ndarray  # (n, C, S)
-    last_slot: np.ndarray  # (n, C), -1 none
-    composure: np.ndarray  # (n, C)
-    craving: np.ndarray
-    dazed_left: np.ndarray
-    breath: np.ndarray
-    save_bonus: np.ndarray
-    immune_until: np.ndarray
-    item_bonus: np.ndarray
-    held: np.ndarray  # (n, C, I) counts of held release items
-    blessed: np.ndarray  # (n, C) bool
-    attention: np.ndarray  # (n,) int64
-    item_left: np.ndarray  # (n, I) int64, -1 unlimited
-    outcome: np.ndarray  # (n,) int8
-    rounds: np.ndarray  # (n,)
-    freed_round: np.ndarray  # (n, C), 0 none
-    checks: np.ndarray
-    successes: np.ndarray
-    overloads: np.ndarray
-    items_found: np.ndarray
-    rounds_at_tier: np.ndarray  # (n, C, 9)
-    checks_at_tier: np.ndarray
-    successes_at_tier: np.ndarray
-    action_counts: np.ndarray  # (n, C, 8) declared actions in state.ACTION_KINDS order (kind code - 1)
-    first_round: np.ndarray  # (n,) round 1: 0 no check, 1 checks and no success, 2 a success
-
-    def take(self, rows: np.ndarray) -> BatchState:
-        return BatchState(**{f.name: np.array(getattr(self, f.name)[rows], order="F") for f in fields(self)})
-
-    def put(self, rows: np.ndarray, sub: BatchState) -> None:
-        for f in fields(self):
-            getattr(self, f.name)[rows] = getattr(sub, f.name)
+def rules_of(p: EscapeParams) -> Rules:
+    C = p.n_chars
+    game = np.zeros(GOAL + N_SLOTS, dtype=np.int64)
+    game[[N_CHARS, N_ITEMS, MAX_ROUNDS, POOL, ATTENTION_LIMIT, ATT_ASSIST, ATT_GUIDE, ATT_SEARCH, ATT_PER_ROUND,
+          SEARCH_ON, SEARCH_DC, HAS_STIMULUS, CRAVING, DAZED_ROUNDS]] = [
+        C, p.n_items, p.max_rounds, p.stacking == "pool", p.attention_limit, p.att_assist, p.att_guide,
+        p.att_search, p.att_per_round, p.search_on, p.search_dc, p.stimulus_expr is not None, p.craving,
+        p.dazed_rounds]
+    game[GOAL:] = p.goal
+    tier = np.stack([p.dc, p.becomes, p.mark], axis=1).astype(np.int64)
+    char = np.zeros((C, N_CHAR_RULES), dtype=np.int64)
+    char[:, ESCAPE_MOD:ESCAPE_MOD + 3] = p.escape_mod
+    char[:, ARTIST_BONUS:ARTIST_BONUS + 3] = p.artist_bonus
+    for col, values in ((WIS_MOD, p.wis_mod), (CHA_MOD, p.cha_mod), (SEARCH_MOD, p.search_mod),
+                        (GUIDE_BONUS, p.guide_bonus), (MAGE_BONUS, p.mage_bonus), (IS_MONK, p.is_monk),
+                        (IS_PALADIN, p.is_paladin), (IS_CLERIC, p.is_cleric), (IS_MAGE_HAND, p.is_mage_hand),
+                        (IS_FOCUS, p.is_focus), (FOCUS_MOD, p.focus_mod), (COMP_MAX, p.comp_max)):
+        char[:, col] = values
+    exprs = (p.rest_expr, p.harness_expr, p.stimulus_expr)
+    n_terms = max(1, *(len(e.dice) for e in exprs if e is not None))
+    dice = np.zeros((3, n_terms, 3), dtype=np.int64)
+    dice[:, :, 2] = 1  # padding terms roll no dice (count 0)
+    for row, (expr, col) in enumerate(zip(exprs, (REST_FIXED, HARNESS_FIXED, STIMULUS_FIXED), strict=True)):
+        if expr is None:
+            continue
+        for t, term in enumerate(expr.dice):
+            dice[row, t] = (term.sign, term.count, term.sides)
+        char[:, col] = [expr.constant + expr.ability_part(p.modifiers[i]) for i in range(C)]
+    item = np.zeros((p.n_items, 3), dtype=np.int64)
+    item[:, ITEM_KIND], item[:, ITEM_VALUE], item[:, ITEM_MAX_TIER] = p.item_kind, p.item_value, p.item_max_tier
+    return Rules(game, tier, char, item, np.ascontiguousarray(p.item_weight, dtype=np.float64).reshape(-1), dice,
+                 _TABLE)
 
 
-def initial_batch(p: EscapeParams, n: int) -> BatchState:
-    C, S, I = p.n_chars, N_SLOTS, p.n_items
-
-    def z(*shape, dtype=np.int64):
-        return np.zeros((n, *shape), dtype=dtype, order="F")
-
-    def full(value):
-        return np.array(np.broadcast_to(np.asarray(value, dtype=np.int64), (n, *np.shape(value))), order="F")
-
-    return BatchState(
-        tiers=full(p.init_tiers), acc=z(C, S), streak=z(C, S), last_slot=full(np.full(C, -1)),
-        composure=full(p.comp_max), craving=z(C), dazed_left=z(C),
-        breath=full(p.breath_points), save_bonus=z(C),
-        immune_until=z(C), item_bonus=z(C), held=z(C, I), blessed=z(C, dtype=bool),
-        attention=z(dtype=np.int64), item_left=full(p.item_count),
-        outcome=z(dtype=np.int8), rounds=z(), freed_round=z(C), checks=z(C), successes=z(C), overloads=z(C),
-        items_found=z(C), rounds_at_tier=z(C, 9), checks_at_tier=z(C, 9), successes_at_tier=z(C, 9),
-        action_counts=z(C, 8), first_round=z(),
+def initial_batch(p: EscapeParams, n: int) -> Batch:
+    """``n`` runs at the start of the challenge (R-ESC-35: composure at its maximum)."""
+    C, I = p.n_chars, p.n_items
+    chars = np.zeros((n, C, len(CHAR_FIELDS)), dtype=np.int32)
+    chars[:, :, LAST_SLOT] = -1
+    chars[:, :, COMPOSURE] = p.comp_max
+    chars[:, :, BREATH] = p.breath_points
+    return Batch(
+        tiers=np.broadcast_to(p.init_tiers.astype(np.int8), (n, C, N_SLOTS)).copy(),
+        acc=np.zeros((n, C, N_SLOTS), dtype=np.int32), streak=np.zeros((n, C, N_SLOTS), dtype=np.int32),
+        chars=chars, held=np.zeros((n, C, I), dtype=np.int32),
+        item_left=np.broadcast_to(p.item_count.astype(np.int32), (n, I)).copy(),
+        runs=np.zeros((n, len(RUN_FIELDS)), dtype=np.int64),
+        tier_stats=np.zeros((n, C, len(TIER_STATS), 9), dtype=np.int32),
+        action_counts=np.zeros((n, C, len(ACTION_KINDS)), dtype=np.int32),
     )
 
 
-# ---------------------------------------------------------------------------------------------
-# helpers
+def new_scratch(p: EscapeParams) -> Scratch:
+    C = p.n_chars
+    return Scratch(np.zeros((C, 6), dtype=np.int64), np.zeros(C, dtype=np.bool_), np.zeros((C, 6), dtype=np.int64),
+                   np.zeros((C, C), dtype=np.bool_), np.zeros(p.n_items, dtype=np.float64), np.zeros(2, dtype=np.int64),
+                   np.zeros(C, dtype=np.int64))
 
 
-def _flat(a: np.ndarray) -> np.ndarray:
-    """The Fortran-order flat view of a state array (index r + m * (i + C * s)); writes go through."""
-    if not a.flags.f_contiguous:
-        raise ValueError("kernel state arrays must be Fortran-contiguous")
-    return a.reshape(-1, order="F")
+# =============================================================================================
+# random events (the layout above)
 
 
-def _net(bonus: np.ndarray, penalty: np.ndarray, mode: str) -> np.ndarray:
-    """R-GEN-4 stacking, vectorized (see sim.dice.net_dice)."""
-    if mode == "cancel":
-        return (bonus > 0).astype(np.int64) - (penalty > 0)
-    return bonus - penalty
+@leaf
+def mix64(z):
+    """The SplitMix64 finalizer (a bijection of uint64 with full avalanche)."""
+    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return z ^ (z >> np.uint64(31))
 
 
-_FLAT = _TABLE.ravel()
-_S_NET, _S_BLESS, _S_BREATH = _TABLE.strides[0] // 8, _TABLE.strides[1] // 8, _TABLE.strides[2] // 8
+@leaf
+def uniform_at(key, run, rnd, char, k):
+    """Uniform number ``k`` of character ``char`` in round ``rnd`` of run ``run`` (the layout above)."""
+    counter = np.uint64(run) << np.uint64(44)
+    counter |= (np.uint64(rnd) << np.uint64(32)) | (np.uint64(char) << np.uint64(24)) | np.uint64(k)
+    return float(mix64(mix64(key[0] ^ counter) ^ key[1]) >> np.uint64(11)) * (1.0 / 9007199254740992.0)
 
 
-def _numerator(net, need, blessed, breath) -> np.ndarray:
-    """Exact check numerators from the flattened lookup table (sim.dice.check_table_array)."""
-    idx = (net + MAX_NET_DICE) * _S_NET + blessed * _S_BLESS + breath * _S_BREATH + np.clip(need, 0, _NEED_MAX)
-    return _FLAT[idx]
+@leaf
+def next_uniform(key, sc, i):
+    k = sc.counts[i]
+    sc.counts[i] = k + 1
+    return uniform_at(key, sc.where[0], sc.where[1], i, k)
 
 
-def _roll(u: np.ndarray, col: int, expr: DiceExpr, mods: dict) -> np.ndarray:
-    """Vectorized dice expression from uniform columns ``u[:, col:]`` (rows = runs)."""
-    total = np.full(u.shape[0], expr.constant + expr.ability_part(mods), dtype=np.int64)
-    for term in expr.dice:
-        faces = faces_from_uniform(u[:, col : col + term.count], term.sides)
-        total += term.sign * faces.sum(axis=1)
-        col += term.count
+@leaf
+def roll_die(u, sc, i, sides):
+    return int(np.floor(next_uniform(u, sc, i) * sides)) + 1
+
+
+@leaf
+def roll_check(u, sc, i, net, need, blessed, breath):
+    """R-GEN-1, R-GEN-4: keep the highest (net > 0) or lowest (net < 0) of |net| + 1 d20, add the
+    blessing d4 and the breath d20 (R-ESC-14); success if the total reaches ``need``."""
+    total = roll_die(u, sc, i, 20)
+    for _ in range(abs(net)):
+        d = roll_die(u, sc, i, 20)
+        if (net > 0 and d > total) or (net < 0 and d < total):
+            total = d
+    if blessed:
+        total += roll_die(u, sc, i, 4)
+    if breath:
+        total += roll_die(u, sc, i, 20)
+    return total >= need
+
+
+@leaf
+def roll_dice(u, sc, i, dice, fixed):
+    """R-GEN-5: a dice expression for one character (``fixed`` = constant + ability modifiers)."""
+    total = fixed
+    for t in range(dice.shape[0]):
+        for _ in range(dice[t, 1]):
+            total += dice[t, 0] * roll_die(u, sc, i, dice[t, 2])
     return total
 
 
-def _col_min(a: np.ndarray) -> np.ndarray:
-    """Row minimum over a small last axis, column by column (faster than a small-axis reduction)."""
-    out = a[:, 0].copy()
-    for j in range(1, a.shape[1]):
-        np.minimum(out, a[:, j], out=out)
-    return out
+@leaf
+def pick_item(u, sc, i, weights):
+    """R-ESC-10: an item by weight: the number of cumulative weights <= u * total, clamped to the
+    last positive weight (as the reference's ``pick_weighted``)."""
+    x = next_uniform(u, sc, i)
+    total = 0.0
+    for k in range(weights.shape[0]):
+        total += weights[k]
+    threshold = x * total
+    cum = 0.0
+    idx = 0
+    last = 0
+    for k in range(weights.shape[0]):
+        cum += weights[k]
+        if cum <= threshold:
+            idx += 1
+        if weights[k] > 0:
+            last = k
+    return min(idx, last)
 
 
-def can_help_physically(t: np.ndarray) -> np.ndarray:
-    """R-ESC-7 on tiers (m, S)."""
-    return (t[:, FINGERS] == 0) & (t[:, ARMS] < COMPLETE) & (t[:, LEGS] < COMPLETE) & (t[:, BODY] == 0)
+# =============================================================================================
+# who may do what (R-ESC-7, R-ESC-9, R-ESC-10, R-ESC-10b, R-ESC-11)
 
 
-def can_untie_self(t: np.ndarray) -> np.ndarray:
-    return (t[:, ARMS] == 0) & (t[:, FINGERS] == 0) & (t[:, BODY] == 0)
+@leaf
+def can_untie_self(st, j, i):
+    """R-ESC-10b / R-ESC-31: arms, fingers and body at 0."""
+    return st.tiers[j, i, ARMS] == 0 and st.tiers[j, i, FINGERS] == 0 and st.tiers[j, i, BODY] == 0
 
 
-_KEY_SCALE = 1000  # key = numerator * 1000 + tie-break (< 1000)
-_KEYFLAT = np.append(_FLAT * _KEY_SCALE, -(10**12))  # last entry: "may not be struggled"
-_INVALID = len(_FLAT)
+@leaf
+def can_help_physically(st, j, i):
+    """R-ESC-7: fingers 0, arms and legs below complete, body 0."""
+    t = st.tiers
+    return t[j, i, FINGERS] == 0 and t[j, i, ARMS] < COMPLETE and t[j, i, LEGS] < COMPLETE and t[j, i, BODY] == 0
 
 
-@dataclass(frozen=True)
-class StruggleTable:
-    """Best ranking key of each (character, slot) for every context, precomputed from the exact check
-    numerators: key[i, s, need0 - lo, ctx] = max over the allowed abilities of numerator * 1000 +
-    slot-order and ability-order tie-breaks (R-ESC-20 step 2, R-ESC-31). ``need0`` = DC - acc -
-    item bonus (clipped to [lo, hi], outside which every ability is certain or hopeless) and ``ctx``
-    = blessed * 8 + mask penalty * 4 + finger penalty * 2 + str only (R-ESC-11)."""
-
-    keys: np.ndarray  # (C, S, hi - lo + 1, 16)
-    lo: int
-    hi: int
+@leaf
+def can_untie_other(st, j, i):
+    return can_untie_self(st, j, i) and can_help_physically(st, j, i)
 
 
-def struggle_table(p: EscapeParams) -> StruggleTable:
-    const = p.escape_mod + p.artist_bonus  # (C, 3): ability modifier + escape artist
-    lo, hi = int(const.min()), int(const.max()) + _NEED_MAX
-    need0 = np.arange(lo, hi + 1)
-    keys = np.full((p.n_chars, N_SLOTS, len(need0), 16), -(10**12), dtype=np.int64)
-    for ctx in range(16):
-        blessed, mask_pen, finger_pen, str_only = ctx >> 3 & 1, ctx >> 2 & 1, ctx >> 1 & 1, ctx & 1
-        for a, pen in ((STR, mask_pen), (DEX, finger_pen), (INT, 0)):
-            if a != STR and str_only:
+@leaf
+def can_assist(R, st, j, i):
+    """R-ESC-7, or R-ESC-14 mage hand (arms and fingers at 0)."""
+    mage_hand = (R.char[i, IS_MAGE_HAND] != 0) and st.tiers[j, i, ARMS] == 0 and st.tiers[j, i, FINGERS] == 0
+    return can_help_physically(st, j, i) or mage_hand
+
+
+@leaf
+def mage_hand_bonus(R, st, j, i):
+    """R-ESC-33: a wizard or sorcerer with arms, fingers and gag at 0 adds int mod + proficiency."""
+    t = st.tiers
+    if (R.char[i, IS_MAGE_HAND] != 0) and t[j, i, ARMS] == 0 and t[j, i, FINGERS] == 0 and t[j, i, GAG] == 0:
+        return R.char[i, MAGE_BONUS]
+    return 0
+
+
+@leaf
+def can_guide(st, j, i):
+    """R-ESC-9: gag and blindfold at 0."""
+    return st.tiers[j, i, GAG] == 0 and st.tiers[j, i, BLINDFOLD] == 0
+
+
+@leaf
+def can_be_guided(st, j, i):
+    return st.tiers[j, i, EARPLUGS] == 0  # R-ESC-11 earplugs
+
+
+@leaf
+def can_search(R, st, j, i):
+    """R-ESC-10: search configured, blindfold 0, legs below complete, body 0."""
+    t = st.tiers
+    return (R.game[SEARCH_ON] != 0) and t[j, i, BLINDFOLD] == 0 and t[j, i, LEGS] < COMPLETE and t[j, i, BODY] == 0
+
+
+@leaf
+def can_bless(R, st, j, i):
+    return (R.char[i, IS_CLERIC] != 0) and st.tiers[j, i, GAG] == 0  # R-ESC-14 blessing, R-ESC-11 gag
+
+
+@leaf
+def ability_allowed(st, j, i, slot, ability):
+    """R-ESC-11: a body wrap allows only str on the body slot; fingers at moderate or above force str."""
+    body = st.tiers[j, i, BODY] >= 1
+    if body and slot != BODY:
+        return False
+    if body or st.tiers[j, i, FINGERS] >= MODERATE:
+        return ability == STR
+    return True
+
+
+@leaf
+def may_struggle(st, j, i, slot):
+    """Tier 1..despair (utter cannot be struggled, R-ESC-2) and a str check allowed (R-ESC-11)."""
+    t = st.tiers[j, i, slot]
+    return 1 <= t < UTTER and ability_allowed(st, j, i, slot, STR)
+
+
+@leaf
+def goal_done(R, st, j, i):
+    for s in range(N_SLOTS):
+        if (R.game[GOAL + s] != 0) and st.tiers[j, i, s] != 0:
+            return False
+    return True
+
+
+# =============================================================================================
+# the check (R-ESC-3, R-ESC-4, R-ESC-11, R-ESC-14, R-GEN-4)
+
+
+@leaf
+def net_dice(R, bonus, penalty):
+    """R-GEN-4: cancel (any bonus and any penalty cancel, several count once) or pool (net count)."""
+    if (R.game[POOL] != 0):
+        return bonus - penalty
+    if bonus > 0 and penalty > 0:
+        return 0
+    if bonus > 0:
+        return 1
+    if penalty > 0:
+        return -1
+    return 0
+
+
+@leaf
+def check_net(R, st, j, i, slot, ability, assisted):
+    penalty = 0
+    if ability == DEX and st.tiers[j, i, FINGERS] >= 1 and slot != FINGERS:
+        penalty += 1  # R-ESC-11 fingers: penalty die on dex checks of other slots
+    if ability == STR and st.tiers[j, i, MASK] >= 1:
+        penalty += 1  # R-ESC-11 mask: penalty die on every str check (R-ESC-33)
+    return net_dice(R, 1 if assisted else 0, penalty)
+
+
+@leaf
+def check_need(R, st, j, i, slot, ability, guide, mage, breath):
+    """What the random part of an escape check must reach: DC - (mod + acc + items + escape artist
+    + guide + mage hand [+ wis mod with the breath d20]) (R-ESC-4, R-ESC-3, R-ESC-9, R-ESC-14)."""
+    tier = st.tiers[j, i, slot]
+    static = R.char[i, ESCAPE_MOD + ability] + R.char[i, ARTIST_BONUS + ability]
+    static += st.acc[j, i, slot] + st.chars[j, i, ITEM_BONUS]
+    static += guide + mage
+    if breath:
+        static += R.char[i, WIS_MOD]
+    return R.tier[tier, DC] - static
+
+
+@leaf
+def numerator(R, net, need, blessed, breath):
+    """Exact P(success) numerator over CHECK_DENOMINATOR (the table of sim.dice)."""
+    if need <= 0:
+        return DENOM
+    if need > CHECK_MAX_SUM:
+        return 0
+    return R.table[net + MAX_NET_DICE, 1 if blessed else 0, 1 if breath else 0, need]
+
+
+@leaf
+def is_auto_release(R, st, j, i, slot):
+    """R-ESC-3: a `*` restraint struggled in its second consecutive round is released."""
+    return R.tier[st.tiers[j, i, slot], MARK] == MARK_STAR and st.streak[j, i, slot] == 1
+
+
+@leaf
+def success_numerator(R, st, j, i, slot, ability, assisted, guide, mage, breath):
+    """P(success) of a declared check, a `*` auto-release counting as 1 (R-ESC-20, R-ESC-37)."""
+    if is_auto_release(R, st, j, i, slot):
+        return DENOM
+    net = check_net(R, st, j, i, slot, ability, assisted)
+    need = check_need(R, st, j, i, slot, ability, guide, mage, breath)
+    return numerator(R, net, need, st.chars[j, i, BLESSED], breath)
+
+
+# =============================================================================================
+# policies (R-ESC-20, R-ESC-31, R-ESC-21, R-ESC-37; arms_first)
+
+
+@leaf
+def set_action(plan, i, kind, slot, ability, target, item, breath):
+    plan[i, P_KIND] = kind
+    plan[i, P_SLOT] = slot
+    plan[i, P_ABILITY] = ability
+    plan[i, P_TARGET] = target
+    plan[i, P_ITEM] = item
+    plan[i, P_BREATH] = 1 if breath else 0
+
+
+@leaf
+def item_for(R, st, j, i, tier):
+    """R-ESC-31: the held release item covering ``tier`` with the smallest max_tier (then index), or -1."""
+    best = -1
+    for k in range(R.game[N_ITEMS]):
+        if st.held[j, i, k] > 0 and tier <= R.item[k, ITEM_MAX_TIER]:
+            if best < 0 or R.item[k, ITEM_MAX_TIER] < R.item[best, ITEM_MAX_TIER]:
+                best = k
+    return best
+
+
+@leaf
+def holds_items(R, st, j, i):
+    for k in range(R.game[N_ITEMS]):
+        if st.held[j, i, k] > 0:
+            return True
+    return False
+
+
+@leaf
+def best_struggle(R, st, j, i, only_slot):
+    """R-ESC-20 step 2: (numerator, slot, ability) of the best pair among the goal slots above 0
+    (or ``only_slot``); slot -1 if none. Ties: the slot struggled last round, then slot order, then
+    str, dex, int (R-ESC-31)."""
+    best_num, best_slot, best_ability, best_last = -1, -1, -1, False
+    for s in range(N_SLOTS):
+        if only_slot >= 0:
+            if s != only_slot:
                 continue
-            for i in range(p.n_chars):
-                need = np.clip(need0 - const[i, a], 0, _NEED_MAX)
-                num = _FLAT[(MAX_NET_DICE - pen) * _S_NET + blessed * _S_BLESS + need]
-                for s in range(N_SLOTS):
-                    if a == DEX and s == FINGERS and pen:
-                        continue  # the fingers' own dex check has no fingers penalty (filled by ctx - 2)
-                    key = num * _KEY_SCALE + (N_SLOTS - 1 - s) * 3 + (2 - a)
-                    keys[i, s, :, ctx] = np.maximum(keys[i, s, :, ctx], key)
-    # the fingers slot never takes the fingers penalty: copy the penalty-free context
-    for ctx in range(16):
-        if ctx >> 1 & 1:
-            keys[:, FINGERS, :, ctx] = keys[:, FINGERS, :, ctx - 2]
-    return StruggleTable(keys, lo, hi)
+        elif not (R.game[GOAL + s] != 0):
+            continue
+        if not may_struggle(st, j, i, s):
+            continue
+        last = s == st.chars[j, i, LAST_SLOT]
+        for a in range(3):
+            if not ability_allowed(st, j, i, s, a):
+                continue
+            num = success_numerator(R, st, j, i, s, a, False, 0, 0, False)
+            if num > best_num or (num == best_num and last and not best_last):
+                best_num, best_slot, best_ability, best_last = num, s, a, last
+    return best_num, best_slot, best_ability
 
 
-def struggle_keys(p: EscapeParams, st: BatchState, i: int,
-                  slots: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """Ranking keys (k, m) of the best ability on each candidate slot of character i, batch axis last
-    so the best pair is a fast max over axis 0 (R-ESC-20 step 2). key = numerator * 1000 + 100 (the
-    slot struggled last round, added by the caller) + slot-order and ability-order tie-breaks (< 100,
-    so the key names its pair); negative where the slot may not be struggled. Candidate slots: the
-    ``slots`` mask (default the goal slots) among those bound at the start (tiers never rise)."""
-    cand = np.flatnonzero((p.goal if slots is None else slots) & (p.init_tiers[i] > 0))
-    m = st.tiers.shape[0]
-    keys = np.empty((len(cand), m), dtype=np.int64)
-    if not len(cand):
-        return keys, cand
-    table = p_tables(p)
-    fingers = st.tiers[:, i, FINGERS]
-    body = st.tiers[:, i, BODY] >= 1  # R-ESC-11 body: only the body slot, only str
-    str_only = body | (fingers >= MODERATE)  # R-ESC-11 fingers at moderate or above: str only
-    finger_bit = (fingers >= 1) * 2  # R-ESC-11 fingers: penalty die on dex of other slots
-    ctx = st.blessed[:, i] * 8 + (st.tiers[:, i, MASK] >= 1) * 4 + finger_bit + str_only  # R-ESC-11 mask
-    item = st.item_bonus[:, i]
-    width = table.hi - table.lo + 1
-    for j, s in enumerate(cand):
-        t = st.tiers[:, i, s]
-        need0 = p.dc[t] - st.acc[:, i, s] - item
-        idx = (np.clip(need0, table.lo, table.hi) - table.lo) * 16 + ctx
-        key = table.keys[i, s].reshape(width * 16)[idx]
-        star = (p.mark[t] == MARK_STAR) & (st.streak[:, i, s] == 1)  # `*` second round: certain, str first
-        key[star] = CHECK_DENOMINATOR * _KEY_SCALE + (N_SLOTS - 1 - s) * 3 + 2
-        ok = (t >= 1) & (t < UTTER)
-        if s != BODY:
-            ok &= ~body
-        keys[j] = np.where(ok, key, -(10**12))
-    return keys, cand
+@leaf
+def plan_struggle(R, st, j, i, plan, num, slot, ability):
+    # R-ESC-14 / R-ESC-31: a monk spends a breath point when the probability is below 1/2
+    breath = (R.char[i, IS_MONK] != 0) and st.chars[j, i, BREATH] > 0 and 2 * num < DENOM
+    set_action(plan, i, STRUGGLE, slot, ability, -1, -1, breath)
 
 
-_TABLES: dict[int, tuple[EscapeParams, StruggleTable]] = {}
+@leaf
+def highest_own_goal(R, st, j, i, need_item):
+    """The own goal slot of highest tier (ties: slot order), optionally only those a held item covers."""
+    best, best_tier = -1, 0
+    for s in range(N_SLOTS):
+        t = st.tiers[j, i, s]
+        if (R.game[GOAL + s] != 0) and t > best_tier and (not need_item or item_for(R, st, j, i, t) >= 0):
+            best, best_tier = s, t
+    return best
 
 
-def p_tables(p: EscapeParams) -> StruggleTable:
-    """The struggle table of ``p`` (computed once per parameter object)."""
-    hit = _TABLES.get(id(p))
-    if hit is None or hit[0] is not p:
-        if len(_TABLES) > 64:
-            _TABLES.clear()
-        hit = (p, struggle_table(p))
-        _TABLES[id(p)] = hit
-    return hit[1]
+@leaf
+def highest_teammate(R, st, j, i, need_item):
+    """(teammate, slot) of highest tier (party order, then slot order), optionally only item-covered."""
+    best_c, best_s, best_tier = -1, -1, 0
+    for c in range(R.game[N_CHARS]):
+        if c == i:
+            continue
+        for s in range(N_SLOTS):
+            t = st.tiers[j, c, s]
+            if t > best_tier and (not need_item or item_for(R, st, j, i, t) >= 0):
+                best_c, best_s, best_tier = c, s, t
+    return best_c, best_s
 
 
-@dataclass
-class Plan:
-    kind: np.ndarray  # (m, C) int8
-    slot: np.ndarray
-    ability: np.ndarray
-    target: np.ndarray
-    item: np.ndarray  # item type index
-    breath: np.ndarray  # bool
-    num: np.ndarray  # declared numerator (struggles), without help
+@rule
+def plan_own(R, st, j, i, plan):
+    """Greedy steps 1-3 with the item steps (R-ESC-20, R-ESC-31); False means 'help or rest'."""
+    own = highest_own_goal(R, st, j, i, False)
+    if can_untie_self(st, j, i) and own >= 0:  # step 1
+        set_action(plan, i, UNTIE, own, -1, i, -1, False)
+        return True
+    if holds_items(R, st, j, i):  # after step 1: a release item on itself
+        s = highest_own_goal(R, st, j, i, True)
+        if s >= 0:
+            set_action(plan, i, USE_ITEM, s, -1, i, item_for(R, st, j, i, st.tiers[j, i, s]), False)
+            return True
+    num, slot, ability = best_struggle(R, st, j, i, -1)  # step 2
+    if slot >= 0:
+        plan_struggle(R, st, j, i, plan, num, slot, ability)
+        return True
+    if can_untie_other(st, j, i):  # step 3
+        c, s = highest_teammate(R, st, j, i, False)
+        if c >= 0:
+            set_action(plan, i, UNTIE, s, -1, c, -1, False)
+            return True
+    if holds_items(R, st, j, i) and can_help_physically(st, j, i):  # after step 3: an item on a teammate
+        c, s = highest_teammate(R, st, j, i, True)
+        if c >= 0:
+            set_action(plan, i, USE_ITEM, s, -1, c, item_for(R, st, j, i, st.tiers[j, c, s]), False)
+            return True
+    return False
 
 
-def _covered(p: EscapeParams, held: np.ndarray, tiers: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """For tiers (m, K): whether a held item covers it, and which (smallest max_tier, then index)."""
-    I = p.n_items
-    if I == 0:
-        return np.zeros(tiers.shape, dtype=bool), np.zeros(tiers.shape, dtype=np.int64)
-    ok = (held[:, None, :] > 0) & (p.item_max_tier[None, None, :] >= tiers[:, :, None]) & (tiers[:, :, None] > 0)
-    key = np.where(ok, p.item_max_tier[None, None, :] * (I + 1) + np.arange(I)[None, None, :], np.iinfo(np.int64).max)
-    return ok.any(axis=2), key.argmin(axis=2)
+@leaf
+def declared_numerator(R, st, j, c, plan, assisted, guide, mage):
+    """P(success) of c's declared struggle with the given help (breath and blessing included)."""
+    return success_numerator(R, st, j, c, plan[c, P_SLOT], plan[c, P_ABILITY], assisted, guide, mage,
+                             plan[c, P_BREATH] == 1)
 
 
-def _empty_plan(m: int, C: int) -> Plan:
-    def full(value, dtype=np.int64):
-        return np.full((m, C), value, dtype=dtype, order="F")
-
-    return Plan(kind=full(0, np.int8), slot=full(-1), ability=full(-1), target=full(-1), item=full(-1),
-                breath=full(False, bool), num=full(0))
-
-
-def _choose_struggle(p: EscapeParams, st: BatchState, plan: Plan, i: int, todo: np.ndarray,
-                     slots: np.ndarray | None = None) -> np.ndarray:
-    """Declare the best (slot, ability) for rows ``todo`` that have one; ties: the slot struggled
-    last round, slot order, then str, dex, int (R-ESC-31). Returns the mask of rows chosen."""
-    keys, cand = struggle_keys(p, st, i, slots)
-    if not len(cand):
-        return np.zeros_like(todo)
-    last = st.last_slot[:, i]
-    for j, s in enumerate(cand):
-        keys[j] += (last == s) * 100
-    best = keys.max(axis=0)
-    sel = todo & (best >= 0)
-    rr = np.flatnonzero(sel)
-    b = best[rr]
-    low = b % 100
-    plan.kind[rr, i] = STRUGGLE
-    plan.slot[rr, i] = N_SLOTS - 1 - low // 3
-    plan.ability[rr, i] = 2 - low % 3
-    num = b // _KEY_SCALE
-    plan.num[rr, i] = num
-    if p.is_monk[i]:  # R-ESC-31: a monk spends breath when the probability is below 1/2
-        sr = rr[(st.breath[rr, i] > 0) & (2 * num < CHECK_DENOMINATOR)]
-        if len(sr):
-            plan.breath[sr, i] = True
-            plan.num[sr, i] = _check_parts(p, st, plan, i, sr)[0]  # the declared check includes the breath
-    return sel
+@leaf
+def lowest_struggler(R, st, j, i, plan, guidable_only):
+    """The struggling teammate with the lowest declared success probability (ties: party order)."""
+    best, best_num = -1, 0
+    for c in range(R.game[N_CHARS]):
+        if c == i or plan[c, P_KIND] != STRUGGLE:
+            continue
+        if guidable_only and not can_be_guided(st, j, c):
+            continue
+        num = declared_numerator(R, st, j, c, plan, False, 0, 0)
+        if best < 0 or num < best_num:
+            best, best_num = c, num
+    return best
 
 
-def _any_top(p: EscapeParams, st: BatchState, i: int) -> np.ndarray:
-    """Key tier * 16 + (15 - slot) of character i's highest-tier restraint on any slot (ties: slot order)."""
-    key = np.zeros(st.tiers.shape[0], dtype=np.int64)
-    for s in np.flatnonzero(p.init_tiers[i] > 0):
-        key = np.maximum(key, st.tiers[:, i, s] * 16 + (15 - s))
-    return key
+@leaf
+def others_bound(R, st, j, i):
+    for c in range(R.game[N_CHARS]):
+        if c != i and not goal_done(R, st, j, c):
+            return True
+    return False
 
 
-def _goal_top(p: EscapeParams, st: BatchState, i: int) -> tuple[np.ndarray, np.ndarray]:
-    """(highest goal tier, its slot; ties in slot order) of character i over all rows."""
-    key = np.zeros(st.tiers.shape[0], dtype=np.int64)
-    for s in np.flatnonzero(p.goal & (p.init_tiers[i] > 0)):
-        key = np.maximum(key, st.tiers[:, i, s] * 16 + (15 - s))
-    tier = key >> 4
-    return tier, 15 - (key & 15)
+@rule
+def plan_help(R, st, j, i, plan):
+    """Greedy steps 4-6 (R-ESC-20, R-ESC-31), once every struggle is declared."""
+    target = lowest_struggler(R, st, j, i, plan, False)
+    if target >= 0 and can_assist(R, st, j, i):  # step 4: assist
+        set_action(plan, i, ASSIST, -1, -1, target, -1, False)
+        return
+    if can_guide(st, j, i):  # else guide
+        target = lowest_struggler(R, st, j, i, plan, True)
+        if target >= 0:
+            set_action(plan, i, GUIDE, -1, -1, target, -1, False)
+            return
+    if can_bless(R, st, j, i) and others_bound(R, st, j, i):  # else bless
+        set_action(plan, i, BLESS, -1, -1, -1, -1, False)
+        return
+    if can_search(R, st, j, i):  # step 5
+        set_action(plan, i, SEARCH, -1, -1, -1, -1, False)
+        return
+    set_action(plan, i, REST, -1, -1, -1, -1, False)  # step 6
 
 
-def _own_steps(p: EscapeParams, st: BatchState, plan: Plan, i: int, todo: np.ndarray,
-               goal_top: tuple[np.ndarray, np.ndarray], any_top: list[np.ndarray]) -> None:
-    """Greedy steps 1-3 with the item steps (R-ESC-20, R-ESC-31) for character i on rows ``todo``."""
-    C = plan.kind.shape[1]
-    t = st.tiers[:, i]
-    free_hands = (t[:, ARMS] == 0) & (t[:, FINGERS] == 0) & (t[:, BODY] == 0)
-    # step 1: untie its own highest-tier goal restraint
-    top_tier, top_slot = goal_top
-    sel = todo & free_hands & (top_tier > 0)
-    rr = np.flatnonzero(sel)
-    plan.kind[rr, i], plan.slot[rr, i], plan.target[rr, i] = UNTIE, top_slot[rr], i
-    todo = todo & ~sel
-    # after step 1: a held release item on its own highest-tier covered goal restraint
-    if p.has_release:
-        rows = np.flatnonzero(todo & (st.held[:, i, :].sum(axis=1) > 0))
-        if len(rows):
-            goal_t = st.tiers[rows, i] * p.goal
-            cov, which = _covered(p, st.held[rows, i, :], goal_t)
-            covered_t = np.where(cov, goal_t, 0)
-            s_pick = covered_t.argmax(axis=1)
-            hit = covered_t.max(axis=1) > 0
-            rr = rows[hit]
-            plan.kind[rr, i], plan.slot[rr, i], plan.target[rr, i] = USE_ITEM, s_pick[hit], i
-            plan.item[rr, i] = which[hit, s_pick[hit]]
-            todo[rr] = False
-    # step 2: struggle the best (slot, ability)
-    todo = todo & ~_choose_struggle(p, st, plan, i, todo)
-    phys = can_help_physically(t)
-    # step 3: untie a teammate's highest-tier restraint (any slot), party then slot order
-    sub = np.flatnonzero(todo & phys & free_hands)
-    if len(sub):
-        best = np.zeros(len(sub), dtype=np.int64)
-        for j in range(C):
-            if j != i:
-                kj = any_top[j][sub]  # tier * 16 + (15 - slot)
-                best = np.maximum(best, (kj >> 4) * (16 * C) + (C - 1 - j) * 16 + (kj & 15))
-        hit = best >= 16 * C  # some teammate restraint at tier >= 1
-        rr = sub[hit]
-        b = best[hit] % (16 * C)
-        plan.kind[rr, i], plan.target[rr, i], plan.slot[rr, i] = UNTIE, C - 1 - b // 16, 15 - b % 16
-        todo[rr] = False
-    # after step 3: a held release item on the highest-tier teammate restraint it covers
-    if p.has_release:
-        sub = np.flatnonzero(todo & phys & (st.held[:, i, :].sum(axis=1) > 0))
-        if len(sub):
-            mates = (st.tiers[sub] * (np.arange(C) != i)[None, :, None]).reshape(len(sub), -1)
-            cov, which = _covered(p, st.held[sub, i, :], mates)
-            covered_t = np.where(cov, mates, 0)
-            pick = covered_t.argmax(axis=1)
-            hit = covered_t.max(axis=1) > 0
-            rr = sub[hit]
-            plan.kind[rr, i], plan.target[rr, i] = USE_ITEM, pick[hit] // N_SLOTS
-            plan.slot[rr, i] = pick[hit] % N_SLOTS
-            plan.item[rr, i] = which[hit, pick[hit]]
+@leaf
+def plan_arms_and_fingers(R, st, j, i, plan):
+    """`arms_first`: a character without free hands struggles its arms while bound and it may, then its
+    fingers (R-ESC-31 tie rules within the slot); otherwise it plays greedy."""
+    if can_untie_self(st, j, i):
+        return
+    for slot in (ARMS, FINGERS):
+        if st.tiers[j, i, slot] > 0:
+            num, s, a = best_struggle(R, st, j, i, slot)
+            if s >= 0:
+                plan_struggle(R, st, j, i, plan, num, s, a)
+                return
 
 
-def greedy_plan(p: EscapeParams, st: BatchState, dazed: np.ndarray, goal_top=None) -> Plan:
-    """R-ESC-20 / R-ESC-31, vectorized over runs (loops over characters). ``goal_top``: each
-    character's (highest goal tier, its slot) at the start of the round, if already known."""
-    goal_top = goal_top or [_goal_top(p, st, i) for i in range(dazed.shape[1])]
-    any_top = [_any_top(p, st, j) for j in range(dazed.shape[1])]
-    plan = _empty_plan(*dazed.shape)
-    for i in range(dazed.shape[1]):
-        _own_steps(p, st, plan, i, ~dazed[:, i], goal_top[i], any_top)
-    _finish_plan(p, st, dazed, plan, goal_top)
-    return plan
-
-
-def arms_first_plan(p: EscapeParams, st: BatchState, dazed: np.ndarray, goal_top=None) -> Plan:
-    """`arms_first`: without free hands, struggle the arms while bound, then the fingers; otherwise greedy."""
-    goal_top = goal_top or [_goal_top(p, st, i) for i in range(dazed.shape[1])]
-    any_top = [_any_top(p, st, j) for j in range(dazed.shape[1])]
-    plan = _empty_plan(*dazed.shape)
-    for i in range(dazed.shape[1]):
-        todo = ~dazed[:, i] & ~can_untie_self(st.tiers[:, i])
-        rest = ~dazed[:, i]
-        for slot in (ARMS, FINGERS):
-            sel = _choose_struggle(p, st, plan, i, todo & (st.tiers[:, i, slot] > 0), np.arange(N_SLOTS) == slot)
-            todo &= ~sel
-            rest &= ~sel
-        _own_steps(p, st, plan, i, rest, goal_top[i], any_top)
-    _finish_plan(p, st, dazed, plan, goal_top)
-    return plan
-
-
-def _help_arrays(p: EscapeParams, st: BatchState, plan: Plan):
-    """The help attached to each character's check as the plan stands (R-ESC-8, R-ESC-9, R-ESC-33):
-    (assisted, largest guide, largest mage-hand bonus, helped at all), each (m, C)."""
-    m, C = plan.kind.shape
-    assisted = np.zeros((m, C), dtype=bool, order="F")
-    guide = np.zeros((m, C), dtype=np.int64, order="F")
-    mage = np.zeros((m, C), dtype=np.int64, order="F")
-    for k in range(C):
-        _add_help(p, st, plan, k, np.arange(m), assisted, guide, mage)
+@leaf
+def planned_help(R, st, j, plan, c):
+    """(assisted, guide, mage) planned for c so far, combined as the round does (R-ESC-8, 9, 33)."""
+    assisted, guide, mage = False, 0, 0
+    for k in range(R.game[N_CHARS]):
+        if k == c or plan[k, P_TARGET] != c:
+            continue
+        if plan[k, P_KIND] == ASSIST:
+            assisted = True
+            mage = max(mage, mage_hand_bonus(R, st, j, k))
+        elif plan[k, P_KIND] == GUIDE:
+            guide = max(guide, R.char[k, GUIDE_BONUS])
     return assisted, guide, mage
 
 
-def _mage_bonus_of(p: EscapeParams, st: BatchState, k: int, rows) -> np.ndarray:
-    """R-ESC-33: int mod + proficiency for an assist by a wizard or sorcerer with arms, fingers, gag at 0."""
-    if not p.is_mage_hand[k]:
-        return np.zeros(len(rows), dtype=np.int64)
-    t = st.tiers[rows, k]
-    return ((t[:, ARMS] == 0) & (t[:, FINGERS] == 0) & (t[:, GAG] == 0)) * p.mage_bonus[k]
+@leaf
+def has_help(R, plan, c):
+    for k in range(R.game[N_CHARS]):
+        if (plan[k, P_KIND] == ASSIST or plan[k, P_KIND] == GUIDE) and plan[k, P_TARGET] == c:
+            return True
+    return False
 
 
-def _add_help(p, st, plan, k, rows, assisted, guide, mage) -> None:
-    """Attach helper k's planned assist or guide (on ``rows``) to its target's help arrays."""
-    kind, tgt = plan.kind[rows, k], plan.target[rows, k]
-    a = kind == ASSIST
-    if a.any():
-        r, tg = rows[a], tgt[a]
-        assisted[r, tg] = True
-        mage[r, tg] = np.maximum(mage[r, tg], _mage_bonus_of(p, st, k, r))
-    g = kind == GUIDE
-    if g.any():
-        r, tg = rows[g], tgt[g]
-        guide[r, tg] = np.maximum(guide[r, tg], p.guide_bonus[k])
-
-
-def _plan_attention(p: EscapeParams, plan: Plan) -> np.ndarray:
-    """Attention the plan as it stands draws this round, `per_round` excluded (R-ESC-9a)."""
-    C = plan.kind.shape[1]
-    total = np.zeros(plan.kind.shape[0], dtype=np.int64)
-    for i in range(C):
-        k, tgt = plan.kind[:, i], plan.target[:, i]
-        total += (k == ASSIST) * p.att_assist + (k == GUIDE) * p.att_guide + (k == SEARCH) * p.att_search
-        total += (((k == UNTIE) | (k == USE_ITEM)) & (tgt != i)) * p.att_assist
+@leaf
+def plan_attention(R, plan):
+    """Attention the plan draws this round, per_round excluded (R-ESC-9a, R-ESC-10b)."""
+    total = 0
+    for i in range(R.game[N_CHARS]):
+        kind = plan[i, P_KIND]
+        if kind == ASSIST:
+            total += R.game[ATT_ASSIST]
+        elif kind == GUIDE:
+            total += R.game[ATT_GUIDE]
+        elif (kind == UNTIE or kind == USE_ITEM) and plan[i, P_TARGET] != i:
+            total += R.game[ATT_ASSIST]
+        elif kind == SEARCH:
+            total += R.game[ATT_SEARCH]
     return total
 
 
-def team_plan(p: EscapeParams, st: BatchState, dazed: np.ndarray, goal_top=None) -> Plan:
-    """R-ESC-21 / R-ESC-37, vectorized: the whole greedy plan, then one pass in party order in which a
-    struggler without planned help switches to the help with the largest exact gain (ties: party
-    order of the target, then assist before guide) when that gain strictly exceeds its own declared
-    success numerator and the attention guard allows it."""
-    plan = greedy_plan(p, st, dazed, goal_top)
-    m, C = dazed.shape
-    assisted, guide, mage = _help_arrays(p, st, plan)
-    helped = np.zeros((m, C), dtype=bool)
-    for k in range(C):
-        h = (plan.kind[:, k] == ASSIST) | (plan.kind[:, k] == GUIDE)
-        helped[np.flatnonzero(h), plan.target[h, k]] = True
-    drawn = _plan_attention(p, plan) if p.attention_limit else None
-    for i in range(C):
-        rows = np.flatnonzero((plan.kind[:, i] == STRUGGLE) & ~helped[:, i])
-        if not len(rows):
+@rule
+def team_pass(R, st, j, plan, rnd):
+    """R-ESC-21 / R-ESC-37 team, after the greedy plan: one pass in party order where a struggler
+    without planned help switches to the help of largest exact gain if it strictly exceeds its own
+    probability and the attention guard allows it."""
+    for i in range(R.game[N_CHARS]):
+        if plan[i, P_KIND] != STRUGGLE or has_help(R, plan, i):
             continue
-        p_i = plan.num[rows, i]  # the declared check as greedy planned it (breath, blessing; no help)
-        t = st.tiers[rows, i]
-        may_assist = can_help_physically(t) | (p.is_mage_hand[i] & (t[:, ARMS] == 0) & (t[:, FINGERS] == 0))
-        may_guide = (t[:, GAG] == 0) & (t[:, BLINDFOLD] == 0)
-        my_mage = _mage_bonus_of(p, st, i, rows)
-        best_gain = np.full(len(rows), -1, dtype=np.int64)
-        best_j = np.full(len(rows), -1, dtype=np.int64)
-        best_kind = np.zeros(len(rows), dtype=np.int8)
-        for j in range(C):
-            if j == i:
+        p_i = declared_numerator(R, st, j, i, plan, False, 0, 0)
+        may_assist = can_assist(R, st, j, i)
+        may_guide = can_guide(st, j, i)
+        my_mage = mage_hand_bonus(R, st, j, i)
+        best_gain, best_kind, best_target = -1, NONE, -1
+        for c in range(R.game[N_CHARS]):
+            if c == i or plan[c, P_KIND] != STRUGGLE:
                 continue
-            on = np.flatnonzero(plan.kind[rows, j] == STRUGGLE)
-            if not len(on):
+            assisted, guide, mage = planned_help(R, st, j, plan, c)
+            before = declared_numerator(R, st, j, c, plan, assisted, guide, mage)
+            if may_assist:
+                gain = declared_numerator(R, st, j, c, plan, True, guide, max(mage, my_mage)) - before
+                if gain > best_gain:
+                    best_gain, best_kind, best_target = gain, ASSIST, c
+            if may_guide and can_be_guided(st, j, c):
+                with_guide = max(guide, R.char[i, GUIDE_BONUS])
+                gain = declared_numerator(R, st, j, c, plan, assisted, with_guide, mage) - before
+                if gain > best_gain:
+                    best_gain, best_kind, best_target = gain, GUIDE, c
+        if best_kind == NONE or best_gain <= p_i:
+            continue
+        if R.game[ATTENTION_LIMIT]:  # the attention guard of R-ESC-37
+            cost = R.game[ATT_ASSIST] if best_kind == ASSIST else R.game[ATT_GUIDE]
+            projected = (st.runs[j, ATTENTION] + plan_attention(R, plan) + R.game[ATT_PER_ROUND] + cost
+                         + R.game[ATT_PER_ROUND] * max(0, R.game[MAX_ROUNDS] - rnd))
+            if projected >= R.game[ATTENTION_LIMIT]:
                 continue
-            r = rows[on]
-            a_j, g_j, m_j = assisted[r, j], guide[r, j], mage[r, j]
-            before = _check_parts(p, st, plan, j, r, (a_j, g_j, m_j))[0]
-            for kind_code, allowed, help_ in (
-                (ASSIST, may_assist[on], (np.ones(len(r), dtype=bool), g_j, np.maximum(m_j, my_mage[on]))),
-                (GUIDE, may_guide[on] & (st.tiers[r, j, EARPLUGS] == 0),
-                 (a_j, np.maximum(g_j, p.guide_bonus[i]), m_j)),
-            ):
-                gain = _check_parts(p, st, plan, j, r, help_)[0] - before
-                better = allowed & (gain > best_gain[on])  # strict: earlier target, then assist, win ties
-                w = on[better]
-                best_gain[w], best_j[w], best_kind[w] = gain[better], j, kind_code
-        switch = (best_kind != NONE) & (best_gain > p_i)  # the gain must strictly exceed p_i
-        if p.attention_limit:  # R-ESC-37 attention guard, projected to the last round
-            cost = np.where(best_kind == ASSIST, p.att_assist, p.att_guide)
-            rnd = st.rounds[rows]
-            projected = (st.attention[rows] + drawn[rows] + p.att_per_round + cost
-                         + p.att_per_round * np.maximum(0, p.max_rounds - rnd))
-            switch &= projected < p.attention_limit
-        r = rows[switch]
-        if not len(r):
+        set_action(plan, i, best_kind, -1, -1, best_target, -1, False)
+
+
+# =============================================================================================
+# the round (R-ESC-5), one step a function
+
+
+@rule
+def start_round(R, st, j, sc):
+    """Round number; who is dazed (R-ESC-12); a dazed character loses its blessing (R-ESC-33);
+    statistics: rounds spent at the highest goal tier."""
+    st.runs[j, ROUNDS] += 1
+    sc.where[0] = j  # the random numbers of this round (the layout above)
+    sc.where[1] = st.runs[j, ROUNDS]
+    for i in range(R.game[N_CHARS]):
+        sc.counts[i] = 0
+    for i in range(R.game[N_CHARS]):
+        sc.dazed[i] = st.chars[j, i, DAZED_LEFT] > 0
+        if sc.dazed[i]:
+            st.chars[j, i, BLESSED] = 0
+        if st.chars[j, i, FREED_ROUND] == 0:
+            top = 0
+            for s in range(N_SLOTS):
+                if (R.game[GOAL + s] != 0) and st.tiers[j, i, s] > top:
+                    top = st.tiers[j, i, s]
+            if top > 0:
+                st.tier_stats[j, i, ROUNDS_AT_TIER, top] += 1
+
+
+@rule
+def declare_actions(R, st, j, sc, policy):
+    """R-ESC-5 step 1: simultaneous declarations, seeing only the state at the start of the round.
+    greedy (R-ESC-20): own steps 1-3 for everyone, then helpers (steps 4-6) choose among the declared
+    struggles; arms_first puts arms and fingers first; team (R-ESC-21) then weighs help against struggle."""
+    plan = sc.plan
+    for i in range(R.game[N_CHARS]):
+        set_action(plan, i, NONE, -1, -1, -1, -1, False)
+    for i in range(R.game[N_CHARS]):
+        if sc.dazed[i]:
             continue
-        plan.kind[r, i] = best_kind[switch]
-        plan.target[r, i] = best_j[switch]
-        plan.slot[r, i] = -1
-        plan.ability[r, i] = -1
-        plan.breath[r, i] = False  # a monk that switches spends no breath
-        _add_help(p, st, plan, i, r, assisted, guide, mage)
-        helped[r, best_j[switch]] = True
-        if drawn is not None:
-            drawn[r] += np.where(best_kind[switch] == ASSIST, p.att_assist, p.att_guide)
-    return plan
+        if policy == ARMS_FIRST:
+            plan_arms_and_fingers(R, st, j, i, plan)
+        if plan[i, P_KIND] == NONE:
+            plan_own(R, st, j, i, plan)
+    for i in range(R.game[N_CHARS]):
+        if not sc.dazed[i] and plan[i, P_KIND] == NONE:
+            plan_help(R, st, j, i, plan)
+    if policy == TEAM:
+        team_pass(R, st, j, plan, st.runs[j, ROUNDS])
 
 
-def _check_parts(p: EscapeParams, st: BatchState, plan: Plan, i: int, rows: np.ndarray, help_=None):
-    """(numerator, net, need) of character i's declared struggle on ``rows``, with ``help_`` =
-    (assisted, guide, mage) arrays for those rows, or None (R-ESC-4, R-ESC-8, R-ESC-9, R-ESC-11).
-    Gathers use flat Fortran-order indices, much faster than three-array fancy indexing."""
-    m, C = plan.kind.shape
-    rc = rows + m * i
-    s = _flat(plan.slot)[rc]
-    a = _flat(plan.ability)[rc]
-    br = _flat(plan.breath)[rc]
-    fl = rc + (m * C) * s
-    t = _flat(st.tiers)[fl]
-    static = p.escape_mod[i][a] + _flat(st.acc)[fl] + _flat(st.item_bonus)[rc] + p.artist_bonus[i][a]
-    static = static + br * p.wis_mod[i]
-    assisted = 0
-    if help_ is not None:
-        assisted, guide, mage = help_
-        static = static + guide + mage
-    tiers = _flat(st.tiers)
-    pen = (a == DEX) & (tiers[rc + (m * C) * FINGERS] >= 1) & (s != FINGERS)
-    pen = pen.astype(np.int64) + ((a == STR) & (tiers[rc + (m * C) * MASK] >= 1))
-    net = _net(np.asarray(assisted, dtype=np.int64), pen, p.stacking)
-    need = p.dc[t] - static
-    num = _numerator(net, need, _flat(st.blessed)[rc].astype(np.int64), br.astype(np.int64))
-    auto = (p.mark[t] == MARK_STAR) & (_flat(st.streak)[fl] == 1)
-    return np.where(auto, CHECK_DENOMINATOR, num), net, need
-
-
-def _finish_plan(p: EscapeParams, st: BatchState, dazed: np.ndarray, plan: Plan, goal_top) -> None:
-    """Greedy steps 4-6 for every character without a plan, once the struggles are known."""
-    m, C = dazed.shape
-    struggling = plan.kind == STRUGGLE
-    decl = np.where(struggling, plan.num, -1)
-    others_goal = np.stack([goal_top[j][0] > 0 for j in range(C)], axis=1)  # (m, C)
-    big = np.iinfo(np.int64).max
+@rule
+def attach_help(R, st, j, sc):
+    """R-ESC-5 step 2: assists (R-ESC-8, once however many), guides (R-ESC-9, the largest), mage
+    hands (R-ESC-14, the largest) attach to this round's checks; blessings to next round's.
+    Returns the attention drawn (R-ESC-9a, R-ESC-10b, R-ESC-32: per_round from round 1)."""
+    C = R.game[N_CHARS]
+    plan = sc.plan
     for i in range(C):
-        t = st.tiers[:, i, :]
-        todo = (~dazed[:, i]) & (plan.kind[:, i] == NONE)
-        cand = struggling & (np.arange(C) != i)[None, :]
-        key = np.where(cand, decl * (C + 1) + np.arange(C)[None, :], big)  # lowest numerator, then party order
-        phys = can_help_physically(t)
-        mage_hand = p.is_mage_hand[i] & (t[:, ARMS] == 0) & (t[:, FINGERS] == 0)
-        low = _col_min(key)
-        sel = todo & (low < big) & (phys | mage_hand)  # step 4: assist the weakest struggler
-        plan.kind[sel, i], plan.target[sel, i] = ASSIST, (low % (C + 1))[sel]
-        todo &= ~sel
-        guidable = cand & (st.tiers[:, :, EARPLUGS] == 0)  # else guide
-        low = _col_min(np.where(guidable, key, big))
-        sel = todo & (t[:, GAG] == 0) & (t[:, BLINDFOLD] == 0) & (low < big)
-        plan.kind[sel, i], plan.target[sel, i] = GUIDE, (low % (C + 1))[sel]
-        todo &= ~sel
-        if p.is_cleric[i]:  # else bless, while another member has a goal slot above 0
-            sel = todo & (t[:, GAG] == 0) & np.where((np.arange(C) != i)[None, :], others_goal, False).any(axis=1)
-            plan.kind[sel, i] = BLESS
-            todo &= ~sel
-        if p.search_on:  # step 5
-            sel = todo & (t[:, BLINDFOLD] == 0) & (t[:, LEGS] < COMPLETE) & (t[:, BODY] == 0)
-            plan.kind[sel, i] = SEARCH
-            todo &= ~sel
-        plan.kind[todo, i] = REST  # step 6
-
-
-# ---------------------------------------------------------------------------------------------
-# the round
-
-
-def step(p: EscapeParams, st: BatchState, block: np.ndarray, plan_fn=greedy_plan,
-         active: np.ndarray | None = None) -> None:
-    """One round (R-ESC-5) for every run of ``st``, in place. ``block`` is the round's uniform block
-    (m, C, width) for these runs. Runs outside ``active`` are finished: they are masked, not removed
-    (STYLE.md practice 3), and no field of theirs changes."""
-    m, C = st.composure.shape
-    mc = m * C
-    if active is None:
-        active = np.ones(m, dtype=bool)
-    lay = p.layout
-    st.rounds += active
-    rnd = st.rounds
-    dazed = st.dazed_left > 0
-    live = dazed & active[:, None]
-    st.blessed &= ~live  # R-ESC-33: a dazed character loses its blessing
-    idle = dazed | ~active[:, None]
-    goal_top = [_goal_top(p, st, i) for i in range(C)]
-    rat = _flat(st.rounds_at_tier)
-    for i in range(C):  # statistics: rounds spent at the highest goal tier until freed
-        ti = goal_top[i][0]
-        r = np.flatnonzero((st.freed_round[:, i] == 0) & (ti > 0) & active)
-        rat[r + m * i + mc * ti[r]] += 1
-
-    # (1) declarations
-    plan = plan_fn(p, st, idle, goal_top)
-    kind = plan.kind
-    counts = _flat(st.action_counts)
-    for i in range(C):  # statistics: declared actions (dazed and finished runs declare none)
-        r = np.flatnonzero(kind[:, i] != NONE)
-        counts[r + m * i + mc * (kind[r, i].astype(np.int64) - 1)] += 1
-
-    # (2) help attaches to this round's checks (R-ESC-8, R-ESC-9, R-ESC-14); attention (R-ESC-9a)
-    assisted = np.zeros((m, C), dtype=bool, order="F")
-    guide = np.zeros((m, C), dtype=np.int64, order="F")
-    mage = np.zeros((m, C), dtype=np.int64, order="F")
-    helped_by = np.zeros((m, C, C), dtype=bool, order="F")  # [run, target, helper]
-    attention = active * p.att_per_round
-    bless_next = np.zeros((m, C), dtype=bool, order="F")
-    f_assisted, f_guide, f_mage, f_helped = _flat(assisted), _flat(guide), _flat(mage), _flat(helped_by)
+        sc.flags[i, ASSISTED] = 0
+        sc.flags[i, GUIDE_FLAG] = 0
+        sc.flags[i, MAGE] = 0
+        sc.flags[i, BLESS_NEXT] = 0
+        for k in range(C):
+            sc.helpers[i, k] = False
+    attention = R.game[ATT_PER_ROUND]
     for i in range(C):
-        k = kind[:, i]
-        tgt = plan.target[:, i]
-        a_sel = np.flatnonzero(k == ASSIST)
-        g_sel = np.flatnonzero(k == GUIDE)
-        if len(a_sel):
-            t = st.tiers[:, i, :]
-            hand = p.is_mage_hand[i] & (t[:, ARMS] == 0) & (t[:, FINGERS] == 0) & (t[:, GAG] == 0)
-            fi = a_sel + m * tgt[a_sel]
-            f_assisted[fi] = True  # several assistants count once (R-ESC-8)
-            f_mage[fi] = np.maximum(f_mage[fi], hand[a_sel] * p.mage_bonus[i])  # R-ESC-14 mage hand
-            f_helped[fi + mc * i] = True
-            attention += (k == ASSIST) * p.att_assist
-        if len(g_sel):
-            fi = g_sel + m * tgt[g_sel]
-            f_guide[fi] = np.maximum(f_guide[fi], p.guide_bonus[i])  # only the largest guide counts
-            f_helped[fi + mc * i] = True
-            attention += (k == GUIDE) * p.att_guide
-        attention += (((k == UNTIE) | (k == USE_ITEM)) & (tgt != i)) * p.att_assist
-        if p.att_search:
-            attention += (k == SEARCH) * p.att_search
-        if p.is_cleric[i]:
-            b = k == BLESS
-            for j in range(C):
-                if j != i:
-                    bless_next[:, j] |= b
+        kind = plan[i, P_KIND]
+        target = plan[i, P_TARGET]
+        if kind == ASSIST:
+            sc.flags[target, ASSISTED] = 1
+            sc.flags[target, MAGE] = max(sc.flags[target, MAGE], mage_hand_bonus(R, st, j, i))
+            sc.helpers[target, i] = True
+            attention += R.game[ATT_ASSIST]
+        elif kind == GUIDE:
+            sc.flags[target, GUIDE_FLAG] = max(sc.flags[target, GUIDE_FLAG], R.char[i, GUIDE_BONUS])
+            sc.helpers[target, i] = True
+            attention += R.game[ATT_GUIDE]
+        elif (kind == UNTIE or kind == USE_ITEM) and target != i:
+            attention += R.game[ATT_ASSIST]  # an untie of another; an item on a teammate (docs/decisions.md)
+        elif kind == SEARCH:
+            attention += R.game[ATT_SEARCH]
+        elif kind == BLESS:
+            for c in range(C):
+                if c != i:
+                    sc.flags[c, BLESS_NEXT] = 1  # blessings draw no attention
+    return attention
 
-    # (3) struggles in party order
-    struggled = np.where(kind == STRUGGLE, plan.slot, -1)
-    harness_on = st.tiers[:, :, HARNESS] >= 1
-    f_tiers, f_acc, f_streak = _flat(st.tiers), _flat(st.acc), _flat(st.streak)
-    f_cat, f_sat = _flat(st.checks_at_tier), _flat(st.successes_at_tier)
-    for i in range(C):
-        r = np.flatnonzero(kind[:, i] == STRUGGLE)
-        if not len(r):
+
+@leaf
+def strength_of_will(R, st, j, sc, i):
+    """R-ESC-14 paladin: recovers cha mod composure when it, or a target it helped, succeeds."""
+    for k in range(R.game[N_CHARS]):
+        if (k == i or sc.helpers[i, k]) and (R.char[k, IS_PALADIN] != 0) and st.chars[j, k, DAZED_LEFT] == 0:
+            top = R.char[k, COMP_MAX] - st.chars[j, k, CRAVING_LEFT]
+            st.chars[j, k, COMPOSURE] = min(st.chars[j, k, COMPOSURE] + max(0, R.char[k, CHA_MOD]), top)
+
+
+@rule
+def resolve_struggles(R, st, j, sc, u):
+    """R-ESC-5 step 3: struggles in party order (R-ESC-32); a success moves the tier (R-ESC-2) and
+    resets acc and streak (R-ESC-33); a failure accumulates by the tier's mark (R-ESC-3); a streak
+    breaks in a round without that struggle."""
+    rnd = st.runs[j, ROUNDS]
+    for i in range(R.game[N_CHARS]):
+        sc.flags[i, STRUGGLED] = -1
+        sc.flags[i, HARNESS_ON] = st.tiers[j, i, HARNESS] >= 1
+    for i in range(R.game[N_CHARS]):
+        if sc.plan[i, P_KIND] != STRUGGLE:
             continue
-        rc = r + m * i
-        fl = rc + mc * _flat(plan.slot)[rc]
-        tier = f_tiers[fl]
-        hit = f_assisted[rc]
-        _, net, need = _check_parts(p, st, plan, i, r, (hit, f_guide[rc], f_mage[rc]))
-        br = _flat(plan.breath)[rc]
-        _flat(st.breath)[rc] -= br
-        u = block[r, i]
-        faces = faces_from_uniform(u[:, lay.check : lay.check + 3], 20)
-        f0, f1, f2 = faces[:, 0], faces[:, 1], faces[:, 2]
-        hi2, lo2 = np.maximum(f0, f1), np.minimum(f0, f1)
-        kept = np.select([net == 0, net == 1, net == -1, net >= 2], [f0, hi2, lo2, np.maximum(hi2, f2)],
-                         np.minimum(lo2, f2))  # R-GEN-4: keep the best (worst) of |net| + 1 dice
-        total = kept + _flat(st.blessed)[rc] * faces_from_uniform(u[:, lay.bless], 4)
-        total = total + br * faces_from_uniform(u[:, lay.breath], 20)
-        success = total >= need
-        _flat(st.checks)[rc] += 1
-        first = r[rnd[r] == 1]  # statistics for the first-check advantage
-        if len(first):
-            st.first_round[first] = np.maximum(st.first_round[first], np.where(success[rnd[r] == 1], 2, 1))
-        f_cat[rc + mc * tier] += 1
-        _flat(st.successes)[rc] += success
-        f_sat[(rc + mc * tier)[success]] += 1
-        mark = p.mark[tier]
-        streak = f_streak[fl]
-        fail = ~success
-        release = fail & (mark == MARK_STAR) & (streak == 1)  # R-ESC-3 `*` second round
-        new_tier = np.where(success, p.becomes[tier], np.where(release, 0, tier))
-        hit = hit.astype(np.int64)
-        gain = np.where(mark == MARK_PLUS, 2 + 2 * hit, np.where(mark == MARK_HASH, 1 + hit, 0))
-        gain = np.where(mark == MARK_X, hit, gain)  # R-ESC-3: + 2/4, # 1/2, x 0/1 (assisted)
-        keep = fail & ~release
-        f_tiers[fl] = new_tier
-        f_acc[fl] = (f_acc[fl] + gain) * keep
-        f_streak[fl] = (streak + 1) * keep
-        # R-ESC-14 strength of will: the paladin itself and paladins who helped this check
-        for k_ in range(C):
-            if not p.is_paladin[k_]:
+        s = sc.plan[i, P_SLOT]
+        ability = sc.plan[i, P_ABILITY]
+        breath = sc.plan[i, P_BREATH] == 1
+        sc.flags[i, STRUGGLED] = s
+        tier = st.tiers[j, i, s]
+        net = check_net(R, st, j, i, s, ability, sc.flags[i, ASSISTED])
+        need = check_need(R, st, j, i, s, ability, sc.flags[i, GUIDE_FLAG], sc.flags[i, MAGE], breath)
+        if breath:
+            st.chars[j, i, BREATH] -= 1
+        success = roll_check(u, sc, i, net, need, st.chars[j, i, BLESSED], breath)
+        st.chars[j, i, CHECKS] += 1
+        if rnd == 1:  # statistics for the first-check advantage
+            st.runs[j, FIRST_ROUND] = max(st.runs[j, FIRST_ROUND], 2 if success else 1)
+        st.tier_stats[j, i, CHECKS_AT_TIER, tier] += 1
+        if success:
+            st.chars[j, i, SUCCESSES] += 1
+            st.tier_stats[j, i, SUCCESSES_AT_TIER, tier] += 1
+            st.tiers[j, i, s] = R.tier[tier, BECOMES]
+            st.acc[j, i, s] = 0
+            st.streak[j, i, s] = 0
+            strength_of_will(R, st, j, sc, i)
+            continue
+        mark = R.tier[tier, MARK]
+        if mark == MARK_STAR:
+            if st.streak[j, i, s] == 1:  # second consecutive round: released
+                st.tiers[j, i, s] = 0
+                st.acc[j, i, s] = 0
+                st.streak[j, i, s] = 0
                 continue
-            gets = success & ((k_ == i) | f_helped[rc + mc * k_])
-            rr = r[gets] + m * k_
-            comp = _flat(st.composure)
-            cap = p.comp_max[k_] - _flat(st.craving)[rr]
-            comp[rr] = np.minimum(comp[rr] + max(0, int(p.cha_mod[k_])), cap)
-    for i in range(C):  # R-ESC-3: streaks break on every slot not struggled this round
-        sl = struggled[:, i]
-        for s_ in np.flatnonzero(p.init_tiers[i] > 0):
-            drop = (sl != s_) & active
-            st.acc[:, i, s_] *= ~drop
-            st.streak[:, i, s_] *= ~drop
-    st.last_slot[:] = np.where(active[:, None], struggled, st.last_slot)
-    for i in range(C):  # unties and items in party order, each on the tier left so far
-        k = kind[:, i]
-        r = np.flatnonzero(k == UNTIE)
-        if len(r):
-            fl = r + m * plan.target[r, i] + mc * plan.slot[r, i]
-            cur = f_tiers[fl]
-            f_tiers[fl] = np.where(cur <= SEVERE, 0, SEVERE)  # R-ESC-10b
-            f_acc[fl] = 0
-            f_streak[fl] = 0
-        r = np.flatnonzero(k == USE_ITEM)
-        if len(r):
-            tg, sl, it = plan.target[r, i], plan.slot[r, i], plan.item[r, i]
-            fl = r + m * tg + mc * sl
-            cur = f_tiers[fl]
-            ok = (cur >= 1) & (cur <= p.item_max_tier[it])  # an item aimed at a freed slot is kept
-            fl, r, it = fl[ok], r[ok], it[ok]
-            f_tiers[fl] = 0
-            f_acc[fl] = 0
-            f_streak[fl] = 0
-            _flat(st.held)[r + m * i + mc * it] -= 1
-    for i in range(C):  # R-ESC-10a rest
-        r = np.flatnonzero(kind[:, i] == REST)
-        if len(r):
-            gain = np.maximum(0, _roll(block[r, i], lay.rest, p.rest_expr, p.modifiers[i]))
-            rc = r + m * i
-            comp = _flat(st.composure)
-            comp[rc] = np.minimum(comp[rc] + gain, p.comp_max[i] - _flat(st.craving)[rc])
+        elif mark == MARK_PLUS:
+            st.acc[j, i, s] += 4 if sc.flags[i, ASSISTED] else 2
+        elif mark == MARK_HASH:
+            st.acc[j, i, s] += 2 if sc.flags[i, ASSISTED] else 1
+        elif mark == MARK_X:
+            st.acc[j, i, s] += 1 if sc.flags[i, ASSISTED] else 0
+        st.streak[j, i, s] += 1
+    for i in range(R.game[N_CHARS]):  # R-ESC-3: streaks of restraints not struggled this round break
+        st.chars[j, i, LAST_SLOT] = sc.flags[i, STRUGGLED]
+        for s in range(N_SLOTS):
+            if s != sc.flags[i, STRUGGLED]:
+                st.acc[j, i, s] = 0
+                st.streak[j, i, s] = 0
 
-    # (4) searches in party order (R-ESC-10)
-    for i in range(C):
-        r = np.flatnonzero(kind[:, i] == SEARCH)
-        if not len(r) or p.n_items == 0:
-            continue
-        found = faces_from_uniform(block[r, i, lay.search], 20) >= p.search_dc - p.search_mod[i]
-        weights = np.where(st.item_left[r] != 0, p.item_weight[None, :], 0.0)
-        found &= (weights > 0).any(axis=1)
-        r, weights = r[found], weights[found]
-        if len(r) == 0:
-            continue
-        cum = np.cumsum(weights, axis=1)
-        x = block[r, i, lay.item] * cum[:, -1]
-        idx = (cum <= x[:, None]).sum(axis=1)
-        last = p.n_items - 1 - (weights[:, ::-1] > 0).argmax(axis=1)
-        k_item = np.minimum(idx, last)
-        left = _flat(st.item_left)
-        fi = r + m * k_item
-        left[fi] -= left[fi] > 0
-        _flat(st.items_found)[r + m * i] += 1
-        bonus = p.item_kind[k_item] == 0
-        _flat(st.item_bonus)[r[bonus] + m * i] += p.item_value[k_item[bonus]]
-        _flat(st.held)[r[~bonus] + m * i + mc * k_item[~bonus]] += 1
 
-    # (5) attention
-    st.attention += attention
-
-    # (6) composure (R-ESC-12, R-ESC-13, R-ESC-34, R-ESC-35)
-    for i in range(C):
-        u = block[:, i]
-        damage = np.zeros(m, dtype=np.int64)
-        harn = (struggled[:, i] >= 0) & harness_on[:, i]
-        if harn.any():
-            damage += harn * np.maximum(0, _roll(u, lay.harness, p.harness_expr, p.modifiers[i]))
-        if p.stimulus_expr is not None:
-            stim = np.maximum(0, _roll(u, lay.stimulus, p.stimulus_expr, p.modifiers[i])) * active
-            damage += stim
-            if p.craving:
-                st.craving[:, i] += stim
-        top_c = p.comp_max[i] - st.craving[:, i]
-        in_daze = (st.dazed_left[:, i] > 0) & active
-        st.dazed_left[:, i] -= in_daze
-        wake = in_daze & (st.dazed_left[:, i] == 0)
-        comp = st.composure[:, i]
-        comp[wake] = np.maximum(0, top_c[wake])
-        hit = ~in_daze & (damage > 0)
-        comp[hit] = np.maximum(0, comp[hit] - damage[hit])
-        over = hit & (comp == 0) & (rnd > st.immune_until[:, i])
-        if not over.any():
+@rule
+def resolve_unties_and_items(R, st, j, sc):
+    """R-ESC-10b unties (severe or lower removed, complete or above becomes severe) and R-ESC-10
+    release items, in party order on the tier left so far (R-ESC-32)."""
+    for i in range(R.game[N_CHARS]):
+        kind = sc.plan[i, P_KIND]
+        if kind != UNTIE and kind != USE_ITEM:
             continue
-        if p.is_monk[i]:  # R-ESC-14 inner breath save
-            tries = over & (st.breath[:, i] > 0)
-            need = 10 + damage + st.save_bonus[:, i] - p.wis_mod[i]
-            saved = tries & (faces_from_uniform(u[:, lay.save], 20) >= need)
-            st.breath[:, i] -= tries
-            st.save_bonus[:, i] += 2 * tries
-            comp[saved] = np.maximum(0, top_c[saved] // 2)
-            over &= ~saved
-        elif p.is_focus[i]:  # R-ESC-14 absolute focus
-            saved = over & (faces_from_uniform(u[:, lay.save], 20) >= 10 + damage // 2 - p.focus_mod[i])
-            gain = np.maximum(0, faces_from_uniform(u[:, lay.focus], 8) + p.focus_mod[i])
-            comp[saved] = np.minimum(gain[saved], np.maximum(0, top_c[saved]))
-            st.immune_until[saved, i] = rnd[saved] + 1
-            over &= ~saved
-        st.overloads[:, i] += over
-        st.save_bonus[over, i] = 0
-        if p.dazed_rounds > 0:
-            st.dazed_left[over, i] = p.dazed_rounds
+        c, s = sc.plan[i, P_TARGET], sc.plan[i, P_SLOT]
+        tier = st.tiers[j, c, s]
+        if kind == UNTIE:
+            if tier > 0:
+                st.tiers[j, c, s] = 0 if tier <= SEVERE else SEVERE
+                st.acc[j, c, s] = 0
+                st.streak[j, c, s] = 0
         else:
-            comp[over] = np.maximum(0, top_c[over])
-
-    st.blessed[:] = np.where(active[:, None], bless_next, st.blessed)
-    done = np.stack([_goal_top(p, st, i)[0] == 0 for i in range(C)], axis=1)
-    newly = done & (st.freed_round == 0) & active[:, None]
-    st.freed_round[:] = np.where(newly, rnd[:, None], st.freed_round)
-
-    # (7) end tests: caught before escaped
-    caught = (st.attention >= p.attention_limit) if p.attention_limit else np.zeros(m, dtype=bool)
-    escaped = ~caught & done.all(axis=1)
-    timeout = ~caught & ~escaped & (rnd >= p.max_rounds)
-    new = np.where(caught, CAUGHT, np.where(escaped, ESCAPED, np.where(timeout, TIMEOUT, ACTIVE)))
-    st.outcome[:] = np.where(active, new, st.outcome)
+            item = sc.plan[i, P_ITEM]
+            if 1 <= tier <= R.item[item, ITEM_MAX_TIER]:  # an item aimed at a freed restraint is kept
+                st.tiers[j, c, s] = 0
+                st.acc[j, c, s] = 0
+                st.streak[j, c, s] = 0
+                st.held[j, i, item] -= 1
 
 
-def draw_block(rng: np.random.Generator, n: int, p: EscapeParams) -> np.ndarray:
-    """The round's uniform block, logical shape (runs, characters, width), stored so that one
-    character's column over the runs is contiguous. The reference reads ``block[j]``."""
-    return rng.random((p.layout.width, p.n_chars, n), dtype=np.float32).T
+@rule
+def resolve_rests(R, st, j, sc, u):
+    """R-ESC-10a: rest restores composure by the recovery roll, up to maximum - craving."""
+    for i in range(R.game[N_CHARS]):
+        if sc.plan[i, P_KIND] == REST:
+            gain = max(0, roll_dice(u, sc, i, R.dice[REST_DICE], R.char[i, REST_FIXED]))
+            top = R.char[i, COMP_MAX] - st.chars[j, i, CRAVING_LEFT]
+            st.chars[j, i, COMPOSURE] = min(st.chars[j, i, COMPOSURE] + gain, top)
 
 
-COMPACT_BELOW = 0.5  # compact the working set when fewer than half of its runs are still active
+@rule
+def resolve_searches(R, st, j, sc, u):
+    """R-ESC-5 step 4 / R-ESC-10: searches in party order; a success draws one item by weight from
+    those left (R-ESC-36: an empty pool finds nothing)."""
+    for i in range(R.game[N_CHARS]):
+        if sc.plan[i, P_KIND] != SEARCH:
+            continue
+        if roll_die(u, sc, i, 20) < R.game[SEARCH_DC] - R.char[i, SEARCH_MOD]:
+            continue
+        any_left = False
+        for k in range(R.game[N_ITEMS]):
+            sc.weights[k] = R.weight[k] if st.item_left[j, k] != 0 else 0.0
+            any_left = any_left or sc.weights[k] > 0
+        if not any_left:
+            continue
+        k = pick_item(u, sc, i, sc.weights)
+        if st.item_left[j, k] > 0:
+            st.item_left[j, k] -= 1
+        st.chars[j, i, ITEMS_FOUND] += 1
+        if R.item[k, ITEM_KIND] == 0:
+            st.chars[j, i, ITEM_BONUS] += R.item[k, ITEM_VALUE]
+        else:
+            st.held[j, i, k] += 1
 
 
-def run_batch(p: EscapeParams, n: int, rng: np.random.Generator, plan_fn=greedy_plan) -> BatchState:
-    """Simulate ``n`` runs with the chunk's generator; one uniform block per round. Finished runs
-    are masked; the working set is compacted now and then (a speed-up that changes no result)."""
+@leaf
+def add_attention(st, j, attention):
+    """R-ESC-5 step 5 / R-ESC-9a."""
+    st.runs[j, ATTENTION] += attention
+
+
+@rule
+def apply_composure(R, st, j, sc, u):
+    """R-ESC-5 step 6: harness (R-ESC-11) and stimulus damage as one hit (R-ESC-34), craving
+    (R-ESC-13), dazed rounds, inner breath and absolute focus saves (R-ESC-14, R-ESC-35), overload
+    (R-ESC-12)."""
+    rnd = st.runs[j, ROUNDS]
+    for i in range(R.game[N_CHARS]):
+        damage = 0
+        if sc.flags[i, STRUGGLED] >= 0 and sc.flags[i, HARNESS_ON]:
+            damage += max(0, roll_dice(u, sc, i, R.dice[HARNESS_DICE], R.char[i, HARNESS_FIXED]))
+        if (R.game[HAS_STIMULUS] != 0):
+            stim = max(0, roll_dice(u, sc, i, R.dice[STIMULUS_DICE], R.char[i, STIMULUS_FIXED]))
+            damage += stim
+            if (R.game[CRAVING] != 0):
+                st.chars[j, i, CRAVING_LEFT] += stim
+        top = R.char[i, COMP_MAX] - st.chars[j, i, CRAVING_LEFT]
+        if st.chars[j, i, DAZED_LEFT] > 0:  # dazed: composure stays 0, damage ignored
+            st.chars[j, i, DAZED_LEFT] -= 1
+            if st.chars[j, i, DAZED_LEFT] == 0:
+                st.chars[j, i, COMPOSURE] = max(0, top)
+            continue
+        if damage <= 0:
+            continue
+        st.chars[j, i, COMPOSURE] = max(0, st.chars[j, i, COMPOSURE] - damage)
+        if st.chars[j, i, COMPOSURE] > 0 or rnd <= st.chars[j, i, IMMUNE_UNTIL]:
+            continue
+        if (R.char[i, IS_MONK] != 0) and st.chars[j, i, BREATH] > 0:  # inner breath save
+            st.chars[j, i, BREATH] -= 1
+            need = 10 + damage + st.chars[j, i, SAVE_BONUS] - R.char[i, WIS_MOD]
+            st.chars[j, i, SAVE_BONUS] += 2
+            if roll_die(u, sc, i, 20) >= need:
+                st.chars[j, i, COMPOSURE] = max(0, top // 2)
+                continue
+        elif (R.char[i, IS_FOCUS] != 0):  # absolute focus
+            if roll_die(u, sc, i, 20) >= 10 + damage // 2 - R.char[i, FOCUS_MOD]:
+                st.chars[j, i, COMPOSURE] = min(max(0, roll_die(u, sc, i, 8) + R.char[i, FOCUS_MOD]), max(0, top))
+                st.chars[j, i, IMMUNE_UNTIL] = rnd + 1
+                continue
+        st.chars[j, i, OVERLOADS] += 1  # overload
+        st.chars[j, i, SAVE_BONUS] = 0
+        if R.game[DAZED_ROUNDS] > 0:
+            st.chars[j, i, DAZED_LEFT] = R.game[DAZED_ROUNDS]
+        else:
+            st.chars[j, i, COMPOSURE] = max(0, top)
+
+
+@rule
+def end_tests(R, st, j, sc):
+    """R-ESC-5 step 7: blessings move to next round; caught before escaped; timeout."""
+    rnd = st.runs[j, ROUNDS]
+    all_free = True
+    for i in range(R.game[N_CHARS]):
+        st.chars[j, i, BLESSED] = sc.flags[i, BLESS_NEXT]
+        done = goal_done(R, st, j, i)
+        if st.chars[j, i, FREED_ROUND] == 0 and done:
+            st.chars[j, i, FREED_ROUND] = rnd
+        all_free = all_free and done
+    if R.game[ATTENTION_LIMIT] > 0 and st.runs[j, ATTENTION] >= R.game[ATTENTION_LIMIT]:
+        st.runs[j, OUTCOME] = CAUGHT
+    elif all_free:
+        st.runs[j, OUTCOME] = ESCAPED
+    elif rnd >= R.game[MAX_ROUNDS]:
+        st.runs[j, OUTCOME] = TIMEOUT
+
+
+@rule
+def play_round(R, st, j, sc, u, policy, plan_only):
+    """One round of run ``j`` (R-ESC-5), in place; with ``plan_only``, only its declarations."""
+    if plan_only:
+        for i in range(R.game[N_CHARS]):
+            sc.dazed[i] = st.chars[j, i, DAZED_LEFT] > 0
+    else:
+        start_round(R, st, j, sc)
+    declare_actions(R, st, j, sc, policy)
+    if plan_only:
+        return
+    for i in range(R.game[N_CHARS]):  # statistics: actions declared by kind
+        if sc.plan[i, P_KIND] != NONE:
+            st.action_counts[j, i, sc.plan[i, P_KIND]] += 1
+    attention = attach_help(R, st, j, sc)
+    resolve_struggles(R, st, j, sc, u)
+    resolve_unties_and_items(R, st, j, sc)
+    resolve_rests(R, st, j, sc, u)
+    resolve_searches(R, st, j, sc, u)
+    add_attention(st, j, attention)
+    apply_composure(R, st, j, sc, u)
+    end_tests(R, st, j, sc)
+
+
+PLAY_RUNS, ONE_ROUND, PLAN_ONLY = 0, 1, 2
+
+
+@njit(cache=True)
+def run_engine(R, st, sc, key, policy, mode, out):
+    """The compiled entry point. PLAY_RUNS: play every run to its end. ONE_ROUND: one round of every
+    unfinished run. PLAN_ONLY: every unfinished run's declarations into ``out``."""
+    for j in range(st.runs.shape[0]):
+        while st.runs[j, OUTCOME] == RUNNING:
+            play_round(R, st, j, sc, key, policy, mode == PLAN_ONLY)
+            if mode == PLAN_ONLY:
+                for i in range(R.game[N_CHARS]):
+                    for col in range(6):
+                        out[j, i, col] = sc.plan[i, col]
+            if mode != PLAY_RUNS:
+                break
+
+
+# =============================================================================================
+# drivers
+
+NO_PLAN = np.zeros((0, 0, 6), dtype=np.int64)
+MAX_CHUNK_RUNS = 1 << 20  # the counter's run field (the layout above)
+
+
+def chunk_key(rng: np.random.Generator) -> np.ndarray:
+    """The 128-bit key of a chunk, drawn from its Generator (R-GEN-7)."""
+    return rng.integers(0, 2**64, size=2, dtype=np.uint64)
+
+
+def run_batch(p: EscapeParams, n: int, rng: np.random.Generator, policy: str = "greedy") -> Batch:
+    """``n`` runs from the start, with the random numbers of the chunk whose Generator is ``rng``."""
+    if n > MAX_CHUNK_RUNS:
+        raise ValueError(f"at most {MAX_CHUNK_RUNS} runs in one chunk")
     st = initial_batch(p, n)
-    work, idx = st, None
-    for _ in range(p.max_rounds):
-        active = work.outcome == ACTIVE
-        n_active = int(active.sum())
-        if n_active == 0:
-            break
-        block = draw_block(rng, n, p)
-        if n_active < COMPACT_BELOW * len(active):
-            keep = np.flatnonzero(active)
-            if idx is None:
-                sub_idx = keep
-            else:
-                st.put(idx, work)
-                sub_idx = idx[keep]
-            work, idx = st.take(sub_idx), sub_idx
-            active = np.ones(len(keep), dtype=bool)
-        step(p, work, block if idx is None else block[idx], plan_fn, active)
-    if idx is not None:
-        st.put(idx, work)
+    run_engine(rules_ref(rules_of(p)), batch_ref(st), scratch_ref(new_scratch(p)), chunk_key(rng),
+               POLICY_CODES[policy], PLAY_RUNS, NO_PLAN)
     return st
+
+
+def step(p: EscapeParams, st: Batch, key: np.ndarray, policy: str = "greedy") -> None:
+    """One round of every unfinished run of ``st`` with the random numbers of chunk key ``key``."""
+    run_engine(rules_ref(rules_of(p)), batch_ref(st), scratch_ref(new_scratch(p)), key, POLICY_CODES[policy],
+               ONE_ROUND, NO_PLAN)
+
+
+def plan(p: EscapeParams, st: Batch, policy: str = "greedy") -> np.ndarray:
+    """The declared actions ``(n, C, 6)`` (columns P_KIND .. P_BREATH) at the states of ``st``."""
+    out = np.zeros((len(st.runs), p.n_chars, 6), dtype=np.int64)
+    run_engine(rules_ref(rules_of(p)), batch_ref(st), scratch_ref(new_scratch(p)), np.zeros(2, dtype=np.uint64),
+               POLICY_CODES[policy], PLAN_ONLY, out)
+    return out

@@ -34,26 +34,6 @@ FOCUS_CASTING = {"wizard": "int", "artificer": "int", "sorcerer": "cha"}  # R-ES
 
 
 @dataclass(frozen=True)
-class DrawLayout:
-    """Column layout of the per-round uniform block ``(runs, characters, width)``.
-
-    Every random number of a round has a fixed column, so the reference and the kernel read
-    the same faces (STYLE.md practice 6)."""
-
-    check: int  # 3 d20 for the escape check (pool stacking keeps up to 3)
-    breath: int  # monk's added wis d20
-    bless: int  # blessing d4
-    search: int  # search d20
-    item: int  # item choice uniform
-    save: int  # monk overload save / absolute focus d20
-    focus: int  # absolute focus d8
-    harness: int
-    stimulus: int
-    rest: int
-    width: int
-
-
-@dataclass(frozen=True)
 class EscapeParams:
     n_chars: int
     names: tuple[str, ...]
@@ -102,7 +82,6 @@ class EscapeParams:
     craving: bool
     dazed_rounds: int
     policy: str
-    layout: DrawLayout
 
     @property
     def n_items(self) -> int:
@@ -174,16 +153,6 @@ def compile_params(s: Scenario) -> EscapeParams:
     rest_expr = parse_dice(s.rest.recovery, SCORE_NAMES)
     harness_expr = parse_dice(s.harness.damage, SCORE_NAMES)
     stim_expr = parse_dice(s.stimulus.damage, SCORE_NAMES) if s.stimulus is not None else None
-    col = 0
-    fields = {}
-    for name, width in (
-        ("check", 3), ("breath", 1), ("bless", 1), ("search", 1), ("item", 1), ("save", 1), ("focus", 1),
-        ("harness", harness_expr.n_dice), ("stimulus", stim_expr.n_dice if stim_expr else 0),
-        ("rest", rest_expr.n_dice),
-    ):
-        fields[name] = col
-        col += width
-    layout = DrawLayout(**fields, width=col)
     return EscapeParams(
         n_chars=C,
         names=tuple(c.name for c in s.party),
@@ -232,5 +201,4 @@ def compile_params(s: Scenario) -> EscapeParams:
         craving=s.stimulus is not None and s.stimulus.kind == "craving",
         dazed_rounds=s.overload.dazed_rounds,
         policy=s.policy.name,
-        layout=layout,
     )

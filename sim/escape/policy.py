@@ -1,5 +1,6 @@
-"""Escape policies for the scalar reference: `greedy` (R-ESC-20, R-ESC-31), `arms_first`, and
-custom policies loaded from ``"package.module:callable"`` with legality checks (R-ESC-6).
+"""Escape policies by name: the built-in `greedy`, `arms_first` (:mod:`sim.escape.greedy`) and `team`
+(:mod:`sim.escape.team`), and custom policies loaded from ``"package.module:callable"`` with legality
+checks (R-ESC-6). Custom policies run on the scalar reference engine only.
 
 A policy is called once a round with a :class:`PolicyView` and returns one action per character
 (``None`` for a dazed character, whose action is ignored)."""
@@ -9,18 +10,21 @@ from __future__ import annotations
 import importlib
 import importlib.util
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 
-from sim.dice import CHECK_DENOMINATOR
 from sim.errors import PolicyError, ScenarioError
+from sim.escape.greedy import (  # noqa: F401  (re-exported: the policy interface)
+    PolicyView,
+    arms_first,
+    best_struggle,
+    declared_numerator,
+    greedy,
+    plan_help,
+    plan_own,
+)
 from sim.escape.model import BUILTIN_POLICIES
-from sim.escape.params import ARMS, FINGERS, N_SLOTS, SEVERE, EscapeParams
+from sim.escape.params import N_SLOTS, SEVERE, EscapeParams
 from sim.escape.state import (
-    BLESS,
-    REST,
-    SEARCH,
     Action,
-    CharState,
     PartyState,
     allowed_abilities,
     can_assist,
@@ -31,176 +35,9 @@ from sim.escape.state import (
     can_search,
     can_untie_other,
     can_untie_self,
-    check_spec,
     may_struggle,
-    spec_numerator,
 )
-
-
-@dataclass(frozen=True)
-class PolicyView:
-    """What a policy sees: the state at the start of the round (read-only by convention)."""
-
-    params: EscapeParams
-    state: PartyState
-    round: int
-    dazed: tuple[bool, ...]
-
-
-# ---------------------------------------------------------------------------------------------
-# greedy (R-ESC-20, R-ESC-31)
-
-
-def _highest(cands: list[tuple[int, int]], tiers_of) -> tuple[int, int] | None:
-    """The (char, slot) of highest tier; ties by the given order of ``cands``."""
-    best = None
-    best_tier = 0
-    for ci, s in cands:
-        t = tiers_of(ci)[s]
-        if t > best_tier:
-            best, best_tier = (ci, s), t
-    return best
-
-
-def _item_for(p: EscapeParams, c: CharState, tier: int) -> int:
-    """Position in ``c.held`` of the release item covering ``tier`` with the smallest max_tier
-    (ties: the lowest item index), or -1 (R-ESC-31)."""
-    best, best_key = -1, None
-    for k, item in enumerate(c.held):
-        m = int(p.item_max_tier[item])
-        if tier <= m and (best_key is None or (m, item) < best_key):
-            best, best_key = k, (m, item)
-    return best
-
-
-def best_struggle(p: EscapeParams, i: int, c: CharState, slots: Sequence[int]) -> tuple[int, int, int] | None:
-    """R-ESC-20 step 2: (numerator, slot, ability) of the best (slot, ability) pair among ``slots``.
-
-    Ties: the slot struggled last round, then slot order, then str, dex, int (R-ESC-31)."""
-    best = None
-    best_key = None
-    for s in slots:
-        if not may_struggle(c, s):
-            continue
-        for a in allowed_abilities(c, s):
-            num = spec_numerator(check_spec(p, i, c, s, a))
-            key = (num, s == c.last_slot, -s, -a)
-            if best_key is None or key > best_key:
-                best, best_key = (num, s, a), key
-    return best
-
-
-def _struggle_action(p: EscapeParams, i: int, c: CharState, num: int, slot: int, ability: int) -> Action:
-    # R-ESC-14 / R-ESC-31: a monk spends a breath point when the probability is below 1/2
-    breath = bool(p.is_monk[i]) and c.breath > 0 and 2 * num < CHECK_DENOMINATOR
-    return Action("struggle", slot=slot, ability=ability, breath=breath)
-
-
-def declared_numerator(p: EscapeParams, i: int, c: CharState, a: Action) -> int:
-    """The success numerator of a declared struggle without this round's assists and guides
-    (blessing and breath included)."""
-    return spec_numerator(check_spec(p, i, c, a.slot, a.ability, breath=a.breath))
-
-
-def plan_own(p: EscapeParams, st: PartyState, i: int) -> Action | None:
-    """Greedy steps 1-3 (with the item steps) for character ``i``; None means 'help or rest'."""
-    c = st.chars[i]
-    own_goal = [s for s in range(N_SLOTS) if p.goal[s] and c.tiers[s] > 0]
-    # step 1: untie its own highest-tier goal restraint
-    if can_untie_self(c) and own_goal:
-        _, s = _highest([(i, s) for s in own_goal], lambda ci: st.chars[ci].tiers)
-        return Action("untie", slot=s, target=i)
-    # after step 1: a release item on its own highest-tier covered goal restraint
-    if c.held:
-        covered = [(i, s) for s in own_goal if _item_for(p, c, c.tiers[s]) >= 0]
-        pick = _highest(covered, lambda ci: st.chars[ci].tiers)
-        if pick is not None:
-            return Action("use_item", slot=pick[1], target=i, item=_item_for(p, c, c.tiers[pick[1]]))
-    # step 2: struggle the best pair
-    best = best_struggle(p, i, c, own_goal)
-    if best is not None:
-        return _struggle_action(p, i, c, *best)
-    # step 3: untie a teammate's highest-tier restraint (any slot)
-    mates = [(j, s) for j in range(p.n_chars) if j != i for s in range(N_SLOTS)]
-    if can_untie_other(c):
-        pick = _highest(mates, lambda ci: st.chars[ci].tiers)
-        if pick is not None:
-            return Action("untie", slot=pick[1], target=pick[0])
-    # after step 3: a release item on the highest-tier teammate restraint one covers
-    if c.held and can_help_physically(c):
-        covered = [(j, s) for j, s in mates if st.chars[j].tiers[s] > 0 and _item_for(p, c, st.chars[j].tiers[s]) >= 0]
-        pick = _highest(covered, lambda ci: st.chars[ci].tiers)
-        if pick is not None:
-            j, s = pick
-            return Action("use_item", slot=s, target=j, item=_item_for(p, c, st.chars[j].tiers[s]))
-    return None
-
-
-def plan_help(p: EscapeParams, st: PartyState, i: int, plan: list[Action | None]) -> Action:
-    """Greedy steps 4-6, once every struggle is declared."""
-    c = st.chars[i]
-    strugglers = [j for j in range(p.n_chars) if j != i and plan[j] is not None and plan[j].kind == "struggle"]
-    nums = {j: declared_numerator(p, j, st.chars[j], plan[j]) for j in strugglers}
-
-    def lowest(cands):
-        return min(cands, key=lambda j: (nums[j], j))
-
-    if strugglers and can_assist(p, i, c):  # step 4: assist
-        return Action("assist", target=lowest(strugglers))
-    if can_guide(c):  # else guide
-        guidable = [j for j in strugglers if can_be_guided(st.chars[j])]
-        if guidable:
-            return Action("guide", target=lowest(guidable))
-    if can_bless(p, i, c):  # else bless, while another member still has a goal slot above 0
-        others_bound = any(
-            st.chars[j].tiers[s] > 0 for j in range(p.n_chars) if j != i for s in range(N_SLOTS) if p.goal[s]
-        )
-        if others_bound:
-            return BLESS
-    if can_search(p, c):  # step 5
-        return SEARCH
-    return REST  # step 6
-
-
-def greedy(view: PolicyView) -> list[Action | None]:
-    """R-ESC-20: the reference policy."""
-    p, st = view.params, view.state
-    plan: list[Action | None] = [None if view.dazed[i] else plan_own(p, st, i) for i in range(p.n_chars)]
-    out: list[Action | None] = []
-    for i in range(p.n_chars):
-        if view.dazed[i]:
-            out.append(None)
-        elif plan[i] is not None:
-            out.append(plan[i])
-        else:
-            out.append(plan_help(p, st, i, plan))
-    return out
-
-
-def arms_first(view: PolicyView) -> list[Action | None]:
-    """`arms_first`: free the arms, then the fingers (to get free hands), then untie.
-
-    Each character not dazed: if it can untie itself, as greedy step 1; else it struggles its arms
-    while they are bound and it may, then its fingers; otherwise it plays greedy."""
-    p, st = view.params, view.state
-    plan: list[Action | None] = []
-    for i in range(p.n_chars):
-        c = st.chars[i]
-        action = None
-        if not view.dazed[i] and not can_untie_self(c):
-            for slot in (ARMS, FINGERS):
-                best = best_struggle(p, i, c, [slot]) if c.tiers[slot] > 0 else None
-                if best is not None:
-                    action = _struggle_action(p, i, c, *best)
-                    break
-        if action is None and not view.dazed[i]:
-            action = plan_own(p, st, i)
-        plan.append(action)
-    return [
-        None if view.dazed[i] else (plan[i] if plan[i] is not None else plan_help(p, st, i, plan))
-        for i in range(p.n_chars)
-    ]
-
+from sim.escape.team import team
 
 # ---------------------------------------------------------------------------------------------
 # custom policies (R-ESC-6)
@@ -241,8 +78,6 @@ def load_policy(name: str) -> Callable[[PolicyView], Sequence[Action | None]]:
     if name == "arms_first":
         return arms_first
     if name == "team":
-        from sim.escape.team import team
-
         return team
     if ":" not in name:
         raise ScenarioError(

@@ -1,8 +1,9 @@
 """Scalar reference of the escape challenge: one run at a time, reading like RULES.md section 1.
 
 Randomness comes through a *source* with one method per kind of random event, so the same
-round function serves simulation (:class:`DrawSource`, reading the pre-drawn uniform block that
-the kernel reads too) and exact analysis (the branching source of :mod:`sim.escape.exact`).
+round function serves simulation (:class:`DrawSource`, which draws only what each event needs, the
+numbers the engine of :mod:`sim.escape.kernel` reads) and exact analysis (the branching source of
+:mod:`sim.escape.exact`).
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from sim.dice import DiceExpr, faces_from_uniform
+from sim.dice import DiceExpr
 from sim.escape.params import (
     HARNESS,
     MARK_HASH,
@@ -31,55 +32,95 @@ from sim.escape.state import (
     mage_hand_bonus,
 )
 
+MASK64 = (1 << 64) - 1
+
+
+def mix64(z: int) -> int:
+    """The SplitMix64 finalizer on a 64-bit integer."""
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK64
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK64
+    return z ^ (z >> 31)
+
+
+def uniform_at(key: tuple[int, int], run: int, rnd: int, char: int, k: int) -> float:
+    """Uniform number ``k`` of character ``char`` in round ``rnd`` of run ``run`` of the chunk with ``key``
+    (the random layout of :mod:`sim.escape.kernel`)."""
+    counter = (run << 44) | (rnd << 32) | (char << 24) | k
+    return (mix64(mix64(key[0] ^ counter) ^ key[1]) >> 11) * (1.0 / 9007199254740992.0)
+
 
 class DrawSource:
-    """Reads one run's row ``(characters, width)`` of a round's uniform block."""
+    """Random events of one chunk (its ``key``, drawn from the chunk's Generator, R-GEN-7), each drawing only
+    the uniforms it needs: character i's k-th uniform of round r in run j is ``uniform_at(key, j, r, i, k)``.
+    Call :meth:`at` before each round."""
 
-    def __init__(self, params: EscapeParams, block: np.ndarray):
+    def __init__(self, params: EscapeParams, key):
         self.p = params
-        self.u = block
-        self.lay = params.layout
+        self.key = (int(key[0]), int(key[1]))
+        self.run = 0
+        self.round = 0
+        self.counts = [0] * params.n_chars
+        self.char = 0
 
-    def _faces(self, i: int, col: int, k: int, sides: int) -> np.ndarray:
-        return faces_from_uniform(self.u[i, col : col + k], sides)
+    def at(self, run: int, rnd: int) -> None:
+        """The run and round whose numbers the next events read."""
+        self.run, self.round = run, rnd
+        self.counts = [0] * self.p.n_chars
+
+    def uniform(self) -> float:
+        i = self.char
+        k = self.counts[i]
+        self.counts[i] += 1
+        return uniform_at(self.key, self.run, self.round, i, k)
+
+    def die(self, sides: int) -> int:
+        """One die: face floor(u * sides) + 1."""
+        return int(self.uniform() * sides) + 1
 
     def check(self, i: int, net: int, need: int, blessed: bool, breath: bool) -> bool:
-        rolls = self._faces(i, self.lay.check, 3, 20)
-        k = abs(net) + 1
-        total = int(rolls[:k].max() if net >= 0 else rolls[:k].min())
+        """R-GEN-4: |net| + 1 d20, the highest kept for net > 0 and the lowest for net < 0; then the
+        blessing d4 and the breath d20 (R-ESC-14)."""
+        self.char = i
+        rolls = [self.die(20) for _ in range(abs(net) + 1)]
+        total = max(rolls) if net >= 0 else min(rolls)
         if blessed:
-            total += int(self._faces(i, self.lay.bless, 1, 4)[0])
+            total += self.die(4)
         if breath:
-            total += int(self._faces(i, self.lay.breath, 1, 20)[0])
+            total += self.die(20)
         return total >= need
 
     def search(self, i: int, need: int) -> bool:
-        return int(self._faces(i, self.lay.search, 1, 20)[0]) >= need
+        self.char = i
+        return self.die(20) >= need
 
     def item(self, i: int, weights: np.ndarray) -> int:
-        return pick_weighted(weights, float(self.u[i, self.lay.item]))
+        self.char = i
+        return pick_weighted([float(w) for w in weights], self.uniform())
 
     def save(self, i: int, need: int) -> bool:
-        return int(self._faces(i, self.lay.save, 1, 20)[0]) >= need
+        self.char = i
+        return self.die(20) >= need
 
     def focus(self, i: int) -> int:
-        return int(self._faces(i, self.lay.focus, 1, 8)[0])
+        self.char = i
+        return self.die(8)
 
     def roll(self, i: int, field: str, expr: DiceExpr) -> int:
-        col = getattr(self.lay, field)
-        faces = []
-        for term in expr.dice:
-            faces.extend(self._faces(i, col, term.count, term.sides).tolist())
-            col += term.count
+        self.char = i
+        faces = [self.die(term.sides) for term in expr.dice for _ in range(term.count)]
         return expr.evaluate(faces, self.p.modifiers[i])
 
 
-def pick_weighted(weights: np.ndarray, u: float) -> int:
+def pick_weighted(weights: list[float], u: float) -> int:
     """Index drawn by weight from a uniform ``u``: the number of cumulative weights <= u * total,
-    clamped to the last positive weight (shared with the kernel)."""
-    cum = np.cumsum(weights)
-    idx = int((cum <= u * cum[-1]).sum())
-    last = int(np.flatnonzero(weights > 0)[-1])
+    clamped to the last positive weight."""
+    cumulative = []
+    total = 0.0
+    for w in weights:
+        total += w
+        cumulative.append(total)
+    idx = sum(1 for c in cumulative if c <= u * total)
+    last = max(k for k, w in enumerate(weights) if w > 0)
     return min(idx, last)
 
 

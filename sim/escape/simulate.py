@@ -20,45 +20,41 @@ from sim.escape.state import ACTION_KINDS, initial_state
 from sim.result import SimulationResult, provenance
 from sim.stats import wilson_interval
 
-KERNEL_POLICIES = {"greedy": K.greedy_plan, "arms_first": K.arms_first_plan, "team": K.team_plan}
+KERNEL_POLICIES = tuple(K.POLICY_CODES)  # the built-in policies the engine runs; custom ones run on the reference
 ENGINES = ("auto", "kernel", "reference")
 
 
-def _columns_from_batch(p: EscapeParams, st: K.BatchState) -> dict[str, np.ndarray]:
-    return {
-        "outcome": st.outcome.astype(np.int8),
-        "rounds": st.rounds.astype(np.int32),
-        "attention": st.attention.astype(np.int64),
-        "first_round": st.first_round.astype(np.int8),
-        "freed_round": st.freed_round.astype(np.int32),
-        "checks": st.checks.astype(np.int32),
-        "successes": st.successes.astype(np.int32),
-        "overloads": st.overloads.astype(np.int32),
-        "items_found": st.items_found.astype(np.int32),
-        "rounds_at_tier": st.rounds_at_tier.astype(np.int32),
-        "checks_at_tier": st.checks_at_tier.astype(np.int32),
-        "successes_at_tier": st.successes_at_tier.astype(np.int32),
-        "action_counts": st.action_counts.astype(np.int32),
+def _columns_from_batch(p: EscapeParams, st: K.Batch) -> dict[str, np.ndarray]:
+    cols = {
+        "outcome": st.field("outcome").astype(np.int8),
+        "rounds": st.field("rounds").astype(np.int32),
+        "attention": st.field("attention").astype(np.int64),
+        "first_round": st.field("first_round").astype(np.int8),
     }
+    for name in ("freed_round", "checks", "successes", "overloads", "items_found"):
+        cols[name] = st.field(name).astype(np.int32)
+    for name in ("rounds_at_tier", "checks_at_tier", "successes_at_tier"):
+        cols[name] = st.field(name).astype(np.int32)
+    cols["action_counts"] = st.action_counts
+    return cols
 
 
 def kernel_chunk(p: EscapeParams, n: int, rng: np.random.Generator, policy: str = "greedy") -> dict:
-    """One chunk with the vectorized kernel."""
-    return _columns_from_batch(p, K.run_batch(p, n, rng, KERNEL_POLICIES[policy]))
+    """One chunk with the compiled engine (sim.escape.kernel)."""
+    return _columns_from_batch(p, K.run_batch(p, n, rng, policy))
 
 
 def reference_chunk(p: EscapeParams, n: int, rng: np.random.Generator, policy: Callable | str = "greedy",
                     validate: bool = False) -> dict:
-    """One chunk with the scalar reference, drawing exactly the kernel's blocks."""
+    """One chunk with the scalar reference: one run at a time, each random event drawing only what it
+    needs (the engine's random layout, so both agree run for run)."""
     fn = load_policy(policy) if isinstance(policy, str) else policy
+    src = DrawSource(p, K.chunk_key(rng))
     states = [initial_state(p) for _ in range(n)]
-    for _ in range(p.max_rounds):
-        active = [j for j, s in enumerate(states) if not s.outcome]
-        if not active:
-            break
-        block = K.draw_block(rng, n, p)
-        for j in active:
-            play_round(p, states[j], fn, DrawSource(p, block[j]), validate)
+    for j, state in enumerate(states):
+        while not state.outcome:
+            src.at(j, state.round + 1)
+            play_round(p, state, fn, src, validate)
     codes = {"escaped": K.ESCAPED, "caught": K.CAUGHT, "timeout": K.TIMEOUT}
 
     def per_char(attr):
@@ -140,7 +136,8 @@ def summarize(scenario: Scenario, p: EscapeParams, agg: EscapeAggregate, runs: i
         "mean_checks": float(agg.checks.sum() / runs),
         "mean_overloads": float(agg.overloads.sum() / runs),
     }
-    summary.update({k: v for k, v in provenance(scenario, seed, runs).items() if k not in ("seed", "runs")})
+    made = provenance(scenario, seed, runs, K.RANDOM_LAYOUT)
+    summary.update({k: v for k, v in made.items() if k not in ("seed", "runs")})
     return summary
 
 

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from sim.escape.greedy import PolicyView, declared_numerator, greedy
 from sim.escape.params import EscapeParams
-from sim.escape.policy import PolicyView, declared_numerator, greedy
 from sim.escape.state import (
     Action,
     PartyState,

@@ -1,4 +1,5 @@
-"""Reference = kernel from random mid-challenge states: one round, same uniform block.
+"""Reference = engine from random mid-challenge states: the plan, and one round with the random numbers
+of the same chunk key.
 
 Random states reach corners the example scenarios rarely visit (held release items, blessings,
 dazed characters, high accumulation, monks out of breath), so the plan and the round resolution of
@@ -12,7 +13,7 @@ from escape_support import character, scenario
 
 from sim.escape import kernel as K
 from sim.escape.params import N_SLOTS, UTTER, compile_params
-from sim.escape.policy import PolicyView, greedy
+from sim.escape.policy import PolicyView, load_policy
 from sim.escape.reference import DrawSource, play_round
 from sim.escape.state import Action, CharState, PartyState
 
@@ -20,8 +21,9 @@ KIND_NAMES = {K.STRUGGLE: "struggle", K.ASSIST: "assist", K.GUIDE: "guide", K.SE
               K.UNTIE: "untie", K.USE_ITEM: "use_item", K.BLESS: "bless"}
 
 
-def random_batch(p, n, rng) -> K.BatchState:
+def random_batch(p, n, rng) -> K.Batch:
     st = K.initial_batch(p, n)
+    f = st.field
     C, I = p.n_chars, p.n_items
     init = p.init_tiers.astype(np.int64)
     # tiers only fall: draw each between 0 and its starting tier
@@ -30,53 +32,55 @@ def random_batch(p, n, rng) -> K.BatchState:
     st.tiers[:] = np.where(u < 0.35, 0, np.where(u < 0.6, init[None], st.tiers))
     st.acc[:] = rng.integers(0, 7, (n, C, N_SLOTS)) * (st.tiers > 0)
     st.streak[:] = rng.integers(0, 3, (n, C, N_SLOTS)) * (st.tiers > 0)
-    st.last_slot[:] = rng.integers(-1, N_SLOTS, (n, C))
-    st.composure[:] = rng.integers(0, 12, (n, C))
-    st.craving[:] = rng.integers(0, 3, (n, C))
-    st.dazed_left[:] = (rng.random((n, C)) < 0.15) * rng.integers(1, 3, (n, C))
-    st.breath[:] = rng.integers(0, 3, (n, C)) * p.is_monk[None, :]
-    st.save_bonus[:] = rng.integers(0, 3, (n, C)) * 2
-    st.immune_until[:] = rng.integers(0, 3, (n, C))
-    st.item_bonus[:] = rng.integers(0, 3, (n, C))
+    f("last_slot")[:] = rng.integers(-1, N_SLOTS, (n, C))
+    f("composure")[:] = rng.integers(0, 12, (n, C))
+    f("craving")[:] = rng.integers(0, 3, (n, C))
+    f("dazed_left")[:] = (rng.random((n, C)) < 0.15) * rng.integers(1, 3, (n, C))
+    f("breath")[:] = rng.integers(0, 3, (n, C)) * p.is_monk[None, :]
+    f("save_bonus")[:] = rng.integers(0, 3, (n, C)) * 2
+    f("immune_until")[:] = rng.integers(0, 3, (n, C))
+    f("item_bonus")[:] = rng.integers(0, 3, (n, C))
     if I:
         st.held[:] = (rng.random((n, C, I)) < 0.3) * (p.item_kind[None, None, :] == 1)
         st.item_left[:] = np.where(p.item_count[None, :] < 0, -1, rng.integers(0, 2, (n, I)))
-    st.blessed[:] = rng.random((n, C)) < 0.3
-    st.attention[:] = rng.integers(0, 5, n)
-    st.rounds[:] = 1
+    f("blessed")[:] = rng.random((n, C)) < 0.3
+    f("attention")[:] = rng.integers(0, 5, n)
+    f("rounds")[:] = 1
     return st
 
 
-def to_party(p, st: K.BatchState, j: int) -> PartyState:
+def to_party(p, st: K.Batch, j: int) -> PartyState:
+    def g(name, i):
+        return int(st.field(name)[j, i])
+
     chars = []
     for i in range(p.n_chars):
         held = [k for k in range(p.n_items) for _ in range(int(st.held[j, i, k]))]
         chars.append(CharState(
             tiers=st.tiers[j, i].tolist(), acc=st.acc[j, i].tolist(), streak=st.streak[j, i].tolist(),
-            last_slot=int(st.last_slot[j, i]), composure=int(st.composure[j, i]), craving=int(st.craving[j, i]),
-            dazed_left=int(st.dazed_left[j, i]), breath=int(st.breath[j, i]), save_bonus=int(st.save_bonus[j, i]),
-            immune_until=int(st.immune_until[j, i]), item_bonus=int(st.item_bonus[j, i]), held=held,
-            blessed=bool(st.blessed[j, i]),
+            last_slot=g("last_slot", i), composure=g("composure", i), craving=g("craving", i),
+            dazed_left=g("dazed_left", i), breath=g("breath", i), save_bonus=g("save_bonus", i),
+            immune_until=g("immune_until", i), item_bonus=g("item_bonus", i), held=held,
+            blessed=bool(g("blessed", i)),
         ))
-    return PartyState(chars, int(st.attention[j]), st.item_left[j].tolist(), round=int(st.rounds[j]),
-                      outcome=K.OUTCOME_NAMES[int(st.outcome[j])])
+    runs = st.runs[j]
+    return PartyState(chars, int(runs[K.ATTENTION]), st.item_left[j].tolist(), round=int(runs[K.ROUNDS]),
+                      outcome=K.OUTCOME_NAMES[int(runs[K.OUTCOME])])
 
 
 def kernel_action(plan, j, i) -> Action | None:
-    k = int(plan.kind[j, i])
-    if k == K.NONE:
+    kind, slot, ability, target, item, breath = (int(x) for x in plan[j, i])
+    if kind == K.NONE:
         return None
-    name = KIND_NAMES[k]
+    name = KIND_NAMES[kind]
     if name == "struggle":
-        return Action("struggle", slot=int(plan.slot[j, i]), ability=int(plan.ability[j, i]),
-                      breath=bool(plan.breath[j, i]))
+        return Action("struggle", slot=slot, ability=ability, breath=bool(breath))
     if name in ("assist", "guide"):
-        return Action(name, target=int(plan.target[j, i]))
+        return Action(name, target=target)
     if name == "untie":
-        return Action("untie", slot=int(plan.slot[j, i]), target=int(plan.target[j, i]))
+        return Action("untie", slot=slot, target=target)
     if name == "use_item":
-        return Action("use_item", slot=int(plan.slot[j, i]), target=int(plan.target[j, i]),
-                      item=int(plan.item[j, i]))
+        return Action("use_item", slot=slot, target=target, item=item)
     return Action(name)
 
 
@@ -110,11 +114,12 @@ def _variant(stacking, goal):
 GOALS = [["arms", "legs", "gag", "body", "fingers"], ["legs", "gag"], ["legs"], ["body", "mask"]]
 
 
-@pytest.mark.parametrize(("policy", "kernel_plan"), [("greedy", "greedy_plan"), ("team", "team_plan"),
-                                                     ("arms_first", "arms_first_plan")])
-def test_plan_matches_reference_on_random_states(policy, kernel_plan):
-    from sim.escape.policy import load_policy
+POLICIES = ["greedy", "team", "arms_first"]
 
+
+@pytest.mark.parametrize("policy", POLICIES)
+def test_plan_matches_reference_on_random_states(policy):
+    """R-ESC-20, R-ESC-21, R-ESC-31, R-ESC-37 and arms_first: the engine's plan equals the scalar one."""
     ref_policy = load_policy(policy)
     kinds = set()
     for v, (stacking, goal) in enumerate([(s, g) for s in ("cancel", "pool") for g in GOALS]):
@@ -122,7 +127,7 @@ def test_plan_matches_reference_on_random_states(policy, kernel_plan):
         rng = np.random.default_rng(11 + v)
         n = 300
         st = random_batch(p, n, rng)
-        plan = getattr(K, kernel_plan)(p, st, st.dazed_left > 0)
+        plan = K.plan(p, st, policy)
         for j in range(n):
             party = to_party(p, st, j)
             ref = ref_policy(PolicyView(p, party, 1, tuple(c.dazed_left > 0 for c in party.chars)))
@@ -138,21 +143,28 @@ def test_plan_matches_reference_on_random_states(policy, kernel_plan):
         assert "search" in kinds
 
 
+@pytest.mark.parametrize("policy", POLICIES)
 @pytest.mark.parametrize("variant", range(len(GOALS) * 2))
-def test_one_round_matches_reference_on_random_states(variant):
+def test_one_round_matches_reference_on_random_states(variant, policy):
+    """R-ESC-5: one round from random states, every run drawing the numbers of the same chunk key."""
     p = _variant(("cancel", "pool")[variant % 2], GOALS[variant // 2])
     rng = np.random.default_rng(5 + variant)
     n = 300
     st = random_batch(p, n, rng)
     parties = [to_party(p, st, j) for j in range(n)]
-    block = rng.random((n, p.n_chars, p.layout.width))
-    K.step(p, st, block)
+    key = K.chunk_key(rng)
+    K.step(p, st, key, policy)
+    src = DrawSource(p, key)
+    ref_policy = load_policy(policy)
     for j in range(n):
-        play_round(p, parties[j], greedy, DrawSource(p, block[j]))
+        src.at(j, parties[j].round + 1)
+        play_round(p, parties[j], ref_policy, src)
         got = to_party(p, st, j)
         got.round = parties[j].round
         assert got.key() == parties[j].key(), j
-        assert [c.checks for c in parties[j].chars] == [int(x) for x in st.checks[j]]
-        assert [c.overloads for c in parties[j].chars] == [int(x) for x in st.overloads[j]]
-        assert parties[j].outcome == K.OUTCOME_NAMES[int(st.outcome[j])]
+        assert [c.checks for c in parties[j].chars] == st.field("checks")[j].tolist()
+        assert [c.overloads for c in parties[j].chars] == st.field("overloads")[j].tolist()
+        assert [c.freed_round for c in parties[j].chars] == st.field("freed_round")[j].tolist()
+        assert [c.actions_taken for c in parties[j].chars] == st.action_counts[j].tolist()
+        assert parties[j].outcome == K.OUTCOME_NAMES[int(st.runs[j, K.OUTCOME])]
     assert (st.tiers < UTTER + 1).all()
