@@ -118,6 +118,8 @@ def build_parser() -> argparse.ArgumentParser:
     ex = sub.add_parser("exact", help="exact analysis of a scenario (kinds that support it)")
     ex.add_argument("scenario")
     ex.add_argument("--out", help="also write exact.json into this folder")
+    ex.add_argument("--max-states", type=_positive_int, metavar="N",
+                    help="escape: state budget; beyond it exit 2 and suggest Monte Carlo (default 20,000)")
 
     from sim.escape.compare import add_compare_arguments
 
@@ -287,14 +289,24 @@ def _cmd_exact(args) -> int:
     from sim.report import atomic_write_text, summary_json
 
     scenario = sim.load_scenario(args.scenario)
+    options = {}
+    if args.max_states is not None:
+        if scenario.kind != "escape":
+            raise SimError(f"{scenario.source}: --max-states applies to escape scenarios; this one is "
+                           f"{scenario.kind!r}")
+        options["max_states"] = args.max_states
     try:
-        result = sim.exact(scenario)
+        result = sim.exact(scenario, **options)
     except sim.ExactUnsupported as exc:
         raise sim.ExactUnsupported(f"{scenario.source}: {exc}") from None
     text = summary_json(result)
     if args.out:
         atomic_write_text(Path(args.out) / "exact.json", text)
     sys.stdout.write(text)
+    engine = result.get("exact_engine")
+    if engine:  # escape: the work done, on stderr so that stdout stays one JSON document
+        print(f"exact: {engine['states']:,} states (largest round {engine['peak_states']:,}; budget "
+              f"{engine['max_states']:,}) in {engine['seconds']:.2f} s", file=sys.stderr)
     return 0
 
 

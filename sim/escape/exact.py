@@ -1,33 +1,62 @@
-"""Exact analysis of single-character escape scenarios under `greedy` (forward dynamic programming
-over the distribution of states).
+"""Exact analysis of escape scenarios: forward dynamic programming over the distribution of party
+states, for one to four characters under every built-in policy (``greedy``, ``arms_first``, ``team``).
 
-The round function is the scalar reference itself: a branching source answers each random event
-(a check, a search, a dice roll, an item draw) with every outcome and its exact probability, and
-equal states are merged after every round. So exact answers and simulated ones come from the
-same rules text, and the only approximation is floating-point addition.
+The round function is the scalar reference itself (:func:`sim.escape.reference.play_round`): a
+branching source answers each random event (a check, a search, a save, a dice roll, an item draw)
+with every outcome and its exact probability, so exact answers and simulated ones come from the
+same rules text and the only approximation is floating-point addition. Check probabilities come
+from the shared check table (:func:`sim.dice.check_numerator`), dice sums from their cached
+distributions.
+
+Speed comes from three things, none of which touches the rules:
+
+- equal states are merged every round (a state is a compact hashable key, :func:`state_key`);
+- the distribution of next states of a state is computed once and reused in every later round
+  where the state appears (memoized transitions; the round number is part of the memo key only
+  where the rules read it, see :func:`_round_matters`);
+- the policy is asked once per state, not once per branch.
+
+A state budget (``max_states``, the number of distinct states whose round was computed) bounds
+the work: beyond it :class:`ExactBudgetExceeded` names the count reached and suggests Monte Carlo.
 """
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
+
 from sim.dice import CHECK_DENOMINATOR, DiceExpr, check_numerator
 from sim.errors import ExactUnsupported
-from sim.escape.model import Scenario
+from sim.escape.model import BUILTIN_POLICIES, Scenario
 from sim.escape.params import EscapeParams, compile_params
-from sim.escape.policy import greedy
+from sim.escape.policy import load_policy
 from sim.escape.reference import play_round
-from sim.escape.state import PartyState, initial_state
+from sim.escape.state import CharState, PartyState, initial_state
 from sim.result import provenance
 
-MAX_STATES = 2_000_000
+#: the largest party exact analysis takes on (joint states grow as a power of the party size)
+MAX_PARTY = 4
+#: default state budget of ``sim.exact`` and ``python -m sim exact`` (about 30 s on a small machine)
+DEFAULT_MAX_STATES = 20_000
+#: budget when exact analysis is tried alongside a simulation (report overlay, sweeps, tune, ...):
+#: a party too large for it is simply reported by simulation, after a few seconds at most
+AUTO_MAX_STATES = 2_000
 
 
-class _Branch(Exception):
-    pass
+class ExactBudgetExceeded(ExactUnsupported):
+    """Exact analysis reached its state budget; the message gives the count and suggests Monte Carlo."""
+
+    def __init__(self, states: int, rnd: int, budget: int):
+        self.states, self.round, self.budget = states, rnd, budget
+        super().__init__(f"exact analysis stopped at {states:,} states in round {rnd} (budget --max-states "
+                         f"{budget:,}); raise the budget or use Monte Carlo (python -m sim run)")
 
 
 class BranchSource:
     """Replays a fixed prefix of outcome choices; beyond it takes the first outcome and records
     the alternatives for later replays."""
+
+    __slots__ = ("p", "prefix", "path", "prob", "pending")
 
     def __init__(self, params: EscapeParams, prefix: tuple[int, ...]):
         self.p = params
@@ -36,106 +65,243 @@ class BranchSource:
         self.prob = 1.0
         self.pending: list[tuple[int, ...]] = []
 
-    def _choose(self, outcomes: list[tuple[object, float]]):
-        outcomes = [(v, q) for v, q in outcomes if q > 0]
+    def _choose(self, outcomes: tuple[tuple[object, float], ...]):
         pos = len(self.path)
         if pos < len(self.prefix):
             k = self.prefix[pos]
         else:
             k = 0
-            base = tuple(self.path)
-            self.pending.extend(base + (j,) for j in range(1, len(outcomes)))
+            if len(outcomes) > 1:
+                base = tuple(self.path)
+                self.pending.extend(base + (j,) for j in range(1, len(outcomes)))
         self.path.append(k)
         value, q = outcomes[k]
         self.prob *= q
         return value
 
-    @staticmethod
-    def _bernoulli(num: int) -> list[tuple[object, float]]:
-        q = num / CHECK_DENOMINATOR
-        return [(True, q), (False, 1.0 - q)]
-
     def check(self, i, net, need, blessed, breath) -> bool:
-        return self._choose(self._bernoulli(check_numerator(net, need, blessed, breath)))
+        return self._choose(_bernoulli(check_numerator(net, need, blessed, breath)))
 
     def search(self, i, need) -> bool:
-        return self._choose(self._bernoulli(check_numerator(0, need)))
+        return self._choose(_bernoulli(check_numerator(0, need)))
 
     def save(self, i, need) -> bool:
-        return self._choose(self._bernoulli(check_numerator(0, need)))
+        return self._choose(_bernoulli(check_numerator(0, need)))
 
     def focus(self, i) -> int:
-        return self._choose([(f, 1 / 8) for f in range(1, 9)])
+        return self._choose(_D8)
 
     def item(self, i, weights) -> int:
         total = float(weights.sum())
-        return self._choose([(k, float(w) / total) for k, w in enumerate(weights)])
+        return self._choose(tuple((k, float(w) / total) for k, w in enumerate(weights) if w > 0))
 
     def roll(self, i, field: str, expr: DiceExpr) -> int:
-        return self._choose(list(_distribution(expr, self.p.modifiers[i]).items()))
+        return self._choose(_distribution(expr, self.p.modifiers[i]))
 
 
+_D8 = tuple((f, 1 / 8) for f in range(1, 9))
+_BERNOULLI: dict[int, tuple[tuple[object, float], ...]] = {}
 _DIST_CACHE: dict = {}
 
 
-def _distribution(expr: DiceExpr, mods: dict) -> dict[int, float]:
+def _bernoulli(num: int) -> tuple[tuple[object, float], ...]:
+    """(True, q), (False, 1 - q) for q = num / CHECK_DENOMINATOR, impossible outcomes left out."""
+    out = _BERNOULLI.get(num)
+    if out is None:
+        q = num / CHECK_DENOMINATOR
+        out = tuple((v, w) for v, w in ((True, q), (False, 1.0 - q)) if w > 0)
+        _BERNOULLI[num] = out
+    return out
+
+
+def _distribution(expr: DiceExpr, mods: dict) -> tuple[tuple[int, float], ...]:
     key = (expr, tuple(sorted(mods.items())))
-    if key not in _DIST_CACHE:
-        _DIST_CACHE[key] = expr.distribution(mods)
-    return _DIST_CACHE[key]
+    out = _DIST_CACHE.get(key)
+    if out is None:
+        out = tuple((v, q) for v, q in expr.distribution(mods).items() if q > 0)
+        _DIST_CACHE[key] = out
+    return out
 
 
-def supports_exact(scenario: Scenario) -> bool:
-    return len(scenario.party) == 1 and scenario.policy.name == "greedy"
+# ---------------------------------------------------------------------------------------------
+# states
 
 
-def step_distribution(p: EscapeParams, st: PartyState) -> list[tuple[PartyState, float]]:
-    """Every outcome of one round from ``st`` with its probability."""
-    out = []
+def state_key(st: PartyState) -> tuple:
+    """Compact hashable key of everything in ``st`` the next rounds depend on.
+
+    As :meth:`PartyState.key` but with the focus immunity counted from the rounds played
+    (``immune_until - round``, at least 0) rather than as a round number, so that equal states of
+    different rounds share a key. Statistics (checks, rounds at tier, ...) are left out."""
+    rnd = st.round
+    chars = tuple(
+        (tuple(c.tiers), tuple(c.acc), tuple(c.streak), c.last_slot, c.composure, c.craving, c.dazed_left,
+         c.breath, c.save_bonus, max(0, c.immune_until - rnd), c.item_bonus,
+         tuple(sorted(c.held)) if c.held else (), c.blessed)
+        for c in st.chars
+    )
+    return (chars, st.attention, tuple(st.item_left))
+
+
+_STATS = ("rounds_at_tier", "checks_at_tier", "successes_at_tier", "actions_taken")
+
+
+def _scratch_copy(st: PartyState) -> PartyState:
+    """A copy of ``st`` for one branch of a round: the dynamic fields copied, the statistics
+    lists shared with ``st`` (the exact engine never reads them; :meth:`PartyState.copy` copies
+    every list, which is a third of the time of a round here)."""
+    chars = []
+    for c in st.chars:
+        d = c.__dict__.copy()
+        for name, v in d.items():
+            if type(v) is list and name not in _STATS:
+                d[name] = v[:]
+        c2 = object.__new__(CharState)
+        c2.__dict__ = d
+        chars.append(c2)
+    out = object.__new__(PartyState)
+    out.__dict__ = st.__dict__.copy()
+    out.chars = chars
+    out.item_left = st.item_left[:]
+    return out
+
+
+def _at_round(st: PartyState, played: int) -> PartyState:
+    """A copy of ``st`` with ``played`` rounds played and the same key (focus immunity shifted)."""
+    out = st.copy()
+    shift = played - st.round
+    for c in out.chars:
+        if c.immune_until > st.round:
+            c.immune_until += shift
+    out.round = played
+    out.outcome = ""
+    return out
+
+
+def _round_matters(p: EscapeParams, policy_name: str) -> bool:
+    """Whether a round's transitions depend on the round number beyond the final timeout: the
+    ``team`` policy's attention guard (R-ESC-37) counts the rounds still to come."""
+    return policy_name == "team" and bool(p.attention_limit)
+
+
+#: outcome codes of a transition
+_GOES_ON, _ESCAPED, _CAUGHT = 0, 1, 2
+
+
+def transitions(p: EscapeParams, st: PartyState, policy: Callable) -> tuple[list, float, float]:
+    """One round from ``st``: (list of (next key, next state, probability) of the runs that go on,
+    P(escaped this round), P(caught this round)). Equal next states are merged; a run the round
+    ends by timeout counts as going on (the caller applies the last round)."""
+    plan = None
+
+    def once(view):  # declarations see only the start of the round: the same on every branch
+        nonlocal plan
+        if plan is None:
+            plan = policy(view)
+        return plan
+
+    goes_on: dict[tuple, list] = {}
+    escaped = caught = 0.0
     stack: list[tuple[int, ...]] = [()]
     while stack:
         prefix = stack.pop()
         src = BranchSource(p, prefix)
-        nxt = st.copy()
-        play_round(p, nxt, greedy, src)
-        out.append((nxt, src.prob))
+        nxt = _scratch_copy(st)
+        play_round(p, nxt, once, src)
         stack.extend(src.pending)
-    return out
+        q = src.prob
+        if nxt.outcome == "escaped":
+            escaped += q
+        elif nxt.outcome == "caught":
+            caught += q
+        else:
+            nxt.outcome = ""
+            k = state_key(nxt)
+            entry = goes_on.get(k)
+            if entry is None:
+                goes_on[k] = [k, nxt, q]
+            else:
+                entry[2] += q
+    return [tuple(e) for e in goes_on.values()], escaped, caught
 
 
-def exact(scenario: Scenario) -> dict:
-    """Exact `escape_rate`, `escape_by_round`, `mean_rounds`, `caught_rate`, `timeout_rate`."""
-    if len(scenario.party) != 1:
-        raise ExactUnsupported("exact analysis supports one character; this party has "
-                               f"{len(scenario.party)} (use simulate)")
-    if scenario.policy.name != "greedy":
-        raise ExactUnsupported(f"exact analysis uses the greedy policy; this scenario uses {scenario.policy.name!r}")
+# ---------------------------------------------------------------------------------------------
+# scope
+
+
+def _unsupported_reason(scenario: Scenario) -> str | None:
+    n = len(scenario.party)
+    if n > MAX_PARTY:
+        return (f"exact analysis supports parties of 1 to {MAX_PARTY} characters; this party has {n} "
+                "(use Monte Carlo: python -m sim run)")
+    if scenario.policy.name not in BUILTIN_POLICIES:
+        return (f"exact analysis supports the built-in policies ({', '.join(BUILTIN_POLICIES)}); this scenario "
+                f"uses {scenario.policy.name!r} (use Monte Carlo: python -m sim run)")
+    return None
+
+
+def supports_exact(scenario: Scenario) -> bool:
+    """Whether exact analysis applies (party size and policy); the state budget may still stop it."""
+    return _unsupported_reason(scenario) is None
+
+
+# ---------------------------------------------------------------------------------------------
+# the dynamic program
+
+
+def exact(scenario: Scenario, max_states: int | None = None) -> dict:
+    """Exact `escape_rate`, `escape_by_round`, `mean_rounds`, `caught_rate`, `timeout_rate`.
+
+    ``max_states`` (default :data:`DEFAULT_MAX_STATES`) bounds the distinct states whose round is
+    computed; beyond it :class:`ExactBudgetExceeded` is raised. The summary's ``exact_engine``
+    gives the states computed, the largest number of states alive in one round, the budget and
+    the time taken."""
+    reason = _unsupported_reason(scenario)
+    if reason:
+        raise ExactUnsupported(reason)
+    budget = DEFAULT_MAX_STATES if max_states is None else int(max_states)
+    if budget < 1:
+        raise ExactUnsupported(f"max_states: expected an integer >= 1, got {max_states}")
+    started = time.perf_counter()
     p = compile_params(scenario)
-    dist: dict[tuple, tuple[PartyState, float]] = {}
+    policy = load_policy(scenario.policy.name)
+    by_round_key = _round_matters(p, scenario.policy.name)
+
     start = initial_state(p)
-    dist[start.key()] = (start, 1.0)
+    k0 = state_key(start)
+    dist: dict[tuple, float] = {k0: 1.0}
+    reps: dict[tuple, PartyState] = {k0: start}  # a state for each key not yet expanded
+    memo: dict = {}  # memo key -> (list of (next key, probability), P(escaped), P(caught))
     escaped_at = [0.0] * (p.max_rounds + 1)
     caught = timeout = 0.0
+    peak = 1
     for rnd in range(1, p.max_rounds + 1):
-        nxt: dict[tuple, tuple[PartyState, float]] = {}
-        for st, q in dist.values():
-            for s2, q2 in step_distribution(p, st):
-                w = q * q2
-                if s2.outcome == "escaped":
-                    escaped_at[rnd] += w
-                elif s2.outcome == "caught":
-                    caught += w
-                elif s2.outcome == "timeout":
-                    timeout += w
-                else:
-                    k = s2.key()
-                    if k in nxt:
-                        nxt[k] = (nxt[k][0], nxt[k][1] + w)
-                    else:
-                        nxt[k] = (s2, w)
-        if len(nxt) > MAX_STATES:
-            raise ExactUnsupported(f"exact analysis exceeded {MAX_STATES} states in round {rnd}")
+        nxt: dict[tuple, float] = {}
+        get = nxt.get
+        for k, q in dist.items():
+            mk = (k, rnd) if by_round_key else k
+            trans = memo.get(mk)
+            if trans is None:
+                rep = reps[k] if by_round_key else reps.pop(k)
+                rep = _at_round(rep, rnd - 1)
+                succ, esc, cau = transitions(p, rep, policy)
+                for k2, s2, _ in succ:
+                    if k2 not in reps and (by_round_key or k2 not in memo):
+                        reps[k2] = s2
+                trans = ([(k2, q2) for k2, _, q2 in succ], esc, cau)
+                memo[mk] = trans
+                if len(memo) > budget:
+                    raise ExactBudgetExceeded(len(memo), rnd, budget)
+            succ, esc, cau = trans
+            escaped_at[rnd] += q * esc
+            caught += q * cau
+            for k2, q2 in succ:
+                nxt[k2] = get(k2, 0.0) + q * q2
+        if rnd == p.max_rounds:
+            timeout = sum(nxt.values())  # R-ESC-5 (7): neither caught nor escaped by the last round
+            break
         dist = nxt
+        peak = max(peak, len(dist))
         if not dist:
             break
     escape_rate = sum(escaped_at)
@@ -150,7 +316,7 @@ def exact(scenario: Scenario) -> dict:
         "name": scenario.name,
         "runs": None,
         "seed": None,
-        "policy": "greedy",
+        "policy": scenario.policy.name,
         "escape_rate": escape_rate,
         "escape_rate_ci": [escape_rate, escape_rate],
         "caught_rate": caught,
@@ -158,6 +324,12 @@ def exact(scenario: Scenario) -> dict:
         "mean_rounds": mean_rounds,
         "escape_by_round": by_round,
         "exact": True,
+        "exact_engine": {
+            "states": len(memo),
+            "peak_states": peak,
+            "max_states": budget,
+            "seconds": round(time.perf_counter() - started, 4),
+        },
     }
     summary.update({k: v for k, v in provenance(scenario, None, None).items() if k not in ("seed", "runs")})
     return summary
