@@ -25,6 +25,8 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
+import numpy as np
+
 from sim.dice import CHECK_DENOMINATOR, DiceExpr, check_numerator
 from sim.errors import ExactUnsupported
 from sim.escape.model import BUILTIN_POLICIES, Scenario
@@ -54,39 +56,47 @@ class ExactBudgetExceeded(ExactUnsupported):
 
 class BranchSource:
     """Replays a fixed prefix of outcome choices; beyond it takes the first outcome and records
-    the alternatives for later replays."""
+    the alternatives for later replays. ``rolls`` caches the outcomes of each character's dice
+    fields (shared by every branch of one analysis)."""
 
-    __slots__ = ("p", "prefix", "path", "prob", "pending")
+    __slots__ = ("p", "prefix", "depth", "path", "prob", "pending", "rolls")
 
-    def __init__(self, params: EscapeParams, prefix: tuple[int, ...]):
+    def __init__(self, params: EscapeParams, prefix: tuple[int, ...], rolls: dict | None = None):
         self.p = params
         self.prefix = prefix
+        self.depth = len(prefix)
         self.path: list[int] = []
         self.prob = 1.0
         self.pending: list[tuple[int, ...]] = []
+        self.rolls = {} if rolls is None else rolls
 
     def _choose(self, outcomes: tuple[tuple[object, float], ...]):
-        pos = len(self.path)
-        if pos < len(self.prefix):
+        path = self.path
+        pos = len(path)
+        if pos < self.depth:
             k = self.prefix[pos]
         else:
             k = 0
             if len(outcomes) > 1:
-                base = tuple(self.path)
-                self.pending.extend(base + (j,) for j in range(1, len(outcomes)))
-        self.path.append(k)
+                base = tuple(path)
+                self.pending.extend([base + (j,) for j in range(1, len(outcomes))])
+        path.append(k)
         value, q = outcomes[k]
         self.prob *= q
         return value
 
     def check(self, i, net, need, blessed, breath) -> bool:
-        return self._choose(_bernoulli(check_numerator(net, need, blessed, breath)))
+        key = (net, need, blessed, breath)
+        out = _CHECKS.get(key)
+        if out is None:
+            out = _CHECKS[key] = _bernoulli(check_numerator(net, need, blessed, breath))
+        return self._choose(out)
 
     def search(self, i, need) -> bool:
-        return self._choose(_bernoulli(check_numerator(0, need)))
+        return self.check(i, 0, need, False, False)
 
     def save(self, i, need) -> bool:
-        return self._choose(_bernoulli(check_numerator(0, need)))
+        return self.check(i, 0, need, False, False)
 
     def focus(self, i) -> int:
         return self._choose(_D8)
@@ -96,22 +106,23 @@ class BranchSource:
         return self._choose(tuple((k, float(w) / total) for k, w in enumerate(weights) if w > 0))
 
     def roll(self, i, field: str, expr: DiceExpr) -> int:
-        return self._choose(_distribution(expr, self.p.modifiers[i]))
+        key = (field, i)  # one analysis, one set of parameters: the field and character fix the dice
+        out = self.rolls.get(key)
+        if out is None:
+            out = self.rolls[key] = _distribution(expr, self.p.modifiers[i])
+        return self._choose(out)
 
 
 _D8 = tuple((f, 1 / 8) for f in range(1, 9))
-_BERNOULLI: dict[int, tuple[tuple[object, float], ...]] = {}
+_CHECKS: dict[tuple, tuple[tuple[object, float], ...]] = {}  # (net, need, blessed, breath) -> outcomes
 _DIST_CACHE: dict = {}
 
 
 def _bernoulli(num: int) -> tuple[tuple[object, float], ...]:
-    """(True, q), (False, 1 - q) for q = num / CHECK_DENOMINATOR, impossible outcomes left out."""
-    out = _BERNOULLI.get(num)
-    if out is None:
-        q = num / CHECK_DENOMINATOR
-        out = tuple((v, w) for v, w in ((True, q), (False, 1.0 - q)) if w > 0)
-        _BERNOULLI[num] = out
-    return out
+    """(True, q), (False, 1 - q) for q = num / CHECK_DENOMINATOR (the shared check table), impossible
+    outcomes left out."""
+    q = num / CHECK_DENOMINATOR
+    return tuple((v, w) for v, w in ((True, q), (False, 1.0 - q)) if w > 0)
 
 
 def _distribution(expr: DiceExpr, mods: dict) -> tuple[tuple[int, float], ...]:
@@ -167,7 +178,10 @@ def _scratch_copy(st: PartyState) -> PartyState:
 
 
 def _at_round(st: PartyState, played: int) -> PartyState:
-    """A copy of ``st`` with ``played`` rounds played and the same key (focus immunity shifted)."""
+    """``st`` with ``played`` rounds played and the same key (focus immunity shifted): ``st`` itself
+    when it is already there, else a copy."""
+    if st.round == played and not st.outcome:
+        return st
     out = st.copy()
     shift = played - st.round
     for c in out.chars:
@@ -188,7 +202,8 @@ def _round_matters(p: EscapeParams, policy_name: str) -> bool:
 _GOES_ON, _ESCAPED, _CAUGHT = 0, 1, 2
 
 
-def transitions(p: EscapeParams, st: PartyState, policy: Callable) -> tuple[list, float, float]:
+def transitions(p: EscapeParams, st: PartyState, policy: Callable, rolls: dict | None = None
+                ) -> tuple[list, float, float]:
     """One round from ``st``: (list of (next key, next state, probability) of the runs that go on,
     P(escaped this round), P(caught this round)). Equal next states are merged; a run the round
     ends by timeout counts as going on (the caller applies the last round)."""
@@ -205,7 +220,7 @@ def transitions(p: EscapeParams, st: PartyState, policy: Callable) -> tuple[list
     stack: list[tuple[int, ...]] = [()]
     while stack:
         prefix = stack.pop()
-        src = BranchSource(p, prefix)
+        src = BranchSource(p, prefix, rolls)
         nxt = _scratch_copy(st)
         play_round(p, nxt, once, src)
         stack.extend(src.pending)
@@ -266,43 +281,62 @@ def exact(scenario: Scenario, max_states: int | None = None) -> dict:
     p = compile_params(scenario)
     policy = load_policy(scenario.policy.name)
     by_round_key = _round_matters(p, scenario.policy.name)
+    rolls: dict = {}
 
     start = initial_state(p)
-    k0 = state_key(start)
-    dist: dict[tuple, float] = {k0: 1.0}
-    reps: dict[tuple, PartyState] = {k0: start}  # a state for each key not yet expanded
-    memo: dict = {}  # memo key -> (list of (next key, probability), P(escaped), P(caught))
+    ids: dict[tuple, int] = {state_key(start): 0}  # state key -> state number
+    reps: dict[int, PartyState] = {0: start}  # a state for each number not yet expanded
+    memo: dict = {}  # state number (and round where it matters) -> row of the transition table
+    # the transition table, one row per memo entry (CSR): next state numbers and probabilities, and
+    # the probabilities of escaping and of being caught in that round
+    row_ptr, cols, vals, esc_of, cau_of = [0], [], [], [], []
+    table = None
+    frontier, probs = np.zeros(1, dtype=np.int64), np.ones(1)
     escaped_at = [0.0] * (p.max_rounds + 1)
     caught = timeout = 0.0
     peak = 1
     for rnd in range(1, p.max_rounds + 1):
-        nxt: dict[tuple, float] = {}
-        get = nxt.get
-        for k, q in dist.items():
-            mk = (k, rnd) if by_round_key else k
-            trans = memo.get(mk)
-            if trans is None:
-                rep = reps[k] if by_round_key else reps.pop(k)
-                rep = _at_round(rep, rnd - 1)
-                succ, esc, cau = transitions(p, rep, policy)
-                for k2, s2, _ in succ:
-                    if k2 not in reps and (by_round_key or k2 not in memo):
-                        reps[k2] = s2
-                trans = ([(k2, q2) for k2, _, q2 in succ], esc, cau)
-                memo[mk] = trans
+        rows = []
+        for sid in frontier.tolist():
+            mk = (sid, rnd) if by_round_key else sid
+            row = memo.get(mk)
+            if row is None:
+                rep = reps[sid] if by_round_key else reps.pop(sid)
+                succ, esc, cau = transitions(p, _at_round(rep, rnd - 1), policy, rolls)
+                for k2, s2, q2 in succ:
+                    sid2 = ids.get(k2)
+                    if sid2 is None:
+                        sid2 = ids[k2] = len(ids)
+                        reps[sid2] = s2
+                    elif by_round_key and sid2 not in reps:
+                        reps[sid2] = s2
+                    cols.append(sid2)
+                    vals.append(q2)
+                row_ptr.append(len(cols))
+                esc_of.append(esc)
+                cau_of.append(cau)
+                row = memo[mk] = len(memo)
+                table = None
                 if len(memo) > budget:
                     raise ExactBudgetExceeded(len(memo), rnd, budget)
-            succ, esc, cau = trans
-            escaped_at[rnd] += q * esc
-            caught += q * cau
-            for k2, q2 in succ:
-                nxt[k2] = get(k2, 0.0) + q * q2
+            rows.append(row)
+        if table is None:  # new rows this round
+            table = (np.array(row_ptr, dtype=np.int64), np.array(cols, dtype=np.int64), np.array(vals),
+                     np.array(esc_of), np.array(cau_of))
+        ptr, col, val, esc_a, cau_a = table
+        r = np.array(rows, dtype=np.int64)
+        escaped_at[rnd] = float(probs @ esc_a[r])
+        caught += float(probs @ cau_a[r])
+        starts, lens = ptr[r], ptr[r + 1] - ptr[r]
+        entries = np.repeat(starts - (np.cumsum(lens) - lens), lens) + np.arange(int(lens.sum()))
+        nxt = np.bincount(col[entries], weights=np.repeat(probs, lens) * val[entries], minlength=len(ids))
         if rnd == p.max_rounds:
-            timeout = sum(nxt.values())  # R-ESC-5 (7): neither caught nor escaped by the last round
+            timeout = float(nxt.sum())  # R-ESC-5 (7): neither caught nor escaped by the last round
             break
-        dist = nxt
-        peak = max(peak, len(dist))
-        if not dist:
+        frontier = np.flatnonzero(nxt)
+        probs = nxt[frontier]
+        peak = max(peak, len(frontier))
+        if not len(frontier):
             break
     escape_rate = sum(escaped_at)
     by_round = []
