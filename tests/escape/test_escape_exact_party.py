@@ -229,3 +229,38 @@ def test_cli_exact_party_and_budget(tmp_path):
     lines = over.stderr.strip().splitlines()
     assert len(lines) == 1 and "duo.toml" in lines[0] and "4 states" in lines[0] and "Monte Carlo" in lines[0]
     assert "Traceback" not in over.stderr and not (tmp_path / "out").exists()
+
+
+def test_designer_tools_use_exact_for_parties_within_the_budget(monkeypatch):
+    """The single 'exact available' path (sim.designer.evaluate) answers for a party within the smaller
+    budget it uses next to a simulation, and gives None (simulation alone) for one over it; tune then
+    bisects exactly on a party."""
+    import sim.escape
+    from sim.designer.evaluate import exact_summary
+    from sim.designer.tune import tune
+
+    party = PARTIES["trio_cleric"]
+    e = exact_summary(party)
+    assert e is not None and e["exact_engine"]["max_states"] == sim.escape.AUTO_MAX_STATES
+    assert e["escape_rate"] == pytest.approx(sim.exact(party)["escape_rate"], abs=1e-12)
+    res = tune(party, "rules.tiers.heavy.dc", 0.5, metric="escape_rate", lo=12, hi=30)
+    assert res.method == "exact" and res.ci == [res.achieved, res.achieved]
+    monkeypatch.setattr(sim.escape, "AUTO_MAX_STATES", 10)
+    assert exact_summary(party) is None
+
+
+def test_run_report_overlays_exact_for_a_party(tmp_path):
+    from sim.cli import main
+
+    path = tmp_path / "duo.toml"
+    path.write_text(PARTY_TOML)
+    out = tmp_path / "rep"
+    assert main(["run", str(path), "--runs", "2000", "--seed", "3", "--out", str(out), "--quiet", "--no-runs"]) == 0
+    html = (out / "report.html").read_text()
+    assert "exact" in html
+    plain = tmp_path / "plain"
+    five = PARTY_TOML + "".join(PARTY_TOML[PARTY_TOML.index("[[party]]"):PARTY_TOML.index("[[party]]", 200)]
+                                .replace('name = "A"', f'name = "{n}"') for n in "CDE")
+    path.write_text(five)
+    assert main(["run", str(path), "--runs", "2000", "--seed", "3", "--out", str(plain), "--quiet", "--no-runs"]) == 0
+    assert "exact" not in (plain / "report.html").read_text().lower().replace("exactly", "")
