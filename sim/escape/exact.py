@@ -42,16 +42,30 @@ MAX_PARTY = 4
 DEFAULT_MAX_STATES = 20_000
 #: budget when exact analysis is tried alongside a simulation (report overlay, sweeps, tune, ...):
 #: a party too large for it is simply reported by simulation, after a few seconds at most
-AUTO_MAX_STATES = 2_000
+AUTO_MAX_STATES = 500
+
+
+#: branches (combinations of the outcomes of a round's random events, each one a played round) allowed
+#: per state of the budget: a state whose round has very many random events costs as much as many states
+BRANCHES_PER_STATE = 25
 
 
 class ExactBudgetExceeded(ExactUnsupported):
     """Exact analysis reached its state budget; the message gives the count and suggests Monte Carlo."""
 
-    def __init__(self, states: int, rnd: int, budget: int):
-        self.states, self.round, self.budget = states, rnd, budget
-        super().__init__(f"exact analysis stopped at {states:,} states in round {rnd} (budget --max-states "
+    def __init__(self, states: int, rnd: int, budget: int, branches: int | None = None):
+        self.states, self.round, self.budget, self.branches = states, rnd, budget, branches
+        if branches is None:
+            what = f"{states:,} states"
+        else:
+            what = (f"{states:,} states and {branches:,} branches (at most {BRANCHES_PER_STATE} x the budget; "
+                    "each branch is one combination of a round's random outcomes)")
+        super().__init__(f"exact analysis stopped at {what} in round {rnd} (budget --max-states "
                          f"{budget:,}); raise the budget or use Monte Carlo (python -m sim run)")
+
+
+class _Branches(Exception):
+    pass
 
 
 class BranchSource:
@@ -202,11 +216,12 @@ def _round_matters(p: EscapeParams, policy_name: str) -> bool:
 _GOES_ON, _ESCAPED, _CAUGHT = 0, 1, 2
 
 
-def transitions(p: EscapeParams, st: PartyState, policy: Callable, rolls: dict | None = None
-                ) -> tuple[list, float, float]:
+def transitions(p: EscapeParams, st: PartyState, policy: Callable, rolls: dict | None = None,
+                counter: list[int] | None = None) -> tuple[list, float, float]:
     """One round from ``st``: (list of (next key, next state, probability) of the runs that go on,
     P(escaped this round), P(caught this round)). Equal next states are merged; a run the round
-    ends by timeout counts as going on (the caller applies the last round)."""
+    ends by timeout counts as going on (the caller applies the last round). ``counter`` is
+    [branches played so far, the most allowed]; beyond it :class:`_Branches` is raised."""
     plan = None
 
     def once(view):  # declarations see only the start of the round: the same on every branch
@@ -220,6 +235,10 @@ def transitions(p: EscapeParams, st: PartyState, policy: Callable, rolls: dict |
     stack: list[tuple[int, ...]] = [()]
     while stack:
         prefix = stack.pop()
+        if counter is not None:
+            counter[0] += 1
+            if counter[0] > counter[1]:
+                raise _Branches()
         src = BranchSource(p, prefix, rolls)
         nxt = _scratch_copy(st)
         play_round(p, nxt, once, src)
@@ -282,6 +301,7 @@ def exact(scenario: Scenario, max_states: int | None = None) -> dict:
     policy = load_policy(scenario.policy.name)
     by_round_key = _round_matters(p, scenario.policy.name)
     rolls: dict = {}
+    counter = [0, BRANCHES_PER_STATE * budget]
 
     start = initial_state(p)
     ids: dict[tuple, int] = {state_key(start): 0}  # state key -> state number
@@ -302,7 +322,10 @@ def exact(scenario: Scenario, max_states: int | None = None) -> dict:
             row = memo.get(mk)
             if row is None:
                 rep = reps[sid] if by_round_key else reps.pop(sid)
-                succ, esc, cau = transitions(p, _at_round(rep, rnd - 1), policy, rolls)
+                try:
+                    succ, esc, cau = transitions(p, _at_round(rep, rnd - 1), policy, rolls, counter)
+                except _Branches:
+                    raise ExactBudgetExceeded(len(memo) + 1, rnd, budget, counter[0]) from None
                 for k2, s2, q2 in succ:
                     sid2 = ids.get(k2)
                     if sid2 is None:
@@ -362,6 +385,7 @@ def exact(scenario: Scenario, max_states: int | None = None) -> dict:
             "states": len(memo),
             "peak_states": peak,
             "max_states": budget,
+            "branches": counter[0],
             "seconds": round(time.perf_counter() - started, 4),
         },
     }

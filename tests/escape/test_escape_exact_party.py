@@ -264,3 +264,13 @@ def test_run_report_overlays_exact_for_a_party(tmp_path):
     path.write_text(five)
     assert main(["run", str(path), "--runs", "2000", "--seed", "3", "--out", str(plain), "--quiet", "--no-runs"]) == 0
     assert "exact" not in (plain / "report.html").read_text().lower().replace("exactly", "")
+
+
+def test_budget_also_caps_the_branches_of_a_huge_round():
+    """Four characters with harness and composure damage, saves and searches: one state's round has
+    far more outcome combinations than 25 x the budget, so the analysis stops inside it."""
+    s = sim.load_scenario(ROOT / "scenarios/escape/party_under_watch.toml")
+    with pytest.raises(ExactBudgetExceeded) as info:
+        sim.exact(s, max_states=40)
+    assert info.value.branches == 25 * 40 + 1 and info.value.states <= 40
+    assert "branches" in str(info.value) and "Monte Carlo" in str(info.value)
