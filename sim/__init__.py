@@ -32,10 +32,11 @@ def simulate(scenario, runs: int | None = None, seed: int | None = None, n_jobs:
         raise
 
 
-def exact(scenario) -> dict:
-    """Exact summary of ``scenario`` where its kind supports exact analysis."""
+def exact(scenario, **options) -> dict:
+    """Exact summary of ``scenario`` where its kind supports exact analysis (escape also takes
+    ``max_states``, its state budget)."""
     try:
-        return kind_module(scenario.kind).exact(scenario)
+        return kind_module(scenario.kind).exact(scenario, **options)
     except ScenarioError as exc:
         if exc.file is None:
             raise ScenarioError(exc.detail, file=scenario.source, key=exc.key) from None

@@ -128,6 +128,8 @@ def build_parser() -> argparse.ArgumentParser:
     ex.add_argument("scenario")
     ex.add_argument("--out", help="also write exact.json into this folder")
     ex.add_argument("--json", action="store_true", help="print the exact summary as JSON instead of a table")
+    ex.add_argument("--max-states", type=_positive_int, metavar="N",
+                    help="escape: state budget; beyond it exit 2 and suggest Monte Carlo (default 20,000)")
 
     from sim.escape.policy_comparison import add_compare_arguments
 
@@ -396,8 +398,14 @@ def _cmd_exact(args) -> int:
     from sim.report import atomic_write_text, summary_json
 
     scenario = _load(args.scenario, "exact")
+    options = {}
+    if args.max_states is not None:
+        if scenario.kind != "escape":
+            raise SimError(f"{scenario.source}: --max-states applies to escape scenarios; this one is "
+                           f"{scenario.kind!r}")
+        options["max_states"] = args.max_states
     try:
-        result = sim.exact(scenario)
+        result = sim.exact(scenario, **options)
     except sim.ExactUnsupported as exc:
         raise sim.ExactUnsupported(f"{scenario.source}: {exc}") from None
     text = summary_json(result)
@@ -407,6 +415,10 @@ def _cmd_exact(args) -> int:
         with _owned(Path(args.out), "exact"):
             atomic_write_text(Path(args.out) / "exact.json", text)
             write_exact_report(scenario, result, Path(args.out))  # exact.html beside exact.json
+    engine = result.get("exact_engine")
+    if engine:  # escape: the work done (states, time, budget), on stderr so that stdout stays clean
+        print(f"exact: {engine['states']:,} states (largest round {engine['peak_states']:,}; budget "
+              f"{engine['max_states']:,}) in {engine['seconds']:.2f} s", file=sys.stderr)
     if args.json:
         sys.stdout.write(text)
         return 0

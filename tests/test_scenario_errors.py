@@ -79,11 +79,13 @@ def test_bad_command_line_flags_exit_2(tmp_path, capsys):
     assert exc.value.code == 2
 
 
-def test_exact_of_a_party_is_a_clear_error(tmp_path, capsys):
+def test_exact_of_a_party_of_five_is_a_clear_error(tmp_path, capsys):
     path = tmp_path / "party.toml"
-    path.write_text(GOOD + GOOD[GOOD.index("[[party]]"):].replace('name = "A"', 'name = "B"'))
+    member = GOOD[GOOD.index("[[party]]"):]
+    path.write_text(GOOD + "".join(member.replace('name = "A"', f'name = "{n}"') for n in "BCDE"))
     assert main(["exact", str(path)]) == 2
-    assert "exact analysis supports one character" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "party.toml" in err and "exact analysis supports parties of 1 to 4 characters" in err
 
 
 def test_examples_validate():

@@ -37,12 +37,20 @@ def supports_exact(scenario) -> bool:
         return False
 
 
+def exact_options(scenario) -> dict[str, Any]:
+    """Options of ``sim.exact`` when exact analysis is tried alongside a simulation: the kind's
+    smaller state budget where it has one (escape parties), so that a party too large for exact
+    analysis costs a few seconds before it is reported by simulation alone."""
+    budget = getattr(kind_module(scenario.kind), "AUTO_MAX_STATES", None)
+    return {} if budget is None else {"max_states": budget}
+
+
 def exact_summary(scenario) -> dict | None:
-    """The exact summary, or None where the kind (or this scenario) has none."""
+    """The exact summary, or None where the kind (or this scenario, or its state budget) has none."""
     if not supports_exact(scenario):
         return None
     try:
-        return sim.exact(scenario)
+        return sim.exact(scenario, **exact_options(scenario))
     except ExactUnsupported:
         return None
 

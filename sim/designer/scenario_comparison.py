@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from sim.designer import evaluate
 from sim.designer.metrics import HEADLINE, main_metric, metric_interval, metric_unit, metric_value
 from sim.errors import ScenarioError
 
@@ -145,9 +146,7 @@ def _run_and_write(scenario, out, runs, seed, n_jobs, write_runs, target_error, 
             else:
                 result = sim.simulate(scenario, runs=runs, seed=seed, n_jobs=n_jobs)
     contain_estimates(result.summary)
-    exact_summary = None
-    if getattr(module, "supports_exact", lambda s: False)(scenario):
-        exact_summary = sim.exact(scenario)
+    exact_summary = evaluate.exact_summary(scenario)  # None where unsupported or over the state budget
     out.mkdir(parents=True, exist_ok=True)
     if write_runs and not (streams and target_error is None):
         _clear_runs(runs_dir)

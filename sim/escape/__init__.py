@@ -1,6 +1,6 @@
 """The escape challenge (kind = "escape", RULES.md section 1)."""
 
-from sim.escape.exact import exact, supports_exact
+from sim.escape.exact import AUTO_MAX_STATES, exact, supports_exact
 from sim.escape.model import Scenario, check
 from sim.escape.report import write_report
 from sim.escape.simulate import simulate
@@ -8,4 +8,4 @@ from sim.escape.simulate import simulate
 check_scenario = check
 STREAMS = True  # simulate(keep_runs=False, runs_sink=...) streams chunk by chunk (sim/escape/aggregate.py)
 
-__all__ = ["Scenario", "check_scenario", "exact", "simulate", "supports_exact", "write_report"]
+__all__ = ["AUTO_MAX_STATES", "Scenario", "check_scenario", "exact", "simulate", "supports_exact", "write_report"]

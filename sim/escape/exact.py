@@ -1,142 +1,365 @@
-"""Exact analysis of single-character escape scenarios under `greedy` (forward dynamic programming
-over the distribution of states).
+"""Exact analysis of escape scenarios: forward dynamic programming over the distribution of party
+states, for one to four characters under every built-in policy (``greedy``, ``arms_first``, ``team``).
 
-The round function is the scalar reference itself: a branching source answers each random event
-(a check, a search, a dice roll, an item draw) with every outcome and its exact probability, and
-equal states are merged after every round. So exact answers and simulated ones come from the
-same rules text, and the only approximation is floating-point addition.
+The round function is the scalar reference itself (:func:`sim.escape.reference.play_round`): a
+branching source answers each random event (a check, a search, a save, a dice roll, an item draw)
+with every outcome and its exact probability, so exact answers and simulated ones come from the
+same rules text and the only approximation is floating-point addition. Check probabilities come
+from the shared check table (:func:`sim.dice.check_numerator`), dice sums from their cached
+distributions.
+
+Speed comes from three things, none of which touches the rules:
+
+- equal states are merged every round (a state is a compact hashable key, :func:`state_key`);
+- the distribution of next states of a state is computed once and reused in every later round
+  where the state appears (memoized transitions; the round number is part of the memo key only
+  where the rules read it, see :func:`_round_matters`);
+- the policy is asked once per state, not once per branch.
+
+A state budget (``max_states``, the number of distinct states whose round was computed) bounds
+the work: beyond it :class:`ExactBudgetExceeded` names the count reached and suggests Monte Carlo.
 """
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
+
+import numpy as np
+
 from sim.dice import CHECK_DENOMINATOR, DiceExpr, check_numerator
 from sim.errors import ExactUnsupported
-from sim.escape.model import Scenario
+from sim.escape.model import BUILTIN_POLICIES, Scenario
 from sim.escape.params import EscapeParams, compile_params
-from sim.escape.policy import greedy
+from sim.escape.policy import load_policy
 from sim.escape.reference import play_round
-from sim.escape.state import PartyState, initial_state
+from sim.escape.state import CharState, PartyState, initial_state
 from sim.result import provenance
 
-MAX_STATES = 2_000_000
+#: the largest party exact analysis takes on (joint states grow as a power of the party size)
+MAX_PARTY = 4
+#: default state budget of ``sim.exact`` and ``python -m sim exact`` (about 30 s on a small machine)
+DEFAULT_MAX_STATES = 20_000
+#: budget when exact analysis is tried alongside a simulation (report overlay, sweeps, tune, ...):
+#: a party too large for it is simply reported by simulation, after a few seconds at most
+AUTO_MAX_STATES = 500
 
 
-class _Branch(Exception):
+#: branches (combinations of the outcomes of a round's random events, each one a played round) allowed
+#: per state of the budget: a state whose round has very many random events costs as much as many states
+BRANCHES_PER_STATE = 25
+
+
+class ExactBudgetExceeded(ExactUnsupported):
+    """Exact analysis reached its state budget; the message gives the count and suggests Monte Carlo."""
+
+    def __init__(self, states: int, rnd: int, budget: int, branches: int | None = None):
+        self.states, self.round, self.budget, self.branches = states, rnd, budget, branches
+        if branches is None:
+            what = f"{states:,} states"
+        else:
+            what = (f"{states:,} states and {branches:,} branches (at most {BRANCHES_PER_STATE} x the budget; "
+                    "each branch is one combination of a round's random outcomes)")
+        super().__init__(f"exact analysis stopped at {what} in round {rnd} (budget --max-states "
+                         f"{budget:,}); raise the budget or use Monte Carlo (python -m sim run)")
+
+
+class _Branches(Exception):
     pass
 
 
 class BranchSource:
     """Replays a fixed prefix of outcome choices; beyond it takes the first outcome and records
-    the alternatives for later replays."""
+    the alternatives for later replays. ``rolls`` caches the outcomes of each character's dice
+    fields (shared by every branch of one analysis)."""
 
-    def __init__(self, params: EscapeParams, prefix: tuple[int, ...]):
+    __slots__ = ("p", "prefix", "depth", "path", "prob", "pending", "rolls")
+
+    def __init__(self, params: EscapeParams, prefix: tuple[int, ...], rolls: dict | None = None):
         self.p = params
         self.prefix = prefix
+        self.depth = len(prefix)
         self.path: list[int] = []
         self.prob = 1.0
         self.pending: list[tuple[int, ...]] = []
+        self.rolls = {} if rolls is None else rolls
 
-    def _choose(self, outcomes: list[tuple[object, float]]):
-        outcomes = [(v, q) for v, q in outcomes if q > 0]
-        pos = len(self.path)
-        if pos < len(self.prefix):
+    def _choose(self, outcomes: tuple[tuple[object, float], ...]):
+        path = self.path
+        pos = len(path)
+        if pos < self.depth:
             k = self.prefix[pos]
         else:
             k = 0
-            base = tuple(self.path)
-            self.pending.extend(base + (j,) for j in range(1, len(outcomes)))
-        self.path.append(k)
+            if len(outcomes) > 1:
+                base = tuple(path)
+                self.pending.extend([base + (j,) for j in range(1, len(outcomes))])
+        path.append(k)
         value, q = outcomes[k]
         self.prob *= q
         return value
 
-    @staticmethod
-    def _bernoulli(num: int) -> list[tuple[object, float]]:
-        q = num / CHECK_DENOMINATOR
-        return [(True, q), (False, 1.0 - q)]
-
     def check(self, i, net, need, blessed, breath) -> bool:
-        return self._choose(self._bernoulli(check_numerator(net, need, blessed, breath)))
+        key = (net, need, blessed, breath)
+        out = _CHECKS.get(key)
+        if out is None:
+            out = _CHECKS[key] = _bernoulli(check_numerator(net, need, blessed, breath))
+        return self._choose(out)
 
     def search(self, i, need) -> bool:
-        return self._choose(self._bernoulli(check_numerator(0, need)))
+        return self.check(i, 0, need, False, False)
 
     def save(self, i, need) -> bool:
-        return self._choose(self._bernoulli(check_numerator(0, need)))
+        return self.check(i, 0, need, False, False)
 
     def focus(self, i) -> int:
-        return self._choose([(f, 1 / 8) for f in range(1, 9)])
+        return self._choose(_D8)
 
     def item(self, i, weights) -> int:
         total = float(weights.sum())
-        return self._choose([(k, float(w) / total) for k, w in enumerate(weights)])
+        return self._choose(tuple((k, float(w) / total) for k, w in enumerate(weights) if w > 0))
 
     def roll(self, i, field: str, expr: DiceExpr) -> int:
-        return self._choose(list(_distribution(expr, self.p.modifiers[i]).items()))
+        key = (field, i)  # one analysis, one set of parameters: the field and character fix the dice
+        out = self.rolls.get(key)
+        if out is None:
+            out = self.rolls[key] = _distribution(expr, self.p.modifiers[i])
+        return self._choose(out)
 
 
+_D8 = tuple((f, 1 / 8) for f in range(1, 9))
+_CHECKS: dict[tuple, tuple[tuple[object, float], ...]] = {}  # (net, need, blessed, breath) -> outcomes
 _DIST_CACHE: dict = {}
 
 
-def _distribution(expr: DiceExpr, mods: dict) -> dict[int, float]:
+def _bernoulli(num: int) -> tuple[tuple[object, float], ...]:
+    """(True, q), (False, 1 - q) for q = num / CHECK_DENOMINATOR (the shared check table), impossible
+    outcomes left out."""
+    q = num / CHECK_DENOMINATOR
+    return tuple((v, w) for v, w in ((True, q), (False, 1.0 - q)) if w > 0)
+
+
+def _distribution(expr: DiceExpr, mods: dict) -> tuple[tuple[int, float], ...]:
     key = (expr, tuple(sorted(mods.items())))
-    if key not in _DIST_CACHE:
-        _DIST_CACHE[key] = expr.distribution(mods)
-    return _DIST_CACHE[key]
-
-
-def supports_exact(scenario: Scenario) -> bool:
-    return len(scenario.party) == 1 and scenario.policy.name == "greedy"
-
-
-def step_distribution(p: EscapeParams, st: PartyState) -> list[tuple[PartyState, float]]:
-    """Every outcome of one round from ``st`` with its probability."""
-    out = []
-    stack: list[tuple[int, ...]] = [()]
-    while stack:
-        prefix = stack.pop()
-        src = BranchSource(p, prefix)
-        nxt = st.copy()
-        play_round(p, nxt, greedy, src)
-        out.append((nxt, src.prob))
-        stack.extend(src.pending)
+    out = _DIST_CACHE.get(key)
+    if out is None:
+        out = tuple((v, q) for v, q in expr.distribution(mods).items() if q > 0)
+        _DIST_CACHE[key] = out
     return out
 
 
-def exact(scenario: Scenario) -> dict:
-    """Exact `escape_rate`, `escape_by_round`, `mean_rounds`, `caught_rate`, `timeout_rate`."""
-    if len(scenario.party) != 1:
-        raise ExactUnsupported("exact analysis supports one character; this party has "
-                               f"{len(scenario.party)} (use simulate)")
-    if scenario.policy.name != "greedy":
-        raise ExactUnsupported(f"exact analysis uses the greedy policy; this scenario uses {scenario.policy.name!r}")
+# ---------------------------------------------------------------------------------------------
+# states
+
+
+def state_key(st: PartyState) -> tuple:
+    """Compact hashable key of everything in ``st`` the next rounds depend on.
+
+    As :meth:`PartyState.key` but with the focus immunity counted from the rounds played
+    (``immune_until - round``, at least 0) rather than as a round number, so that equal states of
+    different rounds share a key. Statistics (checks, rounds at tier, ...) are left out."""
+    rnd = st.round
+    chars = tuple(
+        (tuple(c.tiers), tuple(c.acc), tuple(c.streak), c.last_slot, c.composure, c.craving, c.dazed_left,
+         c.breath, c.save_bonus, max(0, c.immune_until - rnd), c.item_bonus,
+         tuple(sorted(c.held)) if c.held else (), c.blessed)
+        for c in st.chars
+    )
+    return (chars, st.attention, tuple(st.item_left))
+
+
+_STATS = ("rounds_at_tier", "checks_at_tier", "successes_at_tier", "actions_taken")
+
+
+def _scratch_copy(st: PartyState) -> PartyState:
+    """A copy of ``st`` for one branch of a round: the dynamic fields copied, the statistics
+    lists shared with ``st`` (the exact engine never reads them; :meth:`PartyState.copy` copies
+    every list, which is a third of the time of a round here)."""
+    chars = []
+    for c in st.chars:
+        d = c.__dict__.copy()
+        for name, v in d.items():
+            if type(v) is list and name not in _STATS:
+                d[name] = v[:]
+        c2 = object.__new__(CharState)
+        c2.__dict__ = d
+        chars.append(c2)
+    out = object.__new__(PartyState)
+    out.__dict__ = st.__dict__.copy()
+    out.chars = chars
+    out.item_left = st.item_left[:]
+    return out
+
+
+def _at_round(st: PartyState, played: int) -> PartyState:
+    """``st`` with ``played`` rounds played and the same key (focus immunity shifted): ``st`` itself
+    when it is already there, else a copy."""
+    if st.round == played and not st.outcome:
+        return st
+    out = st.copy()
+    shift = played - st.round
+    for c in out.chars:
+        if c.immune_until > st.round:
+            c.immune_until += shift
+    out.round = played
+    out.outcome = ""
+    return out
+
+
+def _round_matters(p: EscapeParams, policy_name: str) -> bool:
+    """Whether a round's transitions depend on the round number beyond the final timeout: the
+    ``team`` policy's attention guard (R-ESC-37) counts the rounds still to come."""
+    return policy_name == "team" and bool(p.attention_limit)
+
+
+#: outcome codes of a transition
+_GOES_ON, _ESCAPED, _CAUGHT = 0, 1, 2
+
+
+def transitions(p: EscapeParams, st: PartyState, policy: Callable, rolls: dict | None = None,
+                counter: list[int] | None = None) -> tuple[list, float, float]:
+    """One round from ``st``: (list of (next key, next state, probability) of the runs that go on,
+    P(escaped this round), P(caught this round)). Equal next states are merged; a run the round
+    ends by timeout counts as going on (the caller applies the last round). ``counter`` is
+    [branches played so far, the most allowed]; beyond it :class:`_Branches` is raised."""
+    plan = None
+
+    def once(view):  # declarations see only the start of the round: the same on every branch
+        nonlocal plan
+        if plan is None:
+            plan = policy(view)
+        return plan
+
+    goes_on: dict[tuple, list] = {}
+    escaped = caught = 0.0
+    stack: list[tuple[int, ...]] = [()]
+    while stack:
+        prefix = stack.pop()
+        if counter is not None:
+            counter[0] += 1
+            if counter[0] > counter[1]:
+                raise _Branches()
+        src = BranchSource(p, prefix, rolls)
+        nxt = _scratch_copy(st)
+        play_round(p, nxt, once, src)
+        stack.extend(src.pending)
+        q = src.prob
+        if nxt.outcome == "escaped":
+            escaped += q
+        elif nxt.outcome == "caught":
+            caught += q
+        else:
+            nxt.outcome = ""
+            k = state_key(nxt)
+            entry = goes_on.get(k)
+            if entry is None:
+                goes_on[k] = [k, nxt, q]
+            else:
+                entry[2] += q
+    return [tuple(e) for e in goes_on.values()], escaped, caught
+
+
+# ---------------------------------------------------------------------------------------------
+# scope
+
+
+def _unsupported_reason(scenario: Scenario) -> str | None:
+    n = len(scenario.party)
+    if n > MAX_PARTY:
+        return (f"exact analysis supports parties of 1 to {MAX_PARTY} characters; this party has {n} "
+                "(use Monte Carlo: python -m sim run)")
+    if scenario.policy.name not in BUILTIN_POLICIES:
+        return (f"exact analysis supports the built-in policies ({', '.join(BUILTIN_POLICIES)}); this scenario "
+                f"uses {scenario.policy.name!r} (use Monte Carlo: python -m sim run)")
+    return None
+
+
+def supports_exact(scenario: Scenario) -> bool:
+    """Whether exact analysis applies (party size and policy); the state budget may still stop it."""
+    return _unsupported_reason(scenario) is None
+
+
+# ---------------------------------------------------------------------------------------------
+# the dynamic program
+
+
+def exact(scenario: Scenario, max_states: int | None = None) -> dict:
+    """Exact `escape_rate`, `escape_by_round`, `mean_rounds`, `caught_rate`, `timeout_rate`.
+
+    ``max_states`` (default :data:`DEFAULT_MAX_STATES`) bounds the distinct states whose round is
+    computed; beyond it :class:`ExactBudgetExceeded` is raised. The summary's ``exact_engine``
+    gives the states computed, the largest number of states alive in one round, the budget and
+    the time taken."""
+    reason = _unsupported_reason(scenario)
+    if reason:
+        raise ExactUnsupported(reason)
+    budget = DEFAULT_MAX_STATES if max_states is None else int(max_states)
+    if budget < 1:
+        raise ExactUnsupported(f"max_states: expected an integer >= 1, got {max_states}")
+    started = time.perf_counter()
     p = compile_params(scenario)
-    dist: dict[tuple, tuple[PartyState, float]] = {}
+    policy = load_policy(scenario.policy.name)
+    by_round_key = _round_matters(p, scenario.policy.name)
+    rolls: dict = {}
+    counter = [0, BRANCHES_PER_STATE * budget]
+
     start = initial_state(p)
-    dist[start.key()] = (start, 1.0)
+    ids: dict[tuple, int] = {state_key(start): 0}  # state key -> state number
+    reps: dict[int, PartyState] = {0: start}  # a state for each number not yet expanded
+    memo: dict = {}  # state number (and round where it matters) -> row of the transition table
+    # the transition table, one row per memo entry (CSR): next state numbers and probabilities, and
+    # the probabilities of escaping and of being caught in that round
+    row_ptr, cols, vals, esc_of, cau_of = [0], [], [], [], []
+    table = None
+    frontier, probs = np.zeros(1, dtype=np.int64), np.ones(1)
     escaped_at = [0.0] * (p.max_rounds + 1)
     caught = timeout = 0.0
+    peak = 1
     for rnd in range(1, p.max_rounds + 1):
-        nxt: dict[tuple, tuple[PartyState, float]] = {}
-        for st, q in dist.values():
-            for s2, q2 in step_distribution(p, st):
-                w = q * q2
-                if s2.outcome == "escaped":
-                    escaped_at[rnd] += w
-                elif s2.outcome == "caught":
-                    caught += w
-                elif s2.outcome == "timeout":
-                    timeout += w
-                else:
-                    k = s2.key()
-                    if k in nxt:
-                        nxt[k] = (nxt[k][0], nxt[k][1] + w)
-                    else:
-                        nxt[k] = (s2, w)
-        if len(nxt) > MAX_STATES:
-            raise ExactUnsupported(f"exact analysis exceeded {MAX_STATES} states in round {rnd}")
-        dist = nxt
-        if not dist:
+        rows = []
+        for sid in frontier.tolist():
+            mk = (sid, rnd) if by_round_key else sid
+            row = memo.get(mk)
+            if row is None:
+                rep = reps[sid] if by_round_key else reps.pop(sid)
+                try:
+                    succ, esc, cau = transitions(p, _at_round(rep, rnd - 1), policy, rolls, counter)
+                except _Branches:
+                    raise ExactBudgetExceeded(len(memo) + 1, rnd, budget, counter[0]) from None
+                for k2, s2, q2 in succ:
+                    sid2 = ids.get(k2)
+                    if sid2 is None:
+                        sid2 = ids[k2] = len(ids)
+                        reps[sid2] = s2
+                    elif by_round_key and sid2 not in reps:
+                        reps[sid2] = s2
+                    cols.append(sid2)
+                    vals.append(q2)
+                row_ptr.append(len(cols))
+                esc_of.append(esc)
+                cau_of.append(cau)
+                row = memo[mk] = len(memo)
+                table = None
+                if len(memo) > budget:
+                    raise ExactBudgetExceeded(len(memo), rnd, budget)
+            rows.append(row)
+        if table is None:  # new rows this round
+            table = (np.array(row_ptr, dtype=np.int64), np.array(cols, dtype=np.int64), np.array(vals),
+                     np.array(esc_of), np.array(cau_of))
+        ptr, col, val, esc_a, cau_a = table
+        r = np.array(rows, dtype=np.int64)
+        escaped_at[rnd] = float(probs @ esc_a[r])
+        caught += float(probs @ cau_a[r])
+        starts, lens = ptr[r], ptr[r + 1] - ptr[r]
+        entries = np.repeat(starts - (np.cumsum(lens) - lens), lens) + np.arange(int(lens.sum()))
+        nxt = np.bincount(col[entries], weights=np.repeat(probs, lens) * val[entries], minlength=len(ids))
+        if rnd == p.max_rounds:
+            timeout = float(nxt.sum())  # R-ESC-5 (7): neither caught nor escaped by the last round
+            break
+        frontier = np.flatnonzero(nxt)
+        probs = nxt[frontier]
+        peak = max(peak, len(frontier))
+        if not len(frontier):
             break
     escape_rate = sum(escaped_at)
     by_round = []
@@ -150,7 +373,7 @@ def exact(scenario: Scenario) -> dict:
         "name": scenario.name,
         "runs": None,
         "seed": None,
-        "policy": "greedy",
+        "policy": scenario.policy.name,
         "escape_rate": escape_rate,
         "escape_rate_ci": [escape_rate, escape_rate],
         "caught_rate": caught,
@@ -158,6 +381,13 @@ def exact(scenario: Scenario) -> dict:
         "mean_rounds": mean_rounds,
         "escape_by_round": by_round,
         "exact": True,
+        "exact_engine": {
+            "states": len(memo),
+            "peak_states": peak,
+            "max_states": budget,
+            "branches": counter[0],
+            "seconds": round(time.perf_counter() - started, 4),
+        },
     }
     summary.update({k: v for k, v in provenance(scenario, None, None).items() if k not in ("seed", "runs")})
     return summary

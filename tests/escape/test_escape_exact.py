@@ -42,9 +42,10 @@ def test_hand_derived_moderate_accumulation():
     assert e["timeout_rate"] == pytest.approx(1 - by3, abs=1e-12)
 
 
-def test_exact_supports_one_character_only():
-    with pytest.raises(ExactUnsupported, match="one character"):
-        sim.exact(scenario(character("A"), character("B")))
+def test_exact_supports_parties_of_at_most_four():
+    sim.exact(scenario(character("A"), character("B")))  # parties: tests/escape/test_escape_exact_party.py
+    with pytest.raises(ExactUnsupported, match="1 to 4 characters"):
+        sim.exact(scenario(*[character(n) for n in "ABCDE"]))
 
 
 def test_exact_is_a_distribution():
