@@ -42,7 +42,7 @@ import numpy as np
 from pydantic import Field, ValidationError, field_validator
 
 import sim
-from sim.designer.evaluate import supports_exact
+from sim.designer.evaluate import exact_summary
 from sim.designer.metrics import metric_interval, metric_value, parse_metric
 from sim.designer.params import field_bounds, split_key, with_values
 from sim.errors import ScenarioError
@@ -269,8 +269,9 @@ class Evaluator:
         if hit is not None:
             return hit
         variant = self._variant(s, key[1])
-        if supports_exact(variant):
-            summary, exact = sim.exact(variant), True
+        summary = exact_summary(variant)  # exact where the kind solves the variant within its budget
+        if summary is not None:
+            exact = True
             self.method[s] = "exact"
         else:
             base = self.spec.scenarios[s]

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from sim.designer.evaluate import evaluate, supports_exact
+from sim.designer.evaluate import evaluate, exact_summary
 from sim.designer.metrics import half_width, main_metric, metric_interval, metric_value
 from sim.designer.params import GridAxis, parse_axis, scenario_data, set_value
 from sim.errors import ScenarioError
@@ -166,9 +166,10 @@ def matrix(scenario, classes: list[str] | None = None, vary: list[GridAxis | str
             variants[(c, combo)] = _variant(scenario, char, c, level, used_scores[c], values)
     rows = []
     for (c, combo), variant in variants.items():
-        exact = supports_exact(variant)
-        ev = evaluate(variant, runs=runs, seed=seed, n_jobs=n_jobs, simulate=not exact, exact=exact)
-        summary = ev.exact if exact else ev.summary
+        summary = exact_summary(variant)  # exact where the kind solves the cell within its budget
+        exact = summary is not None
+        if not exact:
+            summary = evaluate(variant, runs=runs, seed=seed, n_jobs=n_jobs, exact=False).summary
         value = metric_value(summary, metric)
         lo, hi = metric_interval(summary, metric)
         rows.append({"class": c, **dict(zip(keys, combo, strict=True)), metric: value, f"{metric}_lo": lo,

@@ -17,7 +17,7 @@ from typing import Any
 
 import sim
 from sim.batch import CHUNK_RUNS as CHUNK_SIZE
-from sim.designer.evaluate import supports_exact
+from sim.designer.evaluate import exact_summary
 from sim.designer.metrics import HEADLINE, main_metric, metric_interval, metric_value
 from sim.designer.params import field_bounds, get_value, scenario_data, with_values
 from sim.designer.sensitivity import sensitivity_parameters
@@ -163,8 +163,9 @@ class Studio:
     def answer(self, values: dict[str, Any], runs: int | None = None) -> Answer:
         variant = self.variant(values)
         start = time.perf_counter()
-        if supports_exact(variant):
-            summary, exact, used = sim.exact(variant), True, None
+        summary = exact_summary(variant)  # exact within the kind's budget (a party too large is simulated)
+        if summary is not None:
+            exact, used = True, None
         else:
             used = runs or self.first_runs()
             summary, exact = sim.simulate(variant, runs=used, seed=self.seed).summary, False

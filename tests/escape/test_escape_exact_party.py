@@ -217,7 +217,7 @@ restraints = { arms = "severe", legs = "light" }
 def test_cli_exact_party_and_budget(tmp_path):
     path = tmp_path / "duo.toml"
     path.write_text(PARTY_TOML)
-    ok = subprocess.run([sys.executable, "-m", "sim", "exact", str(path), "--max-states", "5000"],
+    ok = subprocess.run([sys.executable, "-m", "sim", "exact", str(path), "--max-states", "5000", "--json"],
                         capture_output=True, text=True, cwd=ROOT)
     assert ok.returncode == 0, ok.stderr
     e = json.loads(ok.stdout)
