@@ -32,6 +32,9 @@ class CampusRules(Strict):
     escape_offset: int = Field(0, ge=-BIG, le=BIG)
     miso_bomb: bool = False
     options: Literal["all"] | int = "all"
+    # R-CAM-6: "until_cleared" (the seed: repeat until no adversary or no free PC is left at the location) or
+    # "once" (each PC at most once a turn, the reading before the revision, kept for comparison)
+    fights: Literal["until_cleared", "once"] = "until_cleared"
 
     @model_validator(mode="after")
     def _options_positive(self):

@@ -97,7 +97,12 @@ def write_report(result, out_dir, exact_summary=None) -> Path:
                "rescues tried per game", "rescue success rate"],
     )
     desc = html.escape(result.scenario.description.strip()) if result.scenario.description else ""
-    sections.append(section("Summary", (f"<p>{desc}</p>" if desc else "") + table_html(head)))
+    fights = {"until_cleared": "confrontations repeat at each location until no adversary or no free PC is left "
+                               "there (R-CAM-6, rules.fights = \"until_cleared\")",
+              "once": "each PC fights at most once a turn (R-CAM-6, rules.fights = \"once\", the reading before "
+                      "the revision)"}[result.scenario.rules.fights]
+    sections.append(section("Summary", (f"<p>{desc}</p>" if desc else "") + f"<p>Fights: {html.escape(fights)}.</p>"
+                            + table_html(head)))
 
     # per PC outcomes
     rows = []

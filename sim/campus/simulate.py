@@ -14,7 +14,7 @@ from sim.batch import map_chunks, parquet_bytes, stream_chunks
 from sim.campus.aggregate import CampusAggregate
 from sim.campus.kernel import run_kernel
 from sim.campus.model import STANCES, Scenario
-from sim.campus.params import CAPTURED, CLEARED, GAME_OVER, STATUS_NAMES, Params, compile_params
+from sim.campus.params import CAPTURED, CLEARED, GAME_OVER, RANDOM_LAYOUT, STATUS_NAMES, Params, compile_params
 from sim.campus.reference import games_to_arrays, run_reference
 from sim.result import SimulationResult, provenance
 from sim.stats import wilson_interval
@@ -132,13 +132,15 @@ def summarize(params: Params, agg: CampusAggregate, runs: int, seed: int) -> dic
         "mean_turns": params.T,
     }
     summary.update(provenance(s, seed, runs))
+    # which uniform decides what (sim.campus.params): a new layout changes every per-run result once
+    summary["random_layout"] = RANDOM_LAYOUT
     return summary
 
 
 def simulate(scenario: Scenario, runs: int, seed: int, n_jobs: int = 1, engine: str = "kernel",
              keep_runs: bool = True, runs_sink: Callable[[int, bytes], None] | None = None,
              **options) -> SimulationResult:
-    """Simulate ``runs`` campus games (R-CAM-41). ``engine`` selects the vectorized kernel (default) or
+    """Simulate ``runs`` campus games (R-CAM-41). ``engine`` selects the compiled batch kernel (default) or
     the scalar reference; both give identical per-game results for the same seed.
 
     ``keep_runs=False`` streams: each chunk is folded into the aggregate (summary and report need
