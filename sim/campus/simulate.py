@@ -34,9 +34,17 @@ def _check_engine(engine: str) -> None:
         raise ValueError(f"engine: expected one of {ENGINES}; given {engine!r}")
 
 
+def _warm_up(params: Params, n_jobs: int, engine: str) -> None:
+    """Compile the kernel (or load it from numba's cache) in this process before worker processes start, so
+    that on a fresh install they load the cached code instead of each compiling it (time and memory)."""
+    if engine == "kernel" and n_jobs != 1:
+        run_kernel(params, 1, np.random.default_rng(0))
+
+
 def run_arrays(params: Params, runs: int, seed: int, n_jobs: int = 1, engine: str = "kernel") -> dict:
     """Per-game arrays for ``runs`` games, chunked by :func:`sim.batch.map_chunks` (R-GEN-7)."""
     _check_engine(engine)
+    _warm_up(params, n_jobs, engine)
     parts = [res for _, res in map_chunks(_run_chunk, (params, engine), runs, seed, n_jobs)]
     return {k: np.concatenate([part[k] for part in parts]) for k in parts[0]}
 
@@ -160,6 +168,7 @@ def simulate(scenario: Scenario, runs: int, seed: int, n_jobs: int = 1, engine: 
         result.runs = runs_frame(params, arrays)
     else:
         job = (params, engine, runs_sink is not None)
+        _warm_up(params, n_jobs, engine)
         stream_chunks(_stream_task, job, runs, seed, n_jobs, agg, runs_sink)
     result.summary = summarize(params, agg, runs, seed)
     result.extra["aggregate"] = agg
