@@ -987,10 +987,3 @@ def play_turn(p: Params, rec: Record, g: int, t: int, u) -> int:
     if cur[1]:
         raise ValueError("the kernel drew more uniforms than the reference")
     return int(cur[0])
-
-
-def finish_game(p: Params, rec: Record, g: int) -> None:
-    """After turn T a PC still free has cleared (R-CAM-5)."""
-    free = rec.status[g] == FREE
-    rec.status[g][free] = CLEARED
-    rec.end_turn[g][free] = p.T
