@@ -1,7 +1,7 @@
 """kind = "campus": the 12-turn campus game of seed 003 (RULES.md section 3, R-CAM-1..59).
 
-Monte Carlo only: a scalar reference (:mod:`sim.campus.reference`) and a vectorized kernel
-(:mod:`sim.campus.kernel`) read the same per-turn uniform blocks and give identical games.
+Monte Carlo only: a scalar reference (:mod:`sim.campus.reference`) and a compiled batch kernel
+(:mod:`sim.campus.kernel`) read the same stream of uniforms per chunk, in run order, and give identical games.
 """
 
 from __future__ import annotations

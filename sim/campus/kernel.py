@@ -1,737 +1,989 @@
-"""Vectorized campus kernel: a batch of games advanced one turn at a time (STYLE.md practices 1-3).
+"""Batch campus engine: numba-compiled (``cache=True``), one game at a time over a batch of games (issue 11).
 
-The state is a frozen dataclass of numpy arrays with the batch axis first. :func:`step` is pure
-(it returns a new state) and reads the same per-turn uniform block as the scalar reference
-(:mod:`sim.campus.reference`) with the same column layout, so both give identical games. Finished
-games stay in the batch; nothing changes for them because no PC of theirs is free or captured.
-The kernel loops in Python over PCs, duels and team battles, vectorizing over games, and works on
-compressed subsets of games wherever a step concerns few of them.
+The batch axis is outermost: :func:`play_games` plays games ``g0, g0 + 1, ...`` of a chunk in run order, each
+through its turns (R-CAM-5), every step one compiled function named after its rule. Every game draws only
+what it uses from the chunk's uniform stream, in the order the steps need it (the conventions of
+:mod:`sim.campus.params`), so the scalar reference (:mod:`sim.campus.reference`) reading the same doubles in
+the same order plays the same games. The state and the per-game record are numpy arrays with the batch axis
+first (:func:`new_record`); a turn works on one row of them and on a few scratch arrays reused by every game
+(:func:`new_work`), so nothing is allocated per game.
+
+The stream is an array of uniforms drawn from the chunk's generator; when a game runs past its end the game
+is played again from its first draw once :func:`run_kernel` has appended more of the generator's doubles, so
+the result does not depend on the buffer size.
+
+The small step functions are inlined into the one compiled entry point :func:`play_games`, compiled without
+reference counting (``_nrt=False``: it allocates nothing), which is what makes it fast.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from collections import namedtuple
 
+import numba as nb
 import numpy as np
 
 from sim.campus.params import CAPTURED, CLEARED, FREE, GAME_OVER, Params
 from sim.campus.stances import equilibrium_thresholds
 
-BIG = np.iinfo(np.int64).max // 4
+GROWTH = {"none": 0, "lowest": 1, "best": 2}
+
+KParams = namedtuple("KParams", [
+    "P", "L", "T", "S", "A", "team_max", "n_teams", "miso", "k_options", "until_cleared", "move_avoid",
+    "stance_policy", "stance_value", "growth", "rescue", "unit_den", "weight_den",
+    "is_room", "is_exit", "opens_on", "room_offset", "rooms", "plain",
+    "pc_base", "pc_vit", "pc_bonus", "pc_num", "pc_den", "pc_team", "pc_ears", "pc_nurse", "pc_gpt", "pc_excl",
+    "adv_template", "adv_boss", "adv_reward", "adv_room", "adv_base", "adv_bonus", "adv_num", "adv_den",
+    "adv_c1", "adv_c2", "adv_wnum", "adv_first", "adv_last", "adv_chance", "adv_cand_table", "adv_n_cands",
+    "adv_fixed_stance", "eq_slots", "eq_n",
+    "M", "mis_loc", "mis_first", "mis_last", "mis_chance", "mis_stance", "mis_each", "mis_target", "mis_reward",
+    "mis_pen_vit", "mis_pen_ability", "mis_pen_amount",
+])
+
+Work = namedtuple("Work", [
+    "adv_present", "adv_loc", "adv_base", "opt", "opt_list", "dest", "named", "stance", "free0", "cover",
+    "grp_pc", "grp_first", "fought_boss", "here", "opp", "side_pc", "side_adv", "red_pc", "red_adv", "adv_st",
+    "out_by", "sup_of", "failed", "codes", "prefer", "tmp", "team_tmp", "team_pcs", "team_start", "team_size",
+    "team_order",
+])
+
+Record = namedtuple("Record", [
+    "base", "gp", "vit", "status", "room", "cap_turn", "end_turn", "status_by_turn", "captures_t", "checks_t",
+    "escapes_t", "free_t", "duels_tmpl", "wins_tmpl", "duels_stance", "wins_stance", "rescues_tried",
+    "rescues_won",
+])
 
 
-@dataclass(frozen=True)
-class State:
-    """Per-game arrays, batch axis first (n games, P PCs, T turns)."""
-
-    base: np.ndarray  # (n, P, 3) base abilities after growth (R-CAM-1)
-    gp: np.ndarray  # (n, P)
-    vit: np.ndarray  # (n, P)
-    status: np.ndarray  # (n, P) int8: free, captured, cleared, game over
-    room: np.ndarray  # (n, P) capture room location of a captive
-    cap_turn: np.ndarray  # (n, P) turn of the last capture
-    end_turn: np.ndarray  # (n, P) turn of clearing or game over
-    status_by_turn: np.ndarray  # (n, T, P) int8
-    captures_t: np.ndarray  # (n, T)
-    checks_t: np.ndarray  # (n, T)
-    escapes_t: np.ndarray  # (n, T)
-    free_t: np.ndarray  # (n, T) free PCs at the start of the turn
-    duels_tmpl: np.ndarray  # (n, templates)
-    wins_tmpl: np.ndarray
-    duels_stance: np.ndarray  # (n, 3) by the PC's stance
-    wins_stance: np.ndarray
-    rescues_tried: np.ndarray  # (n,)
-    rescues_won: np.ndarray
-
-
-def initial_state(p: Params, n: int) -> State:
-    P, T = p.P, p.T
-    return State(
-        base=np.broadcast_to(p.pc_base, (n, P, 3)).astype(np.int64),
-        gp=np.zeros((n, P), np.int64),
-        vit=np.broadcast_to(p.pc_vit, (n, P)).astype(np.int64),
-        status=np.zeros((n, P), np.int8),
-        room=np.full((n, P), -1, np.int64),
-        cap_turn=np.zeros((n, P), np.int64),
-        end_turn=np.zeros((n, P), np.int16),
-        status_by_turn=np.zeros((n, T, P), np.int8),
-        captures_t=np.zeros((n, T), np.int64),
-        checks_t=np.zeros((n, T), np.int64),
-        escapes_t=np.zeros((n, T), np.int64),
-        free_t=np.zeros((n, T), np.int64),
-        duels_tmpl=np.zeros((n, p.n_templates), np.int64),
-        wins_tmpl=np.zeros((n, p.n_templates), np.int64),
-        duels_stance=np.zeros((n, 3), np.int64),
-        wins_stance=np.zeros((n, 3), np.int64),
-        rescues_tried=np.zeros(n, np.int64),
-        rescues_won=np.zeros(n, np.int64),
+def kernel_params(p: Params) -> KParams:
+    """The compiled scenario as plain scalars and C-contiguous int64 / float64 / bool arrays."""
+    i64 = lambda x: np.ascontiguousarray(x, dtype=np.int64)  # noqa: E731
+    f64 = lambda x: np.ascontiguousarray(x, dtype=np.float64)  # noqa: E731
+    b = lambda x: np.ascontiguousarray(x, dtype=np.bool_)  # noqa: E731
+    eq_n = np.array([len(x) for x in p.eq_fallback_slots], np.int64)
+    eq_slots = np.zeros((p.T, max(1, int(eq_n.max()) if len(eq_n) else 1)), np.int64)
+    for t, x in enumerate(p.eq_fallback_slots):
+        eq_slots[t, : len(x)] = x
+    M = p.M
+    return KParams(
+        P=int(p.P), L=int(p.L), T=int(p.T), S=int(p.S), A=int(p.A), team_max=int(p.team_max),
+        n_teams=len(p.team_names), miso=bool(p.miso), k_options=int(p.k_options),
+        until_cleared=bool(p.until_cleared), move_avoid=bool(p.move_avoid), stance_policy=int(p.stance_policy),
+        stance_value=int(p.stance_value), growth=GROWTH[p.growth], rescue=bool(p.rescue), unit_den=bool(p.unit_den),
+        weight_den=int(p.weight_den),
+        is_room=b(p.is_room), is_exit=b(p.is_exit), opens_on=i64(p.opens_on), room_offset=i64(p.room_offset),
+        rooms=i64(p.rooms), plain=i64(p.plain),
+        pc_base=i64(p.pc_base), pc_vit=i64(p.pc_vit), pc_bonus=i64(p.pc_bonus), pc_num=i64(p.pc_num),
+        pc_den=i64(p.pc_den), pc_team=i64(p.pc_team), pc_ears=b(p.pc_ears), pc_nurse=b(p.pc_nurse),
+        pc_gpt=i64(p.pc_gpt), pc_excl=b(p.pc_excl),
+        adv_template=i64(p.adv_template), adv_boss=b(p.adv_boss), adv_reward=i64(p.adv_reward),
+        adv_room=i64(p.adv_room), adv_base=i64(p.adv_base), adv_bonus=i64(p.adv_bonus), adv_num=i64(p.adv_num),
+        adv_den=i64(p.adv_den), adv_c1=f64(p.adv_c1), adv_c2=f64(p.adv_c2), adv_wnum=i64(p.adv_wnum),
+        adv_first=i64(p.adv_first), adv_last=i64(p.adv_last), adv_chance=f64(p.adv_chance),
+        adv_cand_table=i64(p.adv_cand_table), adv_n_cands=i64(p.adv_n_cands),
+        adv_fixed_stance=i64(p.adv_fixed_stance), eq_slots=eq_slots, eq_n=eq_n,
+        M=int(M), mis_loc=i64(p.mis_loc), mis_first=i64(p.mis_first), mis_last=i64(p.mis_last),
+        mis_chance=f64(p.mis_chance), mis_stance=i64(p.mis_stance), mis_each=b(p.mis_each),
+        mis_target=i64(p.mis_target), mis_reward=i64(p.mis_reward), mis_pen_vit=i64(p.mis_pen_vit),
+        mis_pen_ability=i64(p.mis_pen_ability), mis_pen_amount=i64(p.mis_pen_amount),
     )
 
 
-def _pick(u: np.ndarray, m) -> np.ndarray:
-    """Uniform choice among m (the reference's min(int(u*m), m-1))."""
-    # floor(u * m) <= m - 1 for every double u < 1 (exact for powers of two, rounded down otherwise)
-    return (u * m).astype(np.int64)
+def new_work(p: Params) -> Work:
+    """Scratch arrays for one game-turn, reused by every game of a call."""
+    P, A, L = p.P, max(p.A, 1), p.L
+    z = np.zeros
+    return Work(
+        adv_present=z(A, np.bool_), adv_loc=z(A, np.int64), adv_base=z((A, 3), np.int64), opt=z(L, np.bool_),
+        opt_list=z(L, np.int64), dest=z(P, np.int64), named=z(P, np.int64), stance=z(P, np.int64),
+        free0=z(P, np.bool_), cover=z(P, np.int64), grp_pc=z(P, np.int64), grp_first=z(P + 1, np.int64),
+        fought_boss=z((P, A), np.bool_), here=z(P, np.int64), opp=z(A, np.int64), side_pc=z(P, np.int64),
+        side_adv=z(A, np.int64), red_pc=z(P, np.int64), red_adv=z(A, np.int64), adv_st=z(A, np.int64),
+        out_by=z(P, np.int64), sup_of=z(P, np.int64), failed=z(P, np.bool_), codes=z(max(A, p.S, 1), np.int64),
+        prefer=z(3, np.int64), tmp=z(max(L, P, A) + 1, np.int64), team_tmp=z(P, np.int64),
+        team_pcs=z(P, np.int64), team_start=z(P, np.int64), team_size=z(P, np.int64), team_order=z(P, np.int64),
+    )
 
 
-def _min3(b: np.ndarray) -> np.ndarray:
-    """Minimum over the last axis of length 3 (numpy's reduction over a tiny axis is slow)."""
-    return np.minimum(np.minimum(b[..., 0], b[..., 1]), b[..., 2])
+def new_record(p: Params, n: int) -> Record:
+    """The per-game state and record, batch axis first (R-CAM-41)."""
+    P, T, z = p.P, p.T, np.zeros
+    return Record(
+        base=z((n, P, 3), np.int64), gp=z((n, P), np.int64), vit=z((n, P), np.int64), status=z((n, P), np.int8),
+        room=z((n, P), np.int64), cap_turn=z((n, P), np.int64), end_turn=z((n, P), np.int16),
+        status_by_turn=z((n, T, P), np.int8), captures_t=z((n, T), np.int64), checks_t=z((n, T), np.int64),
+        escapes_t=z((n, T), np.int64), free_t=z((n, T), np.int64), duels_tmpl=z((n, p.n_templates), np.int64),
+        wins_tmpl=z((n, p.n_templates), np.int64), duels_stance=z((n, 3), np.int64),
+        wins_stance=z((n, 3), np.int64), rescues_tried=z(n, np.int64), rescues_won=z(n, np.int64),
+    )
 
 
-def _argmax3(v: np.ndarray) -> np.ndarray:
-    """First index of the maximum over the last axis of length 3 (ties fight, flee, hide)."""
-    first = np.where(v[..., 1] > v[..., 0], 1, 0)
-    high = np.maximum(v[..., 0], v[..., 1])
-    return np.where(v[..., 2] > high, 2, first)
+# ------------------------------------------------------------------ draws (sim.campus.params conventions)
+@nb.njit(cache=True, inline="always")
+def draw(u, cur):
+    """The next uniform of the stream; past its end: flag the game for a replay and return 0."""
+    pos = cur[0]
+    if pos >= u.shape[0]:
+        cur[1] = 1
+        return 0.0
+    cur[0] = pos + 1
+    return u[pos]
 
 
-def _nth_true(mask: np.ndarray, k: np.ndarray) -> np.ndarray:
-    """Index of the k-th True (0-based) along the last axis."""
-    return (np.cumsum(mask, axis=-1) > k[..., None]).argmax(axis=-1)
+@nb.njit(cache=True, inline="always")
+def pick(u, cur, m):
+    """A uniform choice among m: floor(u * m), drawn only when m > 1."""
+    if m <= 1:
+        return 0
+    k = int(draw(u, cur) * m)
+    return k if k < m else m - 1
 
 
-def _argmin3(b: np.ndarray) -> np.ndarray:
-    """First index of the minimum over the last axis of length 3 (ties fight, flee, hide)."""
-    first = np.where(b[..., 1] < b[..., 0], 1, 0)
-    low = np.minimum(b[..., 0], b[..., 1])
-    return np.where(b[..., 2] < low, 2, first)
+@nb.njit(cache=True, inline="always")
+def chance(u, cur, prob):
+    """True with probability prob, drawn only when 0 < prob < 1."""
+    if prob >= 1.0:
+        return True
+    if prob <= 0.0:
+        return False
+    return draw(u, cur) < prob
 
 
-def _unique_rows(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Distinct rows of a 2-d integer array and each row's index among them (np.unique(axis=0) without
-    its slow sort of a void view)."""
-    order = np.lexsort(keys.T[::-1])
-    srt = keys[order]
-    new = np.ones(len(srt), bool)
-    new[1:] = (srt[1:] != srt[:-1]).any(axis=1)
-    group = np.cumsum(new) - 1
-    inv = np.empty(len(keys), np.int64)
-    inv[order] = group
-    return srt[new], inv
+@nb.njit(cache=True, inline="always")
+def shuffle(u, cur, a, lo, m):
+    """Fisher-Yates on a[lo:lo + m] (m - 1 draws), the reference's ``Turn.shuffle``."""
+    for j in range(m - 1):
+        k = j + pick(u, cur, m - j)
+        x = a[lo + j]
+        a[lo + j] = a[lo + k]
+        a[lo + k] = x
 
 
-def grow_lowest_vec(base: np.ndarray, gp: np.ndarray) -> np.ndarray:
-    """R-CAM-40 growth ``lowest``: each gp, one at a time, to the lowest base ability (ties fight,
-    flee, hide). ``base`` (m, 3), ``gp`` (m,); rows still spending shrink each step."""
-    out = base.copy()
-    left = np.maximum(gp, 0).copy()
-    idx = np.flatnonzero(left > 0)
-    while idx.size:
-        k = _argmin3(out[idx])
-        out[idx, k] += 1
-        left[idx] -= 1
-        idx = idx[left[idx] > 0]
+@nb.njit(cache=True, inline="always")
+def sort_prefix(a, m):
+    """Sort a[:m] in place (insertion sort: m is at most the party size)."""
+    for j in range(1, m):
+        x = a[j]
+        k = j - 1
+        while k >= 0 and a[k] > x:
+            a[k + 1] = a[k]
+            k -= 1
+        a[k + 1] = x
+
+
+# ------------------------------------------------------------------ values (R-CAM-2, R-CAM-3, R-CAM-30)
+@nb.njit(cache=True, inline="always")
+def r_cam_3_value(base, reduction, bonus, num, den, unit):
+    """R-CAM-3: floor((max(base - reduction, 0) + additions) x product of multipliers), floored once."""
+    b = base - reduction
+    if b < 0:
+        b = 0
+    x = b + bonus
+    return x * num if unit else (x * num) // den
+
+
+@nb.njit(cache=True, inline="always")
+def pc_value(kp, rec, g, i, s, s2, red):
+    """PC i's value in stance s against stance s2 (R-CAM-2: the stance that beats the other doubles)."""
+    adv = 1 if s == (s2 + 1) % 3 else 0
+    return r_cam_3_value(rec.base[g, i, s], red, kp.pc_bonus[i, s], kp.pc_num[i, s, adv], kp.pc_den[i, s, adv],
+                         kp.unit_den)
+
+
+@nb.njit(cache=True, inline="always")
+def adv_value(kp, w, a, s, s2, red):
+    adv = 1 if s == (s2 + 1) % 3 else 0
+    return r_cam_3_value(w.adv_base[a, s], red, kp.adv_bonus[a, s], kp.adv_num[a, s, adv], kp.adv_den[a, s, adv],
+                         kp.unit_den)
+
+
+@nb.njit(cache=True, inline="always")
+def plain_value(kp, base_row, i, s):
+    """A value without an opponent (``best``, missions): no stance advantage (R-CAM-30, R-CAM-56)."""
+    return r_cam_3_value(base_row[s], 0, kp.pc_bonus[i, s], kp.pc_num[i, s, 0], kp.pc_den[i, s, 0], kp.unit_den)
+
+
+@nb.njit(cache=True, inline="always")
+def r_cam_40_best_stance(kp, base_row, i):
+    """R-CAM-40 ``best``: the highest own value before the stance advantage; ties fight, flee, hide."""
+    best = 0
+    v0 = plain_value(kp, base_row, i, 0)
+    for s in range(1, 3):
+        v = plain_value(kp, base_row, i, s)
+        if v > v0:
+            best, v0 = s, v
+    return best
+
+
+@nb.njit(cache=True, inline="always")
+def is_boss(kp, a):
+    return a < kp.S and kp.adv_boss[a]
+
+
+@nb.njit(cache=True, inline="always")
+def r_cam_21_adversary_stance(kp, w, a, u, cur):
+    """R-CAM-21: drawn from the weights for each confrontation (no draw when one stance has all the weight);
+    R-CAM-57: a miso bomb uses the scenario's stance policy (best and counter: its own best)."""
+    if a >= kp.S:
+        if kp.stance_policy == 0:
+            return kp.stance_value
+        if kp.stance_policy == 1:
+            return pick(u, cur, 3)
+        return r_cam_40_best_stance(kp, w.adv_base[a], a - kp.S)
+    if kp.adv_fixed_stance[a] >= 0:
+        return kp.adv_fixed_stance[a]
+    x = draw(u, cur)
+    return (1 if x >= kp.adv_c1[a] else 0) + (1 if x >= kp.adv_c2[a] else 0)
+
+
+@nb.njit(cache=True, inline="always")
+def r_cam_8_capture(kp, rec, g, t, i, room):
+    """R-CAM-8 / R-CAM-14: vitality -1, captured (moved to the room at the end of the turn)."""
+    rec.status[g, i] = CAPTURED
+    rec.vit[g, i] -= 1
+    rec.room[g, i] = room
+    rec.cap_turn[g, i] = t
+    rec.captures_t[g, t - 1] += 1
+
+
+@nb.njit(cache=True, inline="always")
+def r_cam_53_capture_room(kp, a, u, cur):
+    """R-CAM-8 / R-CAM-53: the adversary's room, else the only room, else one at random."""
+    if a < kp.S and kp.adv_room[a] >= 0:
+        return kp.adv_room[a]
+    return kp.rooms[pick(u, cur, kp.rooms.shape[0])]
+
+
+@nb.njit(cache=True, inline="always")
+def record_duel(kp, rec, g, a, pc_stance, win):
+    tm = kp.adv_template[a]
+    rec.duels_tmpl[g, tm] += 1
+    rec.duels_stance[g, pc_stance] += 1
+    if win:
+        rec.wins_tmpl[g, tm] += 1
+        rec.wins_stance[g, pc_stance] += 1
+
+
+# ------------------------------------------------------------------ 1. preview
+@nb.njit(cache=True, inline="always")
+def r_cam_20_place_adversaries(kp, w, rec, g, t, u, cur):
+    """R-CAM-20 / R-CAM-50: each spawn slot of this turn placed with its chance at a uniform candidate;
+    R-CAM-15 / R-CAM-57: a miso bomb per game-over PC at a location that is no capture room."""
+    for a in range(kp.S):
+        w.adv_present[a] = False
+        if kp.adv_first[a] <= t <= kp.adv_last[a] and chance(u, cur, kp.adv_chance[a]):
+            w.adv_present[a] = True
+            w.adv_loc[a] = kp.adv_cand_table[a, pick(u, cur, kp.adv_n_cands[a])]
+            for s in range(3):
+                w.adv_base[a, s] = kp.adv_base[a, s]
+    if kp.miso:
+        for i in range(kp.P):
+            a = kp.S + i
+            w.adv_present[a] = False
+            if rec.status[g, i] == GAME_OVER:
+                w.adv_present[a] = True
+                w.adv_loc[a] = kp.plain[pick(u, cur, kp.plain.shape[0])]
+                for s in range(3):
+                    w.adv_base[a, s] = rec.base[g, i, s]
+
+
+@nb.njit(cache=True, inline="always")
+def r_cam_50_options(kp, w, u, cur):
+    """R-CAM-50: `options = k` is a uniform k-subset (the first k of a partial shuffle), once for the party.
+    Returns the number of options; ``w.opt_list`` holds them in location order."""
+    L = kp.L
+    if kp.k_options >= L:
+        for loc in range(L):
+            w.opt[loc] = True
+            w.opt_list[loc] = loc
+        return L
+    order = w.tmp
+    for loc in range(L):
+        order[loc] = loc
+        w.opt[loc] = False
+    for j in range(kp.k_options):
+        k = j + pick(u, cur, L - j)
+        x = order[j]
+        order[j] = order[k]
+        order[k] = x
+    for j in range(kp.k_options):
+        w.opt[order[j]] = True
+    n = 0
+    for loc in range(L):
+        if w.opt[loc]:
+            w.opt_list[n] = loc
+            n += 1
+    return n
+
+
+# ------------------------------------------------------------------ 2-3. declaration and growth
+@nb.njit(cache=True, inline="always")
+def min3(rec, g, i):
+    b = rec.base[g, i]
+    return min(b[0], min(b[1], b[2]))
+
+
+@nb.njit(cache=True, inline="always")
+def r_cam_40_rescue(kp, w, rec, g, t):
+    """R-CAM-40 ``rescue = true``: free PCs in party order take the first captive (party order, held before
+    this turn, room among the options) not yet covered whose check their own min completes."""
+    P = kp.P
+    for j in range(P):
+        w.cover[j] = min3(rec, g, j)
+    for i in range(P):
+        if not w.free0[i]:
+            continue
+        own = min3(rec, g, i)  # before this turn's growth
+        for j in range(P):
+            if rec.status[g, j] != CAPTURED or not w.opt[rec.room[g, j]] or kp.pc_excl[i, j]:
+                continue
+            target = t + kp.room_offset[rec.room[g, j]]
+            if w.cover[j] < target and w.cover[j] + own >= target:
+                w.dest[i] = rec.room[g, j]
+                w.named[i] = j
+                w.cover[j] += own
+                break
+
+
+@nb.njit(cache=True, inline="always")
+def r_cam_40_move(kp, w, rec, g, n_opt, ears, u, cur):
+    """R-CAM-40 move ``random`` (uniform among the options) or ``avoid`` (with early ears: options with no
+    adversary and no capture room; without: options that are no capture room; none: all options)."""
+    choices = w.tmp
+    m = 0
+    if kp.move_avoid:
+        for q in range(n_opt):
+            loc = w.opt_list[q]
+            if kp.is_room[loc]:
+                continue
+            if ears:
+                taken = False
+                for a in range(kp.A):
+                    if w.adv_present[a] and w.adv_loc[a] == loc:
+                        taken = True
+                if taken:
+                    continue
+            choices[m] = loc
+            m += 1
+    if m == 0:
+        for q in range(n_opt):
+            choices[q] = w.opt_list[q]
+        m = n_opt
+    for i in range(kp.P):
+        if w.free0[i] and w.dest[i] < 0:
+            w.dest[i] = choices[pick(u, cur, m)]
+
+
+@nb.njit(cache=True, inline="always")
+def r_cam_40_growth(kp, w, rec, g):
+    """R-CAM-40 growth: ``lowest`` (each gp to the lowest base ability, ties fight, flee, hide) or ``best``
+    (all gp to the ability of the best stance); free PCs only (R-CAM-5 step 3)."""
+    if kp.growth == 0:
+        return
+    for i in range(kp.P):
+        if not w.free0[i] or rec.gp[g, i] <= 0:
+            continue
+        if kp.growth == 1:
+            for _ in range(rec.gp[g, i]):
+                b = rec.base[g, i]
+                k = 0
+                if b[1] < b[0]:
+                    k = 1
+                if b[2] < b[k]:
+                    k = 2
+                b[k] += 1
+        else:
+            s = r_cam_40_best_stance(kp, rec.base[g, i], i)
+            rec.base[g, i, s] += rec.gp[g, i]
+        rec.gp[g, i] = 0
+
+
+@nb.njit(cache=True, inline="always")
+def pc_wins(kp, w, rec, g, i, s, a, s2):
+    """R-CAM-2..4: PC i in stance s beats adversary a in stance s2 (a tie is no win)."""
+    return pc_value(kp, rec, g, i, s, s2, 0) > adv_value(kp, w, a, s2, s, 0)
+
+
+@nb.njit(cache=True, inline="always")
+def adv_weights(kp, w, a, s2):
+    """Stance probabilities as integers over weight_den (a miso bomb: all on its own best, R-CAM-57)."""
+    if a >= kp.S:
+        return kp.weight_den if s2 == r_cam_40_best_stance(kp, w.adv_base[a], a - kp.S) else 0
+    return kp.adv_wnum[a, s2]
+
+
+def _equilibrium_thresholds(codes, n, prefer):
+    return equilibrium_thresholds([int(c) for c in codes[:n]], [int(v) for v in prefer])
+
+
+@nb.njit(cache=True)  # not inlined: it holds the objmode call to the exact solver
+def r_cam_40_equilibrium(kp, w, rec, g, t, i, ears, best, u, cur):
+    """Stance policy ``equilibrium`` (issue 7): the reference's ``equilibrium_stance``; the exact mix is
+    solved (and cached) in Python by :func:`sim.campus.stances.equilibrium_thresholds`."""
+    n = 0
+    w.prefer[:] = 0
+    d = w.dest[i]
+    fallback = True
+    if ears:
+        for a in range(kp.A):
+            if w.adv_present[a] and w.adv_loc[a] == d:
+                fallback = False
+    for q in range(kp.A if not fallback else kp.eq_n[t - 1]):
+        if fallback:
+            a = kp.eq_slots[t - 1, q]
+            for s in range(3):
+                w.adv_base[a, s] = kp.adv_base[a, s]
+        else:
+            a = q
+            if not (w.adv_present[a] and w.adv_loc[a] == d):
+                continue
+        code = 0
+        for s in range(3):
+            for s2 in range(3):
+                if pc_wins(kp, w, rec, g, i, s, a, s2):
+                    code |= 1 << (3 * s + s2)
+                    w.prefer[s] += adv_weights(kp, w, a, s2)
+        w.codes[n] = code
+        n += 1
+    if n == 0:
+        return best
+    codes, prefer = w.codes, w.prefer
+    with nb.objmode(c1="float64", c2="float64"):
+        c1, c2 = _equilibrium_thresholds(codes, n, prefer)
+    x = draw(u, cur)
+    return (1 if x >= c1 else 0) + (1 if x >= c2 else 0)
+
+
+@nb.njit(cache=True, inline="always")
+def r_cam_40_stances(kp, w, rec, g, t, ears, u, cur):
+    """R-CAM-40 stance policies (R-CAM-51: after growth): fixed, random, best, counter (the most
+    weight-averaged wins against the adversaries seen at the destination; without any, best), equilibrium."""
+    for i in range(kp.P):
+        if not w.free0[i]:
+            continue
+        if kp.stance_policy == 0:
+            w.stance[i] = kp.stance_value
+            continue
+        if kp.stance_policy == 1:
+            w.stance[i] = pick(u, cur, 3)
+            continue
+        best = r_cam_40_best_stance(kp, rec.base[g, i], i)
+        w.stance[i] = best
+        if kp.stance_policy == 4:
+            w.stance[i] = r_cam_40_equilibrium(kp, w, rec, g, t, i, ears, best, u, cur)
+        elif kp.stance_policy == 3 and ears:
+            seen = False
+            sc0 = 0
+            sc1 = 0
+            sc2 = 0
+            for a in range(kp.A):
+                if not (w.adv_present[a] and w.adv_loc[a] == w.dest[i]):
+                    continue
+                seen = True
+                for s2 in range(3):
+                    wt = adv_weights(kp, w, a, s2)
+                    if wt == 0:
+                        continue
+                    if pc_wins(kp, w, rec, g, i, 0, a, s2):
+                        sc0 += wt
+                    if pc_wins(kp, w, rec, g, i, 1, a, s2):
+                        sc1 += wt
+                    if pc_wins(kp, w, rec, g, i, 2, a, s2):
+                        sc2 += wt
+            if seen:
+                k = 0
+                if sc1 > sc0:
+                    k, sc0 = 1, sc1
+                if sc2 > sc0:
+                    k = 2
+                w.stance[i] = k
+
+
+# ------------------------------------------------------------------ 4. missions and confrontations
+@nb.njit(cache=True, inline="always")
+def r_cam_25_missions(kp, w, rec, g, t, u, cur):
+    """R-CAM-25 / R-CAM-56: the sum (or each) of the present free PCs' values against the target; success pays
+    every participant, failure hits every participant; no free PC present: no effect (and no draw)."""
+    for m in range(kp.M):
+        if not kp.mis_first[m] <= t <= kp.mis_last[m]:
+            continue
+        loc = kp.mis_loc[m]
+        any_here = False
+        for i in range(kp.P):
+            if w.free0[i] and w.dest[i] == loc:
+                any_here = True
+        if not any_here or not chance(u, cur, kp.mis_chance[m]):
+            continue
+        s = kp.mis_stance[m]
+        total = 0
+        ok = True
+        for i in range(kp.P):
+            if w.free0[i] and w.dest[i] == loc:
+                v = plain_value(kp, rec.base[g, i], i, s)
+                total += v
+                if v < kp.mis_target[m]:
+                    ok = False
+        if not kp.mis_each[m]:
+            ok = total >= kp.mis_target[m]
+        for i in range(kp.P):
+            if not (w.free0[i] and w.dest[i] == loc):
+                continue
+            if ok:
+                rec.gp[g, i] += kp.mis_reward[m]
+            else:
+                rec.vit[g, i] -= kp.mis_pen_vit[m]
+                k = kp.mis_pen_ability[m]
+                if k >= 0:
+                    rec.base[g, i, k] -= kp.mis_pen_amount[m]
+                    if rec.base[g, i, k] < 0:  # R-CAM-16: gp lift it back to 0, gp may go negative
+                        rec.gp[g, i] += rec.base[g, i, k]
+                        rec.base[g, i, k] = 0
+
+
+@nb.njit(cache=True, inline="always")
+def r_cam_6_rotation(kp, w, rec, g, loc, u, cur):
+    """R-CAM-6: the groups at ``loc``: every team with two or more members present (R-CAM-9; more than
+    team_max: a random team_max of them, the rest alone, R-CAM-52), larger teams first, ties in random order;
+    then the other PCs one at a time in random order. Returns the number of groups (``w.grp_first``,
+    ``w.grp_pc``)."""
+    P = kp.P
+    n_single = 0
+    singles = w.here
+    n_groups = 0
+    n_pcs = 0
+    tmp = w.team_tmp
+    for i in range(P):  # PCs without a team fight alone
+        if w.free0[i] and rec.status[g, i] == FREE and w.dest[i] == loc and kp.pc_team[i] < 0:
+            singles[n_single] = i
+            n_single += 1
+    for k in range(kp.n_teams):  # the teams present, in team order
+        m = 0
+        for i in range(P):
+            if w.free0[i] and rec.status[g, i] == FREE and w.dest[i] == loc and kp.pc_team[i] == k:
+                tmp[m] = i
+                m += 1
+        w.team_size[k] = 0
+        if m < 2:
+            for q in range(m):
+                singles[n_single] = tmp[q]
+                n_single += 1
+            continue
+        if m > kp.team_max:  # R-CAM-52: a random team_max of them form the team, the rest fight alone
+            shuffle(u, cur, tmp, 0, m)
+            for q in range(kp.team_max, m):
+                singles[n_single] = tmp[q]
+                n_single += 1
+            m = kp.team_max
+            sort_prefix(tmp, m)
+        w.team_start[k] = n_pcs
+        w.team_size[k] = m
+        for q in range(m):
+            w.team_pcs[n_pcs + q] = tmp[q]
+        n_pcs += m
+    # order the teams: larger first; each size's teams (in team order) shuffled
+    order = w.team_order
+    n_t = 0
+    for size in range(kp.team_max, 1, -1):
+        first = n_t
+        for k in range(kp.n_teams):
+            if w.team_size[k] == size:
+                order[n_t] = k
+                n_t += 1
+        shuffle(u, cur, order, first, n_t - first)
+    pos = 0
+    for q in range(n_t):
+        k = order[q]
+        w.grp_first[n_groups] = pos
+        for r in range(w.team_size[k]):
+            w.grp_pc[pos] = w.team_pcs[w.team_start[k] + r]
+            pos += 1
+        n_groups += 1
+    # then the single PCs in random order (sorted, then shuffled)
+    sort_prefix(singles, n_single)
+    shuffle(u, cur, singles, 0, n_single)
+    for q in range(n_single):
+        w.grp_first[n_groups] = pos
+        w.grp_pc[pos] = singles[q]
+        pos += 1
+        n_groups += 1
+    w.grp_first[n_groups] = pos
+    return n_groups
+
+
+@nb.njit(cache=True, inline="always")
+def r_cam_7_opponents(kp, w, loc, k):
+    """R-CAM-7: the adversaries still at ``loc`` that group k may fight (a boss at most once a turn per
+    group), in slot order into ``w.opp``; returns their number."""
+    n = 0
+    for a in range(kp.A):
+        if w.adv_present[a] and w.adv_loc[a] == loc and not (is_boss(kp, a) and w.fought_boss[k, a]):
+            w.opp[n] = a
+            n += 1
+    return n
+
+
+@nb.njit(cache=True, inline="always")
+def r_cam_7_after_confrontation(kp, w, k, a):
+    """R-CAM-7 / R-CAM-54: an ordinary adversary leaves, won or lost; a boss stays (a tie too) and is done
+    with this group for the turn."""
+    if is_boss(kp, a):
+        w.fought_boss[k, a] = True
+    else:
+        w.adv_present[a] = False
+
+
+@nb.njit(cache=True, inline="always")
+def r_cam_8_one_on_one(kp, w, rec, g, t, k, i, n_opp, u, cur):
+    """R-CAM-6 / R-CAM-8: a single PC against one of its opponents drawn at random; a win pays the reward,
+    a loss or a tie (R-CAM-4) is a capture."""
+    a = w.opp[pick(u, cur, n_opp)]
+    sa = r_cam_21_adversary_stance(kp, w, a, u, cur)
+    sp = w.stance[i]
+    pv = pc_value(kp, rec, g, i, sp, sa, 0)
+    av = adv_value(kp, w, a, sa, sp, 0)
+    win = pv > av
+    record_duel(kp, rec, g, a, sp, win)
+    if win:
+        rec.gp[g, i] += kp.adv_reward[a]
+    else:
+        r_cam_8_capture(kp, rec, g, t, i, r_cam_53_capture_room(kp, a, u, cur))
+    r_cam_7_after_confrontation(kp, w, k, a)
+
+
+@nb.njit(cache=True, inline="always")
+def r_cam_9_team_battle(kp, w, rec, g, t, k, n_opp, u, cur):
+    """R-CAM-9 / R-CAM-52: the team against every opponent present, each side in random order. The first of
+    each side duel; the loser is out and the winner's base in its stance is lowered by the loser's value; a
+    tie puts both out; the team loses when its side is empty (a last duel emptying both sides too). Each
+    adversary draws its stance once per battle, when it first steps up. Rewards of won duels are shared,
+    floored; a losing team is captured whole; every ordinary adversary that took part leaves."""
+    lo = w.grp_first[k]
+    m = w.grp_first[k + 1] - lo
+    for q in range(m):
+        w.side_pc[q] = w.grp_pc[lo + q]
+        w.red_pc[q] = 0
+    shuffle(u, cur, w.side_pc, 0, m)
+    for q in range(n_opp):
+        w.side_adv[q] = w.opp[q]
+        w.red_adv[q] = 0
+        w.adv_st[q] = -1
+    shuffle(u, cur, w.side_adv, 0, n_opp)
+    ip = 0
+    ja = 0
+    reward = 0
+    while ip < m and ja < n_opp:
+        i = w.side_pc[ip]
+        a = w.side_adv[ja]
+        if w.adv_st[ja] < 0:
+            w.adv_st[ja] = r_cam_21_adversary_stance(kp, w, a, u, cur)
+        sa = w.adv_st[ja]
+        sp = w.stance[i]
+        pv = pc_value(kp, rec, g, i, sp, sa, w.red_pc[ip])
+        av = adv_value(kp, w, a, sa, sp, w.red_adv[ja])
+        record_duel(kp, rec, g, a, sp, pv > av)
+        if pv > av:
+            w.red_pc[ip] += max(av, 0)
+            reward += kp.adv_reward[a]
+            ja += 1
+        elif av > pv:
+            w.red_adv[ja] += max(pv, 0)
+            w.out_by[ip] = a
+            ip += 1
+        else:
+            w.out_by[ip] = a
+            ip += 1
+            ja += 1
+    share = reward // m
+    for q in range(m):
+        rec.gp[g, w.side_pc[q]] += share
+    if ip >= m:  # the team's side is empty: every member is captured
+        for q in range(m):
+            r_cam_8_capture(kp, rec, g, t, w.side_pc[q], r_cam_53_capture_room(kp, w.out_by[q], u, cur))
+    for q in range(n_opp):
+        r_cam_7_after_confrontation(kp, w, k, w.side_adv[q])
+
+
+@nb.njit(cache=True, inline="always")
+def r_cam_6_confrontations(kp, w, rec, g, t, loc, u, cur):
+    """R-CAM-6: walk the rotation round and round; at each step the next group still free with an opponent
+    left fights, until no adversary or no free PC is left (so a group fights twice in a row only when it is
+    the only one that can). ``fights = "once"``: one walk, each group at most once."""
+    has_adv = False
+    for a in range(kp.A):
+        if w.adv_present[a] and w.adv_loc[a] == loc:
+            has_adv = True
+            break
+    if not has_adv:
+        return
+    has_pc = False
+    for i in range(kp.P):
+        if w.free0[i] and rec.status[g, i] == FREE and w.dest[i] == loc:
+            has_pc = True
+            break
+    if not has_pc:
+        return
+    n = r_cam_6_rotation(kp, w, rec, g, loc, u, cur)
+    for k in range(n):
+        for a in range(kp.A):
+            w.fought_boss[k, a] = False
+    nxt = 0
+    while True:
+        chosen = -1
+        n_opp = 0
+        for step in range(n):
+            k = (nxt + step) % n
+            if not kp.until_cleared and k < nxt:
+                break  # "once": no second walk
+            free = True
+            for q in range(w.grp_first[k], w.grp_first[k + 1]):
+                if rec.status[g, w.grp_pc[q]] != FREE:
+                    free = False
+            if not free:
+                continue
+            n_opp = r_cam_7_opponents(kp, w, loc, k)
+            if n_opp > 0:
+                chosen = k
+                break
+        if chosen < 0:
+            return
+        if w.grp_first[chosen + 1] - w.grp_first[chosen] >= 2:
+            r_cam_9_team_battle(kp, w, rec, g, t, chosen, n_opp, u, cur)
+        else:
+            r_cam_8_one_on_one(kp, w, rec, g, t, chosen, w.grp_pc[w.grp_first[chosen]], n_opp, u, cur)
+        nxt = chosen + 1
+        if not kp.until_cleared and nxt >= n:
+            return
+
+
+# ------------------------------------------------------------------ exits, nursing, escape checks
+@nb.njit(cache=True, inline="always")
+def r_cam_26_exits(kp, w, rec, g, t):
+    """R-CAM-26 / R-CAM-58: a free PC at an open exit after its confrontations leaves, cleared."""
+    for i in range(kp.P):
+        d = w.dest[i]
+        if w.free0[i] and rec.status[g, i] == FREE and kp.is_exit[d] and t >= kp.opens_on[d]:
+            rec.status[g, i] = CLEARED
+            rec.end_turn[g, i] = t
+
+
+@nb.njit(cache=True, inline="always")
+def r_cam_30_nursing(kp, w, rec, g, u, cur):
+    """R-CAM-30 / R-CAM-55: a free nurse gives +1 vitality (up to its starting value) to the other free PC at
+    its location with the lowest vitality, one at random among ties."""
+    tied = w.tmp
+    for i in range(kp.P):
+        if not (kp.pc_nurse[i] and rec.status[g, i] == FREE):
+            continue
+        low = 1 << 62
+        m = 0
+        for j in range(kp.P):
+            if j != i and w.free0[j] and rec.status[g, j] == FREE and w.dest[j] == w.dest[i]:
+                v = rec.vit[g, j]
+                if v < low:
+                    low = v
+                    m = 0
+                if v == low:
+                    tied[m] = j
+                    m += 1
+        if m == 0:
+            continue
+        j = tied[pick(u, cur, m)]
+        if rec.vit[g, j] < kp.pc_vit[j]:
+            rec.vit[g, j] += 1
+
+
+@nb.njit(cache=True, inline="always")
+def r_cam_11_escape_checks(kp, w, rec, g, t, u, cur):
+    """R-CAM-11..14, R-CAM-53: captives taken before this turn check against t + offset; each rescuer (a free
+    PC whose destination is a capture room) supports the captive it named, else one at random (minus its
+    exclusions; none left: its support fails); success when the target <= min(captive) + the rescuers' mins."""
+    P = kp.P
+    for i in range(P):
+        w.sup_of[i] = -1
+        w.failed[i] = False
+    cand = w.tmp
+    for i in range(P):
+        d = w.dest[i]
+        if not (w.free0[i] and rec.status[g, i] == FREE and kp.is_room[d]):
+            continue
+        n_in = 0
+        m = 0
+        named_in = False
+        for j in range(P):
+            if rec.status[g, j] == CAPTURED and rec.cap_turn[g, j] < t and rec.room[g, j] == d:
+                n_in += 1
+                if j == w.named[i]:
+                    named_in = True
+                if not kp.pc_excl[i, j]:
+                    cand[m] = j
+                    m += 1
+        if n_in == 0:
+            continue  # nobody checks here: the rescuer does nothing
+        rec.rescues_tried[g] += 1
+        if named_in:
+            w.sup_of[i] = w.named[i]
+        elif m == 0:
+            w.failed[i] = True  # R-CAM-12: exclusions leave no one
+        else:
+            w.sup_of[i] = cand[pick(u, cur, m)]
+    # R-CAM-13: every check is decided on the abilities before any result of this step
+    ok = w.team_tmp
+    for j in range(P):
+        ok[j] = 0
+        if rec.status[g, j] == CAPTURED and rec.cap_turn[g, j] < t:
+            total = min3(rec, g, j)
+            for i in range(P):
+                if w.sup_of[i] == j:
+                    total += min3(rec, g, i)
+            ok[j] = 1 if t + kp.room_offset[rec.room[g, j]] <= total else 2
+    for j in range(P):
+        if ok[j] == 0:
+            continue
+        rec.checks_t[g, t - 1] += 1
+        if ok[j] == 1:
+            rec.escapes_t[g, t - 1] += 1
+            rec.status[g, j] = FREE
+            for i in range(P):
+                if w.sup_of[i] == j:
+                    rec.gp[g, i] += t // 2 + 1
+                    rec.rescues_won[g] += 1
+        else:  # R-CAM-14
+            rec.vit[g, j] -= 1
+            for i in range(P):
+                if w.sup_of[i] == j:
+                    r_cam_8_capture(kp, rec, g, t, i, rec.room[g, j])
+    for i in range(P):
+        if w.failed[i]:
+            r_cam_8_capture(kp, rec, g, t, i, w.dest[i])
+
+
+# ------------------------------------------------------------------ the turn and the game
+@nb.njit(cache=True, inline="always")
+def r_cam_5_turn(kp, w, rec, g, t, u, cur):
+    """R-CAM-5: one turn of game g (steps 1-8)."""
+    P = kp.P
+    n_free = 0
+    alive = False
+    ears = False
+    for i in range(P):
+        st = rec.status[g, i]
+        w.free0[i] = st == FREE
+        w.dest[i] = -1
+        w.named[i] = -1
+        if st == FREE:
+            n_free += 1
+        if st == FREE or st == CAPTURED:
+            alive = True
+            if kp.pc_ears[i]:
+                ears = True  # R-CAM-51: early ears count while their holder is in the game
+    rec.free_t[g, t - 1] = n_free
+    if alive:
+        r_cam_20_place_adversaries(kp, w, rec, g, t, u, cur)  # 1. preview
+        n_opt = r_cam_50_options(kp, w, u, cur)
+        if kp.rescue:  # 2. declaration
+            r_cam_40_rescue(kp, w, rec, g, t)
+        r_cam_40_move(kp, w, rec, g, n_opt, ears, u, cur)
+        r_cam_40_growth(kp, w, rec, g)  # 3. growth spending
+        r_cam_40_stances(kp, w, rec, g, t, ears, u, cur)
+        r_cam_25_missions(kp, w, rec, g, t, u, cur)  # 4. missions, then confrontations
+        for loc in range(kp.L):
+            r_cam_6_confrontations(kp, w, rec, g, t, loc, u, cur)
+        r_cam_26_exits(kp, w, rec, g, t)
+        r_cam_30_nursing(kp, w, rec, g, u, cur)  # 5.
+        r_cam_11_escape_checks(kp, w, rec, g, t, u, cur)  # 6.
+        for i in range(P):
+            st = rec.status[g, i]
+            if st == FREE or st == CAPTURED:
+                rec.gp[g, i] += 1 + kp.pc_gpt[i]  # 7. R-CAM-58 growth points
+                if rec.vit[g, i] <= 0:  # 8. R-CAM-15 game over
+                    rec.status[g, i] = GAME_OVER
+                    rec.end_turn[g, i] = t
+    for i in range(P):
+        rec.status_by_turn[g, t - 1, i] = rec.status[g, i]
+
+
+@nb.njit(cache=True, inline="always")
+def new_game(kp, rec, g):
+    """Game g's starting state (R-CAM-1): base abilities, vitality, gp 0, free; its record cleared."""
+    for i in range(kp.P):
+        for s in range(3):
+            rec.base[g, i, s] = kp.pc_base[i, s]
+        rec.vit[g, i] = kp.pc_vit[i]
+        rec.gp[g, i] = 0
+        rec.status[g, i] = FREE
+        rec.room[g, i] = -1
+        rec.cap_turn[g, i] = 0
+        rec.end_turn[g, i] = 0
+    rec.status_by_turn[g] = 0
+    for a in (rec.captures_t, rec.checks_t, rec.escapes_t, rec.free_t, rec.duels_tmpl, rec.wins_tmpl,
+              rec.duels_stance, rec.wins_stance):
+        a[g] = 0
+    rec.rescues_tried[g] = 0
+    rec.rescues_won[g] = 0
+
+
+@nb.njit(cache=True, _nrt=False)  # the one compiled entry point
+def play_games(kp, w, rec, u, cur, g0, g1, t0, t1, whole):
+    """Games g0..g1-1 in run order from the stream ``u`` at ``cur[0]``, turns t0..t1; ``whole``: each game
+    from its start to its end (the engine), else turns of a state the caller set (tests). Returns the first
+    game not played (g1, or one that ran past the end of the stream; ``cur[0]`` is then its first draw)."""
+    for g in range(g0, g1):
+        start = cur[0]
+        if whole:
+            new_game(kp, rec, g)
+        for t in range(t0, t1 + 1):
+            r_cam_5_turn(kp, w, rec, g, t, u, cur)
+        if cur[1]:
+            if not whole:
+                return g
+            cur[0] = start
+            cur[1] = 0
+            return g
+        if whole:
+            for i in range(kp.P):  # after turn T a PC still free has cleared (R-CAM-5)
+                if rec.status[g, i] == FREE:
+                    rec.status[g, i] = CLEARED
+                    rec.end_turn[g, i] = kp.T
+    return g1
+
+
+def run_kernel(p: Params, n: int, rng: np.random.Generator, per_game: float = 64.0) -> dict[str, np.ndarray]:
+    """n games of one chunk, drawing from ``rng``'s stream of doubles in run order (R-GEN-7). The stream is
+    drawn ``per_game`` uniforms a game at first, then as the games played so far need (any value gives the
+    same games)."""
+    kp, w, rec = kernel_params(p), new_work(p), new_record(p, n)
+    u = rng.random(int(per_game * n) + 1024)
+    cur = np.zeros(2, np.int64)
+    g = 0
+    used = 0
+    while g < n:
+        done = play_games(kp, w, rec, u, cur, g, n, 1, p.T, True)
+        if done >= n:
+            break
+        used += int(cur[0])  # the draws of the games played so far
+        if done > 0:
+            per_game = used / done
+        more = int(per_game * 1.1 * (n - done)) + 1024
+        u = np.concatenate([u[cur[0]:], rng.random(more)])
+        cur[0] = 0
+        g = done
+    return record_arrays(rec)
+
+
+def record_arrays(rec: Record) -> dict[str, np.ndarray]:
+    """The per-game record under the keys of the reference's ``games_to_arrays``."""
+    out = rec._asdict()
+    out["final_status"] = out.pop("status")
+    out["vitality"] = out.pop("vit")
+    for key in ("room", "cap_turn"):
+        del out[key]
     return out
 
 
-class _Turn:
-    """Working copies for one turn of the whole batch; :func:`step` wraps it purely."""
-
-    def __init__(self, p: Params, s: State, t: int, u: np.ndarray):
-        self.p, self.t, self.u = p, t, u
-        self.lay = p.layout
-        self.n = u.shape[0]
-        self.rows = np.arange(self.n)
-        self.base = s.base.copy()
-        self.gp = s.gp.copy()
-        self.vit = s.vit.copy()
-        self.st = s.status.copy()
-        self.room = s.room.copy()
-        self.cap_turn = s.cap_turn.copy()
-        self.end_turn = s.end_turn.copy()
-        self.status_by_turn = s.status_by_turn.copy()
-        self.captures_t = s.captures_t.copy()
-        self.checks_t = s.checks_t.copy()
-        self.escapes_t = s.escapes_t.copy()
-        self.free_t = s.free_t.copy()
-        self.duels_tmpl = s.duels_tmpl.copy()
-        self.wins_tmpl = s.wins_tmpl.copy()
-        self.duels_stance = s.duels_stance.copy()
-        self.wins_stance = s.wins_stance.copy()
-        self.rescues_tried = s.rescues_tried.copy()
-        self.rescues_won = s.rescues_won.copy()
-
-    def state(self) -> State:
-        return State(
-            base=self.base, gp=self.gp, vit=self.vit, status=self.st, room=self.room, cap_turn=self.cap_turn,
-            end_turn=self.end_turn, status_by_turn=self.status_by_turn, captures_t=self.captures_t,
-            checks_t=self.checks_t, escapes_t=self.escapes_t, free_t=self.free_t, duels_tmpl=self.duels_tmpl,
-            wins_tmpl=self.wins_tmpl, duels_stance=self.duels_stance, wins_stance=self.wins_stance,
-            rescues_tried=self.rescues_tried, rescues_won=self.rescues_won,
-        )
-
-    # ------------------------------------------------------------------ values (R-CAM-3)
-    def _mul(self, x, num, den):
-        """floor(x * num / den): additions first, the product of multipliers floored once (R-CAM-58)."""
-        return x * num if self.p.unit_den else x * num // den
-
-    def pc_value(self, r, pc, stance, adv, reduction=0):
-        p = self.p
-        b = np.maximum(self.base[r, pc, stance] - reduction, 0)
-        a = adv.astype(np.int64)
-        return self._mul(b + p.pc_bonus[pc, stance], p.pc_num[pc, stance, a], p.pc_den[pc, stance, a])
-
-    def adv_value(self, r, slot, stance, adv, reduction=0):
-        p = self.p
-        b = np.maximum(self.adv_base[r, slot, stance] - reduction, 0)
-        a = adv.astype(np.int64)
-        return self._mul(b + p.adv_bonus[slot, stance], p.adv_num[slot, stance, a], p.adv_den[slot, stance, a])
-
-    def plain_values(self, base: np.ndarray) -> np.ndarray:
-        """(n, P, 3) values without an opponent (best, missions)."""
-        p = self.p
-        return self._mul(base + p.pc_bonus, p.pc_num[:, :, 0], p.pc_den[:, :, 0])
-
-    def adv_stance(self, r, slot):
-        """R-CAM-21 / R-CAM-57 stance of adversary ``slot`` (per row) for its current confrontation."""
-        p = self.p
-        col = self.lay.adv_stance[slot, self.adv_j[r, slot]]
-        us = self.u[r, col]
-        spawn = (us >= p.adv_c1[slot]).astype(np.int64) + (us >= p.adv_c2[slot])
-        if not p.miso:
-            return spawn
-        if p.stance_policy == 0:
-            miso = np.full_like(spawn, p.stance_value)
-        elif p.stance_policy == 1:
-            miso = _pick(us, 3)
-        else:
-            miso = self.miso_best[r, np.clip(slot - p.S, 0, p.P - 1)]
-        return np.where(slot >= p.S, miso, spawn)
-
-    def capture(self, r, pc, room):
-        """R-CAM-8 / R-CAM-14 (rows r unique within one call)."""
-        self.st[r, pc] = CAPTURED
-        self.vit[r, pc] -= 1
-        self.room[r, pc] = room
-        self.cap_turn[r, pc] = self.t
-        self.captures_t[r, self.t - 1] += 1
-
-    def capture_room_of(self, r, pc, slot):
-        """R-CAM-8 / R-CAM-53: the adversary's room, else the only room, else one at random."""
-        p = self.p
-        fixed = p.adv_room[slot]
-        if len(p.rooms) == 1:
-            default = np.full_like(fixed, p.rooms[0])
-        else:
-            default = p.rooms[_pick(self.u[r, self.lay.pc_capture_room[pc]], len(p.rooms))]
-        return np.where(fixed >= 0, fixed, default)
-
-    def record_duels(self, r, slot, pc_stance, win):
-        tmpl = self.p.adv_template[slot]
-        self.duels_tmpl[r, tmpl] += 1
-        self.wins_tmpl[r, tmpl] += win
-        self.duels_stance[r, pc_stance] += 1
-        self.wins_stance[r, pc_stance] += win
-
-    # ------------------------------------------------------------------ the turn
-    def play(self) -> None:
-        p, t, u, lay, rows = self.p, self.t, self.u, self.lay, self.rows
-        n, P, A, L, S = self.n, p.P, p.A, p.L, p.S
-        st = self.st
-        free = st == FREE
-        self.free_t[:, t - 1] = np.count_nonzero(free, axis=1)
-
-        # 1. preview: placements (R-CAM-20, R-CAM-50), miso bombs (R-CAM-57), options
-        present = np.zeros((n, A), bool)
-        loc = np.zeros((n, A), np.int64)
-        if S:
-            on = (p.adv_first[:S] <= t) & (t <= p.adv_last[:S])
-            present[:, :S] = (u[:, lay.adv_chance[:S]] < p.adv_chance[:S]) & on
-            loc[:, :S] = p.adv_cand_table[np.arange(S), _pick(u[:, lay.adv_loc[:S]], p.adv_n_cands[:S])]
-        if p.miso:
-            present[:, S:] = st == GAME_OVER
-            loc[:, S:] = p.plain[_pick(u[:, lay.pc_miso_loc], len(p.plain))]
-            self.adv_base = np.concatenate([np.broadcast_to(p.adv_base[:S], (n, S, 3)), self.base], axis=1)
-            self.miso_best = _argmax3(self.plain_values(self.base))
-        else:
-            self.adv_base = np.broadcast_to(p.adv_base, (n, A, 3))
-        self.adv_j = np.zeros((n, A), np.int64)
-        # adversaries present per location, kept up to date as they leave
-        flat = (rows * (L + 1))[:, None] + np.where(present, loc, L)
-        at_cnt = np.bincount(flat.ravel(), minlength=n * (L + 1)).reshape(n, L + 1)[:, :L].copy()
-        all_options = p.k_options >= L
-        if not all_options:  # R-CAM-50: the k locations with the smallest keys
-            keys = u[:, lay.options]
-            kth = np.partition(keys, p.k_options - 1, axis=1)[:, p.k_options - 1]
-            opt = keys <= kth[:, None]
-        else:
-            opt = np.ones((n, L), bool)
-        ears_pcs = np.flatnonzero(p.pc_ears)
-        ears = ((st[:, ears_pcs] == FREE) | (st[:, ears_pcs] == CAPTURED)).any(1)
-
-        # 2. declaration (R-CAM-40): rescue assignments, then destinations
-        dest = np.full((n, P), -1, np.int64)
-        named = np.full((n, P), -1, np.int64)
-        if p.rescue:
-            self.rescue_policy(free, opt, dest, named)
-        need = free & (dest < 0)
-        if p.move_avoid:
-            safe_ne = opt & ~p.is_room
-            safe = np.where(ears[:, None], safe_ne & (at_cnt == 0), safe_ne)
-            none = ~safe.any(1)
-            safe[none] = opt[none]
-        else:
-            safe = opt
-        if all_options and not p.move_avoid:
-            choice = _pick(u[:, lay.pc_move], L)
-        else:
-            k = _pick(u[:, lay.pc_move], np.count_nonzero(safe, axis=1)[:, None])
-            choice = np.take_along_axis(np.argsort(~safe, axis=1, kind="stable"), k, axis=1)
-        dest = np.where(need, choice, dest)
-
-        # 3. growth (free PCs only)
-        spend = free & (self.gp > 0)
-        if p.growth != "none" and spend.any():
-            flat_base = self.base.reshape(-1, 3)
-            idx = np.flatnonzero(spend.ravel())
-            g = self.gp.ravel()[idx]
-            if p.growth == "lowest":
-                # the first gp of every spender on the full arrays (most spend one), the rest compressed
-                first = _argmin3(self.base)
-                for k3 in range(3):
-                    self.base[:, :, k3] += spend & (first == k3)
-                more = g > 1
-                idx, g = idx[more], g[more] - 1
-                flat_base[idx] = grow_lowest_vec(flat_base[idx], g)
-            else:
-                pc = idx % P
-                b = flat_base[idx]
-                vals = self._mul(b + p.pc_bonus[pc], p.pc_num[pc, :, 0], p.pc_den[pc, :, 0])
-                flat_base[idx, _argmax3(vals)] += g
-            self.gp[spend] = 0
-
-        # stances (R-CAM-40; R-CAM-51: after growth)
-        if p.stance_policy == 0:
-            stance = np.full((n, P), p.stance_value, np.int64)
-        elif p.stance_policy == 1:
-            stance = _pick(u[:, lay.pc_stance], 3)
-        else:
-            stance = _argmax3(self.plain_values(self.base))
-            if p.stance_policy == 3:
-                self.counter(stance, free, dest, present, loc, ears, at_cnt)
-            elif p.stance_policy == 4:
-                self.equilibrium(stance, free, dest, present, loc, ears, at_cnt)
-
-        # 4a. missions (R-CAM-25, R-CAM-56)
-        for m in range(p.M):
-            if not p.mis_first[m] <= t <= p.mis_last[m]:
-                continue
-            part = free & (dest == p.mis_loc[m]) & (u[:, lay.missions[m]] < p.mis_chance[m])[:, None]
-            r = np.flatnonzero(part.any(1))
-            if not r.size:
-                continue
-            part = part[r]
-            sm = p.mis_stance[m]
-            vals = self._mul(self.base[r, :, sm] + p.pc_bonus[:, sm], p.pc_num[:, sm, 0], p.pc_den[:, sm, 0])
-            if p.mis_each[m]:
-                ok = np.where(part, vals >= p.mis_target[m], True).all(1)
-            else:
-                ok = np.where(part, vals, 0).sum(1) >= p.mis_target[m]
-            win = part & ok[:, None]
-            lose = part & ~ok[:, None]
-            self.gp[r] += win * p.mis_reward[m]
-            self.vit[r] -= lose * p.mis_pen_vit[m]
-            ka = p.mis_pen_ability[m]
-            if ka >= 0:
-                b = self.base[r, :, ka] - lose * p.mis_pen_amount[m]
-                neg = np.minimum(b, 0)  # R-CAM-16: gp lift the ability back to 0 (gp may go negative)
-                self.gp[r] += neg
-                self.base[r, :, ka] = b - neg
-
-        # 4b. team battles (R-CAM-6, R-CAM-9, R-CAM-52)
-        fought = np.zeros((n, P), bool)
-        if p.has_teams:
-            self.team_battles(free, dest, stance, fought, present, loc, at_cnt)
-
-        # 4c. one-on-one confrontations in random order (R-CAM-6..8, R-CAM-54)
-        dc = np.maximum(dest, 0)
-        conf = (st == FREE) & ~fought & (at_cnt[rows[:, None], dc] > 0)
-        rc = np.flatnonzero(conf.any(1))
-        if rc.size:
-            dorder = np.argsort(u[rc][:, lay.pc_duel_key], axis=1, kind="stable")
-            for q in range(P):
-                i = dorder[:, q]
-                di = dc[rc, i]
-                ok = (st[rc, i] == FREE) & ~fought[rc, i] & (at_cnt[rc, di] > 0)
-                if not ok.any():
-                    continue
-                r, ir, d = rc[ok], i[ok], di[ok]
-                at_r = present[r] & (loc[r] == d[:, None])
-                slot = _nth_true(at_r, _pick(u[r, lay.pc_duel_pick[ir]], at_cnt[r, d]))
-                sa = self.adv_stance(r, slot)
-                sp = stance[r, ir]
-                pv = self.pc_value(r, ir, sp, sp == (sa + 1) % 3)
-                av = self.adv_value(r, slot, sa, sa == (sp + 1) % 3)
-                win = pv > av  # R-CAM-4: higher wins; a tie is a loss for both
-                self.record_duels(r, slot, sp, win)
-                fought[r, ir] = True
-                self.gp[r, ir] += np.where(win, p.adv_reward[slot], 0)
-                lost = ~win
-                if lost.any():
-                    rl, il, sl = r[lost], ir[lost], slot[lost]
-                    self.capture(rl, il, self.capture_room_of(rl, il, sl))
-                boss = p.adv_boss[slot]
-                self.adv_j[r[boss], slot[boss]] += 1
-                gone = ~boss
-                present[r[gone], slot[gone]] = False
-                at_cnt[r[gone], d[gone]] -= 1
-
-        # exits (R-CAM-26, R-CAM-58)
-        leave = (st == FREE) & (dest >= 0) & p.is_exit[dc] & (t >= p.opens_on[dc])
-        if leave.any():
-            st[leave] = CLEARED
-            self.end_turn[leave] = t
-        now_free = st == FREE
-        rescuers = now_free & (dest >= 0) & p.is_room[dc]
-
-        # 5. nursing (R-CAM-30, R-CAM-55)
-        nurses = np.flatnonzero(p.pc_nurse)
-        hurt = now_free & (self.vit < p.pc_vit) if nurses.size else None
-        for i in nurses:
-            # nothing can change unless another free PC there is below its starting vitality
-            r = np.flatnonzero(now_free[:, i] & (hurt & (dest == dest[:, i][:, None])).any(1))
-            if not r.size:
-                continue
-            oth = now_free[r] & (dest[r] == dest[r, i][:, None])
-            oth[:, i] = False
-            keep = oth.any(1)
-            r, oth = r[keep], oth[keep]
-            v = self.vit[r]
-            low = np.where(oth, v, BIG).min(1)
-            tied = oth & (v == low[:, None])
-            j = _nth_true(tied, _pick(u[r, lay.pc_nurse_tie[i]], np.count_nonzero(tied, axis=1)))
-            up = v[np.arange(r.size), j] < p.pc_vit[j]
-            self.vit[r[up], j[up]] += 1
-
-        # 6. escape checks (R-CAM-11..14, R-CAM-53)
-        checking = (st == CAPTURED) & (self.cap_turn < t)
-        rk = np.flatnonzero(checking.any(1))
-        if rk.size:
-            self.escape_checks(rk, checking[rk], rescuers[rk], dest[rk], named[rk])
-
-        # 7. growth points (R-CAM-58)
-        in_game = (st == FREE) | (st == CAPTURED)
-        self.gp += in_game * (1 + p.pc_gpt)
-        # 8. game over (R-CAM-15)
-        over = in_game & (self.vit <= 0)
-        if over.any():
-            st[over] = GAME_OVER
-            self.end_turn[over] = t
-        self.status_by_turn[:, t - 1] = st
-
-    def rescue_policy(self, free, opt, dest, named):
-        """R-CAM-40 ``rescue = true``: free PCs in party order take the first captive (party order,
-        held before this turn, room among the options) not yet covered whose check their own min
-        completes; min taken before this turn's growth."""
-        p, t, rows = self.p, self.t, self.rows
-        P = p.P
-        cap = self.st == CAPTURED
-        room_ok = cap & opt[rows[:, None], np.maximum(self.room, 0)]
-        rr = np.flatnonzero(room_ok.any(1) & free.any(1))
-        if not rr.size:
-            return
-        mins = _min3(self.base[rr])
-        ok = room_ok[rr]
-        target = t + p.room_offset[np.maximum(self.room[rr], 0)]
-        cover = mins.copy()
-        fr = free[rr]
-        d_sub = dest[rr]
-        n_sub = named[rr]
-        for i in range(P):
-            unassigned = fr[:, i].copy()
-            if not unassigned.any():
-                continue
-            own = mins[:, i]
-            for j in range(P):
-                if j == i or p.pc_excl[i, j]:
-                    continue
-                c = unassigned & ok[:, j] & (cover[:, j] < target[:, j]) & (cover[:, j] + own >= target[:, j])
-                if not c.any():
-                    continue
-                d_sub[c, i] = self.room[rr[c], j]
-                n_sub[c, i] = j
-                cover[c, j] += own[c]
-                unassigned &= ~c
-        dest[rr] = d_sub
-        named[rr] = n_sub
-
-    def opponent_wins(self, r, i):
-        """For PC i in rows r (both (m,)): ``win[k, a, s, s2]`` = the PC beats adversary slot a when it
-        declares s and a declares s2 (R-CAM-2..4, R-CAM-30), and ``w[k, a]`` the slot's stance weights as
-        integers over ``weight_den`` (a miso bomb: all on its own best, R-CAM-57)."""
-        p = self.p
-        A = p.A
-        m = r.size
-        s_idx = np.arange(3)
-        beats = s_idx[:, None] == (s_idx[None, :] + 1) % 3  # [a, b]: a beats b
-        b = self.base[r, i]  # (m, 3)
-        V = self._mul((b + p.pc_bonus[i])[:, :, None], p.pc_num[i], p.pc_den[i])  # (m, 3, 2)
-        pv = np.where(beats[None], V[:, :, 1][:, :, None], V[:, :, 0][:, :, None])  # (m, s, s2)
-        if p.miso:
-            ab = self.adv_base[r]  # (m, A, 3)
-        else:  # spawn adversaries only: their values are the same in every game
-            ab = p.adv_base[None]
-        VA = self._mul((ab + p.adv_bonus[None])[..., None], p.adv_num[None], p.adv_den[None])  # (.,A,3,2)
-        av = np.where(beats[None, None], VA[..., 1][..., None], VA[..., 0][..., None])  # (., A, s2, s)
-        win = pv[:, None, :, :] > np.swapaxes(av, 2, 3)  # (m, A, s, s2)
-        w = np.broadcast_to(p.adv_wnum, (m, A, 3)).copy()
-        if p.miso:
-            mb = self.miso_best[r]  # (m, P)
-            w[:, p.S:, :] = (np.arange(3)[None, None, :] == mb[:, :, None]) * p.weight_den
-        return win, w
-
-    def counter(self, stance, free, dest, present, loc, ears, at_cnt):
-        """R-CAM-40 ``counter`` / R-CAM-51: the stance with the most (integer-weighted) wins against
-        the adversaries seen at the destination; without any, ``best`` (already in ``stance``)."""
-        rows = self.rows
-        dc = np.maximum(dest, 0)
-        r, i = np.nonzero(free & ears[:, None] & (at_cnt[rows[:, None], dc] > 0))
-        if not r.size:
-            return
-        seen = present[r] & (loc[r] == dc[r, i][:, None])  # (m, A)
-        win, w = self.opponent_wins(r, i)
-        w = w * seen[:, :, None]
-        score = (win * w[:, :, None, :]).sum(axis=(1, 3))  # (m, s)
-        stance[r, i] = _argmax3(score)
-
-    def equilibrium(self, stance, free, dest, present, loc, ears, at_cnt):
-        """Stance policy ``equilibrium`` (issue 7): the reference's ``equilibrium_stance`` on every free PC.
-        The games are grouped by their exact key (the multiset of 0/1 matrices of the adversaries faced and
-        the tie-break scores), each distinct key solved once (cached in :mod:`sim.campus.stances`)."""
-        p, lay = self.p, self.lay
-        A = p.A
-        r, i = np.nonzero(free)
-        if not r.size:
-            return
-        dc = np.maximum(dest[r, i], 0)
-        win, w = self.opponent_wins(r, i)
-        seen = ears[r][:, None] & present[r] & (loc[r] == dc[:, None])  # (m, A)
-        fallback = np.zeros(A, bool)
-        fallback[p.eq_fallback_slots[self.t - 1]] = True
-        foes = np.where(seen.any(1)[:, None], seen, fallback[None, :])
-        code = np.zeros(foes.shape, np.int64)  # one 9-bit matrix per adversary (stances.matrix_code)
-        prefer = np.zeros((r.size, 3), np.int64)  # (m, s) wins weighted by the foes' stance weights
-        wf = w * foes[:, :, None]
-        for s in range(3):
-            for s2 in range(3):
-                code |= win[:, :, s, s2].astype(np.int64) << (3 * s + s2)
-            prefer[:, s] = (win[:, :, s, :] * wf).sum(axis=(1, 2))
-        codes = np.where(foes, code, -1)
-        keys = np.concatenate([np.sort(codes, axis=1), prefer], axis=1)
-        uniq, inv = _unique_rows(keys)
-        c1 = np.full(len(uniq), np.nan)
-        c2 = np.full(len(uniq), np.nan)
-        for k, key in enumerate(uniq):
-            cs = [int(c) for c in key[:A] if c >= 0]
-            if cs:  # nobody to face: `best` (already in ``stance``)
-                c1[k], c2[k] = equilibrium_thresholds(cs, key[A:])
-        c1, c2 = c1[inv], c2[inv]
-        has = ~np.isnan(c1)
-        us = self.u[r, lay.pc_stance[i]]
-        drawn = (us >= c1).astype(np.int64) + (us >= c2)
-        stance[r[has], i[has]] = drawn[has]
-
-    def team_battles(self, free, dest, stance, fought, present, loc, at_cnt):
-        p, u, lay, rows = self.p, self.u, self.lay, self.rows
-        n, P, A, tm = self.n, p.P, p.A, p.team_max
-        team = p.pc_team
-        anchor = np.zeros((n, P), bool)
-        size = np.zeros((n, P), np.int64)
-        for k in range(len(p.team_names)):
-            members = np.flatnonzero(team == k)
-            if members.size < 2:
-                continue
-            for i in members:
-                same = np.zeros(n, np.int64)
-                earlier = np.zeros(n, bool)
-                for j in members:
-                    sj = free[:, j] & (dest[:, j] == dest[:, i])
-                    same += sj
-                    if j < i:
-                        earlier |= sj
-                di = np.maximum(dest[:, i], 0)
-                # a team whose location has no adversary now never fights: it can be left out of the order
-                anchor[:, i] = free[:, i] & (same >= 2) & ~earlier & (at_cnt[rows, di] > 0)
-                size[:, i] = np.minimum(same, tm)
-        ra = np.flatnonzero(anchor.any(1))
-        if not ra.size:
-            return
-        anc = anchor[ra]
-        neg_size = np.where(anc, -size[ra], 1)
-        tie = np.broadcast_to(np.arange(P), anc.shape)
-        order = np.lexsort((tie, u[ra][:, lay.pc_team_order], neg_size), axis=-1)
-        n_anchor = np.count_nonzero(anc, axis=1)
-        for q in range(int(n_anchor.max())):
-            sel = q < n_anchor
-            rq = ra[sel]
-            a_q = order[sel, q]
-            l_q = dest[rq, a_q]
-            has = at_cnt[rq, l_q] > 0
-            if not has.any():
-                continue
-            r, a_i, lq = rq[has], a_q[has], l_q[has]
-            m = r.size
-            at_r = present[r] & (loc[r] == lq[:, None])
-            member = free[r] & (team[None, :] == team[a_i][:, None]) & (dest[r] == lq[:, None])
-            mkey = np.where(member, u[r][:, lay.pc_member_key], np.inf)
-            morder = np.argsort(mkey, axis=1, kind="stable")[:, :tm]
-            nmem = np.minimum(np.count_nonzero(member, axis=1), tm)
-            ocol = lay.adv_order[np.arange(A)[None, :], self.adv_j[r]]
-            akey = np.where(at_r, u[r[:, None], ocol], np.inf)
-            aorder = np.argsort(akey, axis=1, kind="stable")
-            nadv = np.count_nonzero(at_r, axis=1)
-            adv_st = self.adv_stance(r[:, None], np.broadcast_to(np.arange(A), (m, A)))  # once per battle
-            pp = np.zeros(m, np.int64)
-            ap = np.zeros(m, np.int64)
-            red_pc = np.zeros((m, tm), np.int64)
-            red_adv = np.zeros((m, A), np.int64)
-            reward = np.zeros(m, np.int64)
-            outby = np.full((m, tm), -1, np.int64)
-            go = np.ones(m, bool)
-            while go.any():
-                g = np.flatnonzero(go)
-                rg = r[g]
-                ppg, apg = pp[g], ap[g]
-                pc = morder[g, ppg]
-                slot = aorder[g, apg]
-                sp = stance[rg, pc]
-                sa = adv_st[g, slot]
-                pv = self.pc_value(rg, pc, sp, sp == (sa + 1) % 3, red_pc[g, ppg])
-                av = self.adv_value(rg, slot, sa, sa == (sp + 1) % 3, red_adv[g, slot])
-                win = pv > av
-                lose = av > pv
-                self.record_duels(rg, slot, sp, win)
-                # R-CAM-9: the winner's base in its stance is lowered by the loser's value
-                red_pc[g, ppg] += np.where(win, np.maximum(av, 0), 0)
-                reward[g] += np.where(win, p.adv_reward[slot], 0)
-                red_adv[g, slot] += np.where(lose, np.maximum(pv, 0), 0)
-                outby[g, ppg] = np.where(win, outby[g, ppg], slot)
-                pp[g] += ~win
-                ap[g] += ~lose
-                go = (pp < nmem) & (ap < nadv)
-            lost = pp >= nmem  # a last duel that empties both sides is a loss (R-CAM-52)
-            share = reward // nmem
-            for kpos in range(tm):
-                has_k = kpos < nmem
-                if not has_k.any():
-                    continue
-                rk = r[has_k]
-                pk = morder[has_k, kpos]
-                fought[rk, pk] = True
-                self.gp[rk, pk] += share[has_k]
-                lk = lost[has_k]
-                if lk.any():
-                    rl, pl, sl = rk[lk], pk[lk], outby[has_k, kpos][lk]
-                    self.capture(rl, pl, self.capture_room_of(rl, pl, sl))
-            # R-CAM-52: every ordinary adversary that took part leaves; bosses stay
-            boss = p.adv_boss[None, :] & at_r
-            self.adv_j[r] += boss
-            leaving = at_r & ~p.adv_boss[None, :]
-            present[r] &= ~leaving
-            at_cnt[r, lq] -= np.count_nonzero(leaving, axis=1)
-
-    def escape_checks(self, rk, checking, rescuers, dest, named):
-        """Step 6 on the rows rk that hold a checking captive (arrays already restricted to rk)."""
-        p, u, lay, t = self.p, self.u, self.lay, self.t
-        m, P = rk.size, p.P
-        mr = np.arange(m)
-        room = self.room[rk]
-        mins = _min3(self.base[rk])
-        support = np.zeros((m, P), np.int64)
-        tgt = np.full((m, P), -1, np.int64)
-        failed = np.zeros((m, P), bool)
-        for i in range(P):
-            ri = rescuers[:, i]
-            if not ri.any():
-                continue
-            in_room = checking & (room == dest[:, i][:, None])
-            loc_r = np.flatnonzero(ri & in_room.any(1))
-            if not loc_r.size:
-                continue
-            self.rescues_tried[rk[loc_r]] += 1
-            ir = in_room[loc_r]
-            nm = named[loc_r, i]
-            use_named = (nm >= 0) & ir[np.arange(loc_r.size), np.maximum(nm, 0)]
-            cands = ir & ~p.pc_excl[i][None, :]
-            cc = np.count_nonzero(cands, axis=1)
-            fail = ~use_named & (cc == 0)  # R-CAM-12: exclusions left no one
-            j = _nth_true(cands, _pick(u[rk[loc_r], lay.pc_rescue_pick[i]], cc))
-            target = np.where(use_named, nm, np.where(fail, -1, j))
-            tgt[loc_r, i] = target
-            failed[loc_r, i] = fail
-            ok = target >= 0
-            support[loc_r[ok], target[ok]] += mins[loc_r[ok], i]
-        goal = t + p.room_offset[np.maximum(room, 0)]
-        success = checking & (goal <= mins + support)  # R-CAM-13
-        self.checks_t[rk, t - 1] += np.count_nonzero(checking, axis=1)
-        self.escapes_t[rk, t - 1] += np.count_nonzero(success, axis=1)
-        has_t = tgt >= 0
-        succ_r = has_t & success[mr[:, None], np.maximum(tgt, 0)]
-        self.gp[rk] += succ_r * (t // 2 + 1)
-        self.rescues_won[rk] += np.count_nonzero(succ_r, axis=1)
-        st = self.st[rk]
-        vit = self.vit[rk]
-        st[success] = FREE
-        vit -= checking & ~success  # R-CAM-14
-        caught = (has_t & ~succ_r) | failed
-        if caught.any():
-            st[caught] = CAPTURED
-            vit[caught] -= 1
-            rm = self.room[rk]
-            rm[caught] = dest[caught]
-            self.room[rk] = rm
-            ct = self.cap_turn[rk]
-            ct[caught] = t
-            self.cap_turn[rk] = ct
-            self.captures_t[rk, t - 1] += np.count_nonzero(caught, axis=1)
-        self.st[rk] = st
-        self.vit[rk] = vit
-
-
-def step(state: State, p: Params, t: int, u: np.ndarray) -> State:
-    """Advance every game of the batch through turn t (R-CAM-5) with the turn's uniform block u (n, K)."""
-    turn = _Turn(p, state, t, u)
-    turn.play()
-    return turn.state()
-
-
-def finish(state: State, p: Params) -> State:
-    """After turn T a PC still free has cleared (R-CAM-5)."""
-    free = state.status == FREE
-    return replace(
-        state,
-        status=np.where(free, CLEARED, state.status).astype(np.int8),
-        end_turn=np.where(free, p.T, state.end_turn).astype(np.int16),
-    )
-
-
-def run_kernel(p: Params, n: int, rng: np.random.Generator) -> dict[str, np.ndarray]:
-    """n games; one (n, K) uniform block per turn drawn for every game (R-GEN-7, STYLE.md 3)."""
-    s = initial_state(p, n)
-    for t in range(1, p.T + 1):
-        u = rng.random((n, p.layout.K))
-        s = step(s, p, t, u)
-    s = finish(s, p)
-    return state_to_arrays(s)
-
-
-def state_to_arrays(s: State) -> dict[str, np.ndarray]:
-    return {
-        "status_by_turn": s.status_by_turn,
-        "final_status": s.status,
-        "end_turn": s.end_turn,
-        "vitality": s.vit,
-        "gp": s.gp,
-        "base": s.base,
-        "captures_t": s.captures_t,
-        "checks_t": s.checks_t,
-        "escapes_t": s.escapes_t,
-        "free_t": s.free_t,
-        "duels_tmpl": s.duels_tmpl,
-        "wins_tmpl": s.wins_tmpl,
-        "duels_stance": s.duels_stance,
-        "wins_stance": s.wins_stance,
-        "rescues_tried": s.rescues_tried,
-        "rescues_won": s.rescues_won,
-    }
+def play_turn(p: Params, rec: Record, g: int, t: int, u) -> int:
+    """Turn t of game g of ``rec`` (a state set by the caller) from the uniforms ``u``; returns how many it
+    drew (tests compare one turn with the reference's)."""
+    cur = np.zeros(2, np.int64)
+    play_games(kernel_params(p), new_work(p), rec, np.asarray(u, np.float64), cur, g, g + 1, t, t, False)
+    if cur[1]:
+        raise ValueError("the kernel drew more uniforms than the reference")
+    return int(cur[0])

@@ -34,6 +34,11 @@ class CampusRules(Strict):
     miso_bomb: bool = Field(False, description="A PC put out of the game returns as an adversary (R-CAM-15).")
     options: Literal["all"] | int = Field("all", description=(
         "Movement options each turn: \"all\" locations, or an integer k: k locations drawn for the party."))
+    # R-CAM-6: "until_cleared" (the seed: repeat until no adversary or no free PC is left at the location) or
+    # "once" (each PC at most once a turn, the reading before the revision, kept for comparison)
+    fights: Literal["until_cleared", "once"] = Field("until_cleared", description=(
+        "How often PCs fight at a location in a turn (R-CAM-6): until_cleared (until no adversary or no free PC is "
+        "left) or once (each PC at most once a turn, teams first)."))
 
     @model_validator(mode="after")
     def _options_positive(self):

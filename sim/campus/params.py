@@ -1,9 +1,10 @@
-"""Compiled, immutable parameters of a campus scenario and the per-turn random column layout.
+"""Compiled, immutable parameters of a campus scenario.
 
-Both engines read one uniform block ``u`` of shape (n, K) per turn; :class:`Layout` fixes which
-column means what, so the scalar reference and the vectorized kernel draw identical choices from
-identical numbers (a random order is the argsort of a block of uniforms; a uniform choice among m
-is floor(u * m)).
+Both engines read one stream of uniforms per chunk of games (R-GEN-7), consumed in run order: a game draws
+only what it uses, when it uses it, in the order of RULES.md's turn (R-CAM-5). A uniform choice among m is
+floor(u * m) and is drawn only when m > 1; a chance p is drawn only when 0 < p < 1; a random order is a
+Fisher-Yates shuffle (m - 1 draws). :data:`RANDOM_LAYOUT` names this convention in every summary's
+provenance: a new convention changes every per-run result once.
 """
 
 from __future__ import annotations
@@ -21,29 +22,9 @@ FREE, CAPTURED, CLEARED, GAME_OVER = 0, 1, 2, 3
 STATUS_NAMES = ("free", "captured", "cleared", "game_over")
 STANCE_POLICIES = ("fixed", "random", "best", "counter", "equilibrium")
 MISO_NAME = "miso_bomb"
-
-
-@dataclass(frozen=True)
-class Layout:
-    """Column indices into the per-turn uniform block (R-GEN-7; see docs/decisions.md (Campus))."""
-
-    K: int
-    pc_move: np.ndarray  # (P,)
-    pc_stance: np.ndarray | None  # (P,) policy `random`; the mixed-strategy draw of `equilibrium`
-    pc_team_order: np.ndarray | None  # (P,) order of team battles of equal size (anchor PC)
-    pc_member_key: np.ndarray | None  # (P,) random order of a team's members
-    pc_duel_key: np.ndarray  # (P,) random order of one-on-one confrontations
-    pc_duel_pick: np.ndarray  # (P,) the adversary drawn for a one-on-one confrontation
-    pc_capture_room: np.ndarray | None  # (P,) room among several for a default capture
-    pc_rescue_pick: np.ndarray  # (P,) the captive a rescuer supports when it named none
-    pc_nurse_tie: np.ndarray | None  # (P,) ties among lowest-vitality PCs
-    pc_miso_loc: np.ndarray | None  # (P,) miso bomb placement
-    adv_chance: np.ndarray  # (A,) placement chance (miso slots: unused, -1)
-    adv_loc: np.ndarray  # (A,) location (miso slots: the PC's pc_miso_loc)
-    adv_stance: np.ndarray  # (A, P) stance draw of the slot's j-th confrontation this turn
-    adv_order: np.ndarray | None  # (A, P) order key of the slot's j-th confrontation (team battles)
-    options: np.ndarray | None  # (L,) keys of the k-subset of options
-    missions: np.ndarray  # (M,) mission chance
+# the random layout (which uniform decides what): "campus-stream-2" = one stream per chunk, drawn only when used
+# (issue 11); the layout before it ("campus-block-1") drew a fixed block of columns per game-turn
+RANDOM_LAYOUT = "campus-stream-2"
 
 
 @dataclass(frozen=True)
@@ -128,7 +109,7 @@ class Params:
     rescue: bool
     has_teams: bool
     unit_den: bool  # every multiplier an integer: values need no division
-    layout: Layout
+    until_cleared: bool  # R-CAM-6 rules.fights: "until_cleared" (True) or "once"
 
     @property
     def n_templates(self) -> int:
@@ -363,52 +344,6 @@ def compile_params(s: Scenario) -> Params:
     pol = s.policy
     stance_policy = STANCE_POLICIES.index(pol.stance)
 
-    # ---- random column layout
-    counter = [0]
-
-    def take(shape) -> np.ndarray:
-        size = int(np.prod(shape))
-        cols = np.arange(counter[0], counter[0] + size, dtype=np.int64).reshape(shape)
-        counter[0] += size
-        return cols
-
-    pc_move = take(P)
-    pc_stance = take(P) if pol.stance in ("random", "equilibrium") else None
-    pc_team_order = take(P) if has_teams else None
-    pc_member_key = take(P) if has_teams else None
-    pc_duel_key = take(P)
-    pc_duel_pick = take(P)
-    pc_capture_room = take(P) if len(rooms) > 1 else None
-    pc_rescue_pick = take(P)
-    pc_nurse_tie = take(P) if pc_nurse.any() else None
-    pc_miso_loc = take(P) if miso else None
-    lay_chance = np.full(A, -1, np.int64)
-    lay_loc = np.full(A, -1, np.int64)
-    lay_stance = np.full((A, P), -1, np.int64)
-    lay_order = np.full((A, P), -1, np.int64) if has_teams else None
-    lay_chance[:S] = take(S)
-    lay_loc[:S] = take(S)
-    if miso:
-        lay_loc[S:] = pc_miso_loc
-    for a in range(A):
-        spawn = a < S
-        n_conf = P if (spawn and adv_boss[a]) else 1  # a boss may confront every PC once a turn
-        cols = take(n_conf)
-        lay_stance[a, :] = cols[-1]
-        lay_stance[a, :n_conf] = cols
-        if has_teams:
-            cols = take(n_conf)
-            lay_order[a, :] = cols[-1]
-            lay_order[a, :n_conf] = cols
-    options = take(L) if k_options < L else None
-    missions = take(M)
-    layout = Layout(
-        K=counter[0], pc_move=pc_move, pc_stance=pc_stance, pc_team_order=pc_team_order,
-        pc_member_key=pc_member_key, pc_duel_key=pc_duel_key, pc_duel_pick=pc_duel_pick,
-        pc_capture_room=pc_capture_room, pc_rescue_pick=pc_rescue_pick, pc_nurse_tie=pc_nurse_tie,
-        pc_miso_loc=pc_miso_loc, adv_chance=lay_chance, adv_loc=lay_loc, adv_stance=lay_stance,
-        adv_order=lay_order, options=options, missions=missions,
-    )
     return Params(
         scenario=s, P=P, L=L, T=T, team_max=s.rules.team_max, miso=miso, k_options=k_options,
         pc_names=tuple(names), loc_names=loc_names, is_room=is_room, is_exit=is_exit, opens_on=opens_on,
@@ -428,7 +363,8 @@ def compile_params(s: Scenario) -> Params:
         mis_pen_ability=mis_pen_ability, mis_pen_amount=mis_pen_amount, move_avoid=pol.move == "avoid",
         stance_policy=stance_policy, stance_value=STANCES.index(pol.stance_value), growth=pol.growth,
         rescue=pol.rescue, has_teams=has_teams,
-        unit_den=bool((pc_den == 1).all() and (adv_den == 1).all()), layout=layout,
+        unit_den=bool((pc_den == 1).all() and (adv_den == 1).all()),
+        until_cleared=s.rules.fights == "until_cleared",
     )
 
 

@@ -1,8 +1,9 @@
 """Scalar reference engine: one campus game at a time, one turn at a time, reading like RULES.md
 section 3 (STYLE.md practice 6).
 
-Randomness comes only from the per-turn uniform block (one row per game); :class:`~sim.campus.params.Layout`
-says which column is which, so :mod:`sim.campus.kernel` makes the same choices from the same numbers.
+Randomness comes from one :class:`Stream` per chunk, read in run order and only when a rule needs a draw
+(the conventions are in :mod:`sim.campus.params`), so :mod:`sim.campus.kernel`, reading the same doubles
+in the same order, makes the same choices.
 """
 
 from __future__ import annotations
@@ -16,9 +17,25 @@ from sim.campus.rules import Fighter, best_stance, duel, grow_lowest, plain_valu
 from sim.campus.stances import draw_stance, equilibrium_mix, matrix_code
 
 
-def _pick(u: float, m: int) -> int:
-    """A uniform choice among m from one uniform (the shared convention)."""
-    return min(int(u * m), m - 1)
+class Stream:
+    """The chunk's uniforms in run order (R-GEN-7): the generator's doubles, read one at a time. The batch
+    engine reads the same doubles in the same order (:mod:`sim.campus.kernel`). ``label`` names the draw
+    (tests script draws by label); the stream itself ignores it."""
+
+    def __init__(self, rng: np.random.Generator, block: int = 4096):
+        self.rng, self.block = rng, block
+        self.buf: list[float] = []
+        self.pos = 0
+        self.used = 0
+
+    def u(self, label=None) -> float:
+        if self.pos >= len(self.buf):
+            self.buf = self.rng.random(self.block).tolist()
+            self.pos = 0
+        x = self.buf[self.pos]
+        self.pos += 1
+        self.used += 1
+        return x
 
 
 @dataclass
@@ -80,11 +97,34 @@ def new_game(p: Params) -> Game:
 
 
 class Turn:
-    """One turn t of one game, steps 1..8 of R-CAM-5."""
+    """One turn t of one game, steps 1..8 of R-CAM-5, drawing from ``rng`` (a :class:`Stream`) only what it
+    uses, in the order the steps need it."""
 
-    def __init__(self, p: Params, g: Game, t: int, u: list[float]):
-        self.p, self.g, self.t, self.u = p, g, t, u
-        self.lay = p.layout
+    def __init__(self, p: Params, g: Game, t: int, rng):
+        self.p, self.g, self.t, self.rng = p, g, t, rng
+
+    # ---------------------------------------------------------------- draws (sim.campus.params conventions)
+    def pick(self, m: int, label) -> int:
+        """A uniform choice among m: floor(u * m), drawn only when m > 1."""
+        if m <= 1:
+            return 0
+        return min(int(self.rng.u(label) * m), m - 1)
+
+    def chance(self, prob: float, label) -> bool:
+        """True with probability ``prob``, drawn only when 0 < prob < 1."""
+        if prob >= 1:
+            return True
+        if prob <= 0:
+            return False
+        return self.rng.u(label) < prob
+
+    def shuffle(self, items: list, label) -> list:
+        """A random order (Fisher-Yates, m - 1 draws): position j takes one of the items j.. at random."""
+        out = list(items)
+        for j in range(len(out) - 1):
+            k = j + self.pick(len(out) - j, (label, j))
+            out[j], out[k] = out[k], out[j]
+        return out
 
     # ---------------------------------------------------------------- helpers
     def pc_fighter(self, i: int, stance: int) -> Fighter:
@@ -94,7 +134,7 @@ class Turn:
             mult_always=p.pc_mult_always[i], mult_advantage=p.pc_mult_adv[i], tag=i,
         )
 
-    def adv_fighter(self, a: Adv, stance: int) -> Fighter:
+    def adv_fighter(self, a: Adv, stance: int | None) -> Fighter:
         p = self.p
         return Fighter(
             name=p.template_names[p.adv_template[a.slot]], stance=stance, base=a.base,
@@ -105,17 +145,23 @@ class Turn:
     def is_miso(self, a: Adv) -> bool:
         return a.slot >= self.p.S
 
+    def is_boss(self, a: Adv) -> bool:
+        return bool(self.p.adv_boss[a.slot]) and not self.is_miso(a)
+
     def adv_stance(self, a: Adv) -> int:
-        """R-CAM-21: drawn from the weights for each confrontation; R-CAM-57 miso bombs use the
-        scenario's stance policy (best and counter: their own best)."""
+        """R-CAM-21: drawn from the weights for each confrontation (no draw when one stance has all the
+        weight); R-CAM-57 miso bombs use the scenario's stance policy (best and counter: their own best)."""
         p = self.p
-        u = self.u[self.lay.adv_stance[a.slot, a.j]]
+        label = ("adv_stance", (a.slot, a.j))
         if self.is_miso(a):
             if p.stance_policy == 0:
                 return p.stance_value
             if p.stance_policy == 1:
-                return _pick(u, 3)
+                return self.pick(3, label)
             return miso_best(p, a.slot - p.S, a.base)
+        if p.adv_fixed_stance[a.slot] >= 0:
+            return int(p.adv_fixed_stance[a.slot])
+        u = self.rng.u(label)
         return int(u >= p.adv_c1[a.slot]) + int(u >= p.adv_c2[a.slot])
 
     def stance_weights(self, a: Adv) -> list[int]:
@@ -141,9 +187,7 @@ class Turn:
         p = self.p
         if not self.is_miso(a) and p.adv_room[a.slot] >= 0:
             return int(p.adv_room[a.slot])
-        if len(p.rooms) == 1:
-            return int(p.rooms[0])
-        return int(p.rooms[_pick(self.u[self.lay.pc_capture_room[i]], len(p.rooms))])
+        return int(p.rooms[self.pick(len(p.rooms), ("pc_capture_room", i))])
 
     def record_duel(self, a: Adv, pc_stance: int, outcome: int) -> None:
         g, p = self.g, self.p
@@ -156,7 +200,7 @@ class Turn:
 
     # ---------------------------------------------------------------- the turn
     def play(self) -> None:
-        p, g, t, u, lay = self.p, self.g, self.t, self.u, self.lay
+        p, g, t = self.p, self.g, self.t
         P = p.P
         g.free_t[t - 1] = sum(1 for s in g.status if s == FREE)
         if not any(s in (FREE, CAPTURED) for s in g.status):
@@ -166,21 +210,24 @@ class Turn:
         # 1. preview: placements (R-CAM-20, R-CAM-50), miso bombs (R-CAM-15, R-CAM-57), options
         advs: list[Adv] = []
         for a in range(p.S):
-            if p.adv_first[a] <= t <= p.adv_last[a] and u[lay.adv_chance[a]] < p.adv_chance[a]:
+            if p.adv_first[a] <= t <= p.adv_last[a] and self.chance(p.adv_chance[a], ("adv_chance", a)):
                 cands = p.adv_cands[a]
-                loc = int(cands[_pick(u[lay.adv_loc[a]], len(cands))])
+                loc = int(cands[self.pick(len(cands), ("adv_loc", a))])
                 advs.append(Adv(a, loc, tuple(map(int, p.adv_base[a]))))
         if p.miso:
             for i in range(P):
                 if g.status[i] == GAME_OVER:
-                    loc = int(p.plain[_pick(u[lay.pc_miso_loc[i]], len(p.plain))])
+                    loc = int(p.plain[self.pick(len(p.plain), ("pc_miso_loc", i))])
                     advs.append(Adv(p.S + i, loc, tuple(g.base[i])))
-        if p.k_options < p.L:  # R-CAM-50: a uniform k-subset (the k smallest of L uniform keys)
-            keys = [u[c] for c in lay.options]
-            kth = sorted(keys)[p.k_options - 1]
-            options = [loc for loc in range(p.L) if keys[loc] <= kth]
+        if p.k_options < p.L:  # R-CAM-50: a uniform k-subset (the first k of a partial shuffle)
+            order = list(range(p.L))
+            for j in range(p.k_options):
+                k = j + self.pick(p.L - j, ("options", j))
+                order[j], order[k] = order[k], order[j]
+            options = sorted(order[: p.k_options])
         else:
             options = list(range(p.L))
+        self.advs = advs
         # R-CAM-51: early ears count while their holder is in the game (free or captured)
         ears = any(p.pc_ears[i] and g.status[i] in (FREE, CAPTURED) for i in range(P))
         occupied = {a.loc for a in advs}
@@ -212,7 +259,7 @@ class Turn:
                 else:
                     safe = [loc for loc in options if not p.is_room[loc]]
                 choices = safe or options
-            dest[i] = choices[_pick(u[lay.pc_move[i]], len(choices))]
+            dest[i] = choices[self.pick(len(choices), ("pc_move", i))]
 
         # 3. growth spending (free PCs only; R-CAM-40 growth policies)
         for i in free:
@@ -233,11 +280,11 @@ class Turn:
 
         # 4a. missions (R-CAM-25, R-CAM-56)
         for m in range(p.M):
-            if not (p.mis_first[m] <= t <= p.mis_last[m] and u[lay.missions[m]] < p.mis_chance[m]):
+            if not p.mis_first[m] <= t <= p.mis_last[m]:
                 continue
-            part = [i for i in free if dest[i] == p.mis_loc[m] and g.status[i] == FREE]
-            if not part:
-                continue
+            part = [i for i in free if dest[i] == p.mis_loc[m]]
+            if not part or not self.chance(p.mis_chance[m], ("missions", m)):
+                continue  # a mission with no free PC present has no effect (and draws nothing)
             s = int(p.mis_stance[m])
             vals = [plain_value(g.base[i], p.pc_bonus[i], p.pc_mult_always[i], s) for i in part]
             target = int(p.mis_target[m])
@@ -254,60 +301,9 @@ class Turn:
                             g.gp[i] += g.base[i][k]
                             g.base[i][k] = 0
 
-        # 4b. team battles (R-CAM-6, R-CAM-9, R-CAM-52)
-        fought = [False] * P
-        anchors = []
-        for i in free:
-            if p.pc_team[i] < 0 or g.status[i] != FREE:
-                continue
-            same = [j for j in free if p.pc_team[j] == p.pc_team[i] and dest[j] == dest[i]]
-            if len(same) >= 2 and same[0] == i:
-                anchors.append((-min(len(same), p.team_max), u[lay.pc_team_order[i]], i, same))
-        anchors.sort()
-        for _, _, anchor, same in anchors:
-            loc = dest[anchor]
-            present = [a for a in advs if a.present and a.loc == loc]
-            if not present:
-                continue
-            members = sorted(same, key=lambda j: (u[lay.pc_member_key[j]], j))[: p.team_max]
-            present.sort(key=lambda a: (u[lay.adv_order[a.slot, a.j]], a.slot))
-            pcs = [self.pc_fighter(j, stance[j]) for j in members]
-            foes = [self.adv_fighter(a, self.adv_stance(a)) for a in present]
-            res = team_battle(pcs, foes)
-            for pc_tag, adv, _, _, outcome in res.duels:
-                self.record_duel(adv, stance[pc_tag], outcome)
-            for j in members:
-                fought[j] = True
-                g.gp[j] += res.reward_each
-            if not res.team_won:
-                for j in members:
-                    self.capture(j, self.capture_room_of(j, res.put_out_by[j]))
-            for a in present:  # R-CAM-52: ordinary adversaries leave, dueled or not; bosses stay
-                if p.adv_boss[a.slot] and not self.is_miso(a):
-                    a.j += 1
-                else:
-                    a.present = False
-
-        # 4c. one-on-one confrontations in random order (R-CAM-6, R-CAM-7, R-CAM-8, R-CAM-54)
-        for i in sorted(range(P), key=lambda i: (u[lay.pc_duel_key[i]], i)):
-            if g.status[i] != FREE or fought[i]:
-                continue
-            present = [a for a in advs if a.present and a.loc == dest[i]]
-            if not present:
-                continue
-            a = present[_pick(u[lay.pc_duel_pick[i]], len(present))]
-            foe = self.adv_fighter(a, self.adv_stance(a))
-            _, _, outcome = duel(self.pc_fighter(i, stance[i]), foe)
-            self.record_duel(a, stance[i], outcome)
-            fought[i] = True
-            if outcome > 0:
-                g.gp[i] += foe.reward
-            else:
-                self.capture(i, self.capture_room_of(i, a))
-            if p.adv_boss[a.slot] and not self.is_miso(a):
-                a.j += 1
-            else:
-                a.present = False
+        # 4b. confrontations, location by location (R-CAM-6..9, R-CAM-52, R-CAM-54)
+        for loc in range(p.L):
+            self.confrontations_at(loc, free, dest, stance)
 
         # exits (R-CAM-26, R-CAM-58)
         for i in free:
@@ -326,7 +322,7 @@ class Turn:
                 continue
             low = min(g.vit[j] for j in others)
             tied = [j for j in others if g.vit[j] == low]
-            j = tied[_pick(u[lay.pc_nurse_tie[i]], len(tied))]
+            j = tied[self.pick(len(tied), ("pc_nurse_tie", i))]
             if g.vit[j] < p.pc_vit[j]:
                 g.vit[j] += 1
 
@@ -346,7 +342,7 @@ class Turn:
             if not cands:  # R-CAM-12: exclusions leave no one -> the support fails
                 failed_support.append(i)
                 continue
-            supporters[cands[_pick(u[lay.pc_rescue_pick[i]], len(cands))]].append(i)
+            supporters[cands[self.pick(len(cands), ("pc_rescue_pick", i))]].append(i)
         outcome_of: dict[int, bool] = {}
         for j in checking:
             target = t + int(p.room_offset[g.room[j]])
@@ -378,13 +374,120 @@ class Turn:
                 g.end_turn[i] = t
         g.status_by_turn.append(list(g.status))
 
+    # ---------------------------------------------------------------- confrontations (R-CAM-6..9)
+    def rotation(self, loc: int, here: list[int]) -> list[list[int]]:
+        """R-CAM-6: the groups at a location: every team with two or more members present (R-CAM-9; more
+        than team_max: a random team_max of them, the rest alone, R-CAM-52), larger teams first, ties in
+        random order; then the other PCs one at a time in random order. Members in party order."""
+        p = self.p
+        by_team: dict[int, list[int]] = {}
+        singles = []
+        for i in here:
+            if p.pc_team[i] >= 0:
+                by_team.setdefault(int(p.pc_team[i]), []).append(i)
+            else:
+                singles.append(i)
+        teams = []
+        for k in sorted(by_team):
+            members = by_team[k]
+            if len(members) < 2:
+                singles += members
+                continue
+            if len(members) > p.team_max:
+                members = self.shuffle(members, ("team_members", k))
+                singles += members[p.team_max:]
+                members = sorted(members[: p.team_max])
+            teams.append(members)
+        ordered = []
+        for size in sorted({len(m) for m in teams}, reverse=True):
+            ordered += self.shuffle([m for m in teams if len(m) == size], ("team_order", (loc, size)))
+        return ordered + [[i] for i in self.shuffle(sorted(singles), ("pc_order", loc))]
+
+    def opponents(self, k: int, fought_boss: list[set]) -> list[Adv]:
+        """R-CAM-7: the adversaries still here that group k may fight (a boss at most once a turn per group)."""
+        return [a for a in self.here if a.present and not (self.is_boss(a) and a.slot in fought_boss[k])]
+
+    def confrontations_at(self, loc: int, free: list[int], dest: list[int], stance: list[int]) -> None:
+        """R-CAM-6: walk the rotation round and round; at each step the next group still free with an
+        opponent left fights, until no adversary or no free PC is left (so a group fights twice in a row only
+        when it is the only one that can). ``fights = "once"``: one walk, each group at most once."""
+        g = self.g
+        self.here = [a for a in self.advs if a.present and a.loc == loc]
+        pcs = [i for i in free if g.status[i] == FREE and dest[i] == loc]
+        if not self.here or not pcs:
+            return
+        groups = self.rotation(loc, pcs)
+        fought_boss: list[set] = [set() for _ in groups]
+        n = len(groups)
+        nxt = 0
+        while True:
+            chosen = -1
+            for step in range(n):
+                k = (nxt + step) % n
+                if not self.p.until_cleared and k < nxt:
+                    break  # "once": no second walk
+                if all(g.status[i] == FREE for i in groups[k]) and self.opponents(k, fought_boss):
+                    chosen = k
+                    break
+            if chosen < 0:
+                return
+            if len(groups[chosen]) >= 2:
+                self.team_battle(chosen, groups[chosen], stance, fought_boss)
+            else:
+                self.one_on_one(chosen, groups[chosen][0], stance, fought_boss)
+            nxt = chosen + 1
+            if not self.p.until_cleared and nxt >= n:
+                return
+
+    def after_confrontation(self, k: int, a: Adv, fought_boss: list[set]) -> None:
+        """R-CAM-7 / R-CAM-54: an ordinary adversary leaves, won or lost; a boss stays (a tie too) and is done
+        with this group for the turn."""
+        if self.is_boss(a):
+            fought_boss[k].add(a.slot)
+            a.j += 1
+        else:
+            a.present = False
+
+    def one_on_one(self, k: int, i: int, stance: list[int], fought_boss: list[set]) -> None:
+        """R-CAM-6, R-CAM-8: a single PC against one of its opponents drawn at random."""
+        g = self.g
+        opp = self.opponents(k, fought_boss)
+        a = opp[self.pick(len(opp), ("pc_duel_pick", i))]
+        foe = self.adv_fighter(a, self.adv_stance(a))
+        _, _, outcome = duel(self.pc_fighter(i, stance[i]), foe)
+        self.record_duel(a, stance[i], outcome)
+        if outcome > 0:
+            g.gp[i] += foe.reward
+        else:
+            self.capture(i, self.capture_room_of(i, a))
+        self.after_confrontation(k, a, fought_boss)
+
+    def team_battle(self, k: int, members: list[int], stance: list[int], fought_boss: list[set]) -> None:
+        """R-CAM-9 / R-CAM-52: the team against every opponent present, each side in random order; each
+        adversary draws its stance once per battle, when it first steps up."""
+        g = self.g
+        team = self.shuffle(members, ("team_side", k))
+        present = self.shuffle(self.opponents(k, fought_boss), ("adv_side", k))
+        pcs = [self.pc_fighter(j, stance[j]) for j in team]
+        foes = [self.adv_fighter(a, None) for a in present]
+        res = team_battle(pcs, foes, draw_stance=self.adv_stance)
+        for pc_tag, adv, _, _, outcome in res.duels:
+            self.record_duel(adv, stance[pc_tag], outcome)
+        for j in team:
+            g.gp[j] += res.reward_each
+        if not res.team_won:
+            for j in team:
+                self.capture(j, self.capture_room_of(j, res.put_out_by[j]))
+        for a in present:  # R-CAM-52: ordinary adversaries leave, dueled or not; bosses stay
+            self.after_confrontation(k, a, fought_boss)
+
     def choose_stance(self, i: int, dest: int, advs: list[Adv], ears: bool) -> int:
         """R-CAM-40 stance policies; R-CAM-51 counter details."""
         p, g = self.p, self.g
         if p.stance_policy == 0:
             return p.stance_value
         if p.stance_policy == 1:
-            return _pick(self.u[self.lay.pc_stance[i]], 3)
+            return self.pick(3, ("pc_stance", i))
         best = best_stance(g.base[i], p.pc_bonus[i], p.pc_mult_always[i])
         if p.stance_policy == 2:
             return best
@@ -406,10 +509,10 @@ class Turn:
     def equilibrium_stance(self, i: int, dest: int, advs: list[Adv], ears: bool, best: int) -> int:
         """Stance policy ``equilibrium`` (issue 7; docs/decisions.md (Campus)): the PC's exact maximin mix of
         the stance game against the adversaries seen at its destination (early ears), each replying with its
-        worst-case stance, the one met drawn uniformly (R-CAM-6); without information (or with nobody seen)
-        against the templates the schedule can place this turn, each once. Ties among optimal mixes go to the
-        most wins against the adversaries' own stance weights (R-CAM-51 counter's integer scores). The
-        stance is drawn from the mix with the PC's ``stance`` column; nobody to face: ``best``."""
+        worst-case stance; without information (or with nobody seen) against the templates the schedule can
+        place this turn, each once. Ties among optimal mixes go to the most wins against the adversaries'
+        own stance weights (R-CAM-51 counter's integer scores). The stance is drawn from the mix with one
+        uniform; nobody to face: ``best`` (no draw)."""
         p = self.p
         foes = [a for a in advs if a.loc == dest] if ears else []
         if not foes:
@@ -426,7 +529,7 @@ class Turn:
             w = self.stance_weights(a)
             for s in range(3):
                 prefer[s] += sum(w[s2] * m[s][s2] for s2 in range(3))
-        return draw_stance(equilibrium_mix(codes, prefer), self.u[self.lay.pc_stance[i]])
+        return draw_stance(equilibrium_mix(codes, prefer), self.rng.u(("pc_stance", i)))
 
 
 def finish(p: Params, g: Game) -> None:
@@ -437,25 +540,19 @@ def finish(p: Params, g: Game) -> None:
             g.end_turn[i] = p.T
 
 
-def play_game_turns(p: Params, blocks: list[np.ndarray], row: int) -> Game:
-    """Play one game from pre-drawn blocks (one (n, K) block per turn; this game's row)."""
+def play_game(p: Params, rng) -> Game:
+    """One game, turn by turn, drawing from ``rng`` (a :class:`Stream`)."""
     g = new_game(p)
     for t in range(1, p.T + 1):
-        Turn(p, g, t, blocks[t - 1][row].tolist()).play()
+        Turn(p, g, t, rng).play()
     finish(p, g)
     return g
 
 
 def run_reference(p: Params, n: int, rng: np.random.Generator) -> list[Game]:
-    """n games, drawing exactly the kernel's per-turn blocks from ``rng``."""
-    games = [new_game(p) for _ in range(n)]
-    for t in range(1, p.T + 1):
-        block = rng.random((n, p.layout.K))
-        for row, g in enumerate(games):
-            Turn(p, g, t, block[row].tolist()).play()
-    for g in games:
-        finish(p, g)
-    return games
+    """n games in run order, each drawing what it uses from the chunk's stream (R-GEN-7)."""
+    stream = Stream(rng)
+    return [play_game(p, stream) for _ in range(n)]
 
 
 def games_to_arrays(p: Params, games: list[Game]) -> dict[str, np.ndarray]:

@@ -24,6 +24,7 @@ from sim.report import (
     join,
     legend_outside,
     new_figure,
+    paragraph,
     save_figure,
     scenario_question,
     section,
@@ -183,6 +184,11 @@ def write_report(result, out_dir, exact_summary=None) -> Path:
     scen = result.scenario
     sections = [_answer(result, s, agg), description_block(scen.description),
                 section("Inputs that decide it", _inputs(scen))]
+    fights = {"until_cleared": "confrontations repeat at each location until no adversary or no free PC is left "
+                               "there (R-CAM-6, rules.fights = \"until_cleared\")",
+              "once": "each PC fights at most once a turn (R-CAM-6, rules.fights = \"once\", the reading before "
+                      "the revision)"}[scen.rules.fights]
+    sections.insert(1, paragraph(f"Fights: {fights}."))
 
     # per PC outcomes
     rows = []

@@ -90,8 +90,11 @@ class TeamBattleResult:
     adversaries_beaten: list = field(default_factory=list)
 
 
-def team_battle(pcs: list[Fighter], adversaries: list[Fighter]) -> TeamBattleResult:
+def team_battle(pcs: list[Fighter], adversaries: list[Fighter], draw_stance=None) -> TeamBattleResult:
     """R-CAM-9 team battle on sides already in their random order.
+
+    An adversary given with ``stance=None`` draws its stance with ``draw_stance(tag)`` when it first steps up
+    (R-CAM-52: once per battle; one that never duels draws nothing).
 
     The first of each side duel; the loser is out, and the winner's base in the stance it used is
     lowered by the loser's value until the battle ends (a tie puts both out). When one side is empty
@@ -103,6 +106,8 @@ def team_battle(pcs: list[Fighter], adversaries: list[Fighter]) -> TeamBattleRes
     i = j = 0
     while i < len(pcs) and j < len(advs):
         p, a = pcs[i], advs[j]
+        if a.stance is None:
+            a.stance = draw_stance(a.tag)
         pv, av, res = duel(p, a)
         out.duels.append((p.tag, a.tag, pv, av, res))
         if res > 0:

@@ -14,7 +14,7 @@ from sim.batch import map_chunks, parquet_bytes, stream_chunks
 from sim.campus.aggregate import CampusAggregate
 from sim.campus.kernel import run_kernel
 from sim.campus.model import STANCES, Scenario
-from sim.campus.params import CAPTURED, CLEARED, GAME_OVER, STATUS_NAMES, Params, compile_params
+from sim.campus.params import CAPTURED, CLEARED, GAME_OVER, RANDOM_LAYOUT, STATUS_NAMES, Params, compile_params
 from sim.campus.reference import games_to_arrays, run_reference
 from sim.result import SimulationResult, provenance
 from sim.stats import wilson_interval
@@ -34,9 +34,17 @@ def _check_engine(engine: str) -> None:
         raise ValueError(f"engine: expected one of {ENGINES}; given {engine!r}")
 
 
+def _warm_up(params: Params, n_jobs: int, engine: str) -> None:
+    """Compile the kernel (or load it from numba's cache) in this process before worker processes start, so
+    that on a fresh install they load the cached code instead of each compiling it (time and memory)."""
+    if engine == "kernel" and n_jobs != 1:
+        run_kernel(params, 1, np.random.default_rng(0))
+
+
 def run_arrays(params: Params, runs: int, seed: int, n_jobs: int = 1, engine: str = "kernel") -> dict:
     """Per-game arrays for ``runs`` games, chunked by :func:`sim.batch.map_chunks` (R-GEN-7)."""
     _check_engine(engine)
+    _warm_up(params, n_jobs, engine)
     parts = [res for _, res in map_chunks(_run_chunk, (params, engine), runs, seed, n_jobs)]
     return {k: np.concatenate([part[k] for part in parts]) for k in parts[0]}
 
@@ -132,13 +140,15 @@ def summarize(params: Params, agg: CampusAggregate, runs: int, seed: int) -> dic
         "mean_turns": params.T,
     }
     summary.update(provenance(s, seed, runs))
+    # which uniform decides what (sim.campus.params): a new layout changes every per-run result once
+    summary["random_layout"] = RANDOM_LAYOUT
     return summary
 
 
 def simulate(scenario: Scenario, runs: int, seed: int, n_jobs: int = 1, engine: str = "kernel",
              keep_runs: bool = True, runs_sink: Callable[[int, bytes], None] | None = None,
              **options) -> SimulationResult:
-    """Simulate ``runs`` campus games (R-CAM-41). ``engine`` selects the vectorized kernel (default) or
+    """Simulate ``runs`` campus games (R-CAM-41). ``engine`` selects the compiled batch kernel (default) or
     the scalar reference; both give identical per-game results for the same seed.
 
     ``keep_runs=False`` streams: each chunk is folded into the aggregate (summary and report need
@@ -158,6 +168,7 @@ def simulate(scenario: Scenario, runs: int, seed: int, n_jobs: int = 1, engine: 
         result.runs = runs_frame(params, arrays)
     else:
         job = (params, engine, runs_sink is not None)
+        _warm_up(params, n_jobs, engine)
         stream_chunks(_stream_task, job, runs, seed, n_jobs, agg, runs_sink)
     result.summary = summarize(params, agg, runs, seed)
     result.extra["aggregate"] = agg

@@ -11,7 +11,9 @@ enumeration: the guaranteed payoff ``f(x) = min_c x . M[:, c]`` is concave and p
 triangle of mixed strategies, linear on each cell of the arrangement of the lines ``x_r = 0`` and
 ``x . (M[:, c] - M[:, c']) = 0``, so its maximum is attained at an intersection of two of those lines.
 The same holds for a sum of such minima (several adversaries, each choosing its own stance), which is
-what the ``equilibrium`` policy solves when it sees several adversaries.
+what the ``equilibrium`` policy solves when it sees several adversaries: the expected number of wins per
+adversary met, whether the PC meets them one after another (R-CAM-6 ``fights = "until_cleared"``) or one
+drawn at random (``"once"``).
 """
 
 from __future__ import annotations
@@ -135,7 +137,8 @@ def guarantee(matrices, x) -> Fraction:
 
 def maximin(matrices, prefer: Sequence | None = None) -> tuple[Vector, Fraction]:
     """Exact maximin mix of the PC (3 stances) against one or more adversaries, each replying with its own
-    worst-case stance, the adversary met drawn uniformly: maximises ``mean_a min_c x . M_a[:, c]``.
+    worst-case stance: maximises ``mean_a min_c x . M_a[:, c]`` (R-CAM-6: each adversary met in turn, or one
+    drawn uniformly).
 
     Returns (x, value). Among optimal mixes: the one with the highest ``prefer . x`` (the policy passes the
     expected wins against the adversaries' own stance weights), then the lexicographically largest

@@ -117,6 +117,8 @@ def random_scenario_dict(seed: int) -> dict:
         "growth": str(g.choice(["none", "lowest", "best"])),
         "rescue": bool(g.random() < 0.6),
     }
+    if g.random() < 0.3:  # R-CAM-6: the reading before the revision, now a switch
+        rules["fights"] = "once"
     return {
         "kind": "campus", "name": f"fuzz {seed}", "rules": rules, "locations": locs, "adversaries": advs,
         "spawns": spawns, "missions": missions, "party": party, "policy": policy,

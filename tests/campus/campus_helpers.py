@@ -36,19 +36,32 @@ def params_of(**over):
     return compile_params(parse_scenario(scenario_dict(**over)))
 
 
-def uniforms(p, fill: float = 0.5, **cols) -> list[float]:
-    """A per-turn uniform row: ``fill`` everywhere, ``name=[values]`` or ``name={index: value}`` for the
-    layout's columns (e.g. pc_move=[0.0, 0.9], adv_stance={(0, 0): 0.1})."""
-    u = [fill] * p.layout.K
-    for name, values in cols.items():
-        idx = getattr(p.layout, name)
-        if isinstance(values, dict):
-            for k, v in values.items():
-                u[int(idx[k])] = v
-        else:
-            for k, v in enumerate(values):
-                u[int(idx[k])] = v
-    return u
+class Scripted:
+    """A stream that answers each draw by its label (``fill`` when the test did not choose it) and records
+    what it gave, in order, so the kernel can be fed the same numbers."""
+
+    def __init__(self, values: dict, fill: float):
+        self.values, self.fill = values, fill
+        self.drawn: list[float] = []
+        self.labels: list = []
+
+    def u(self, label=None) -> float:
+        x = self.values.get(label, self.fill)
+        self.drawn.append(x)
+        self.labels.append(label)
+        return x
+
+
+def uniforms(p, fill: float = 0.5, draws: dict | None = None, **cols) -> Scripted:
+    """Chosen draws by label: ``name=[values]`` (labels (name, 0), (name, 1), ...) or ``name={key: value}``
+    (labels (name, key)), e.g. pc_move=[0.0, 0.9], adv_stance={(0, 0): 0.1}; ``draws`` gives whole labels
+    (a shuffle's draw j is ((name, key), j)); every other draw is ``fill``."""
+    values = dict(draws or {})
+    for name, vals in cols.items():
+        items = vals.items() if isinstance(vals, dict) else enumerate(vals)
+        for k, v in items:
+            values[(name, k)] = v
+    return Scripted(values, fill)
 
 
 def play(p, g, t, u):
@@ -64,29 +77,39 @@ def kernel_matches_reference(p, n: int, seed: int) -> bool:
     return all(np.array_equal(a[k], b[k]) for k in a)
 
 
-def kernel_turn(p, g, t, u):
-    """The kernel's view of one turn from a reference game's state (a one-row batch)."""
-    from sim.campus.kernel import initial_state, step
+def kernel_turn(p, g, t, drawn):
+    """The kernel's turn t from a reference game's state (a one-game record) on the numbers ``drawn``;
+    returns the record and how many numbers it drew."""
+    from sim.campus.kernel import new_record, play_turn
 
-    s = initial_state(p, 1)
-    s = s.__class__(**{**s.__dict__,
-                       "base": np.array([g.base], np.int64), "gp": np.array([g.gp], np.int64),
-                       "vit": np.array([g.vit], np.int64), "status": np.array([g.status], np.int8),
-                       "room": np.array([g.room], np.int64), "cap_turn": np.array([g.cap_turn], np.int64)})
-    return step(s, p, t, np.array([u]))
+    rec = new_record(p, 1)
+    rec.base[0] = g.base
+    rec.gp[0] = g.gp
+    rec.vit[0] = g.vit
+    rec.status[0] = g.status
+    rec.room[0] = g.room
+    rec.cap_turn[0] = g.cap_turn
+    used = play_turn(p, rec, 0, t, drawn)
+    return rec, used
 
 
 def play_both(p, g, t, u):
-    """Play turn t on the reference game ``g`` and require the kernel to reach the same state."""
-    ks = kernel_turn(p, g, t, u)
+    """Play turn t on the reference game ``g`` and require the kernel, fed the same numbers in the same
+    order, to draw exactly as many and reach the same state."""
+    before = copy.deepcopy(g)
     play(p, g, t, u)
-    assert ks.status[0].tolist() == g.status
-    assert ks.vit[0].tolist() == g.vit
-    assert ks.gp[0].tolist() == g.gp
-    assert ks.base[0].tolist() == g.base
-    assert ks.duels_stance[0].tolist() == g.duels_stance
+    rec, used = kernel_turn(p, before, t, u.drawn)
+    assert used == len(u.drawn)
+    assert rec.status[0].tolist() == g.status
+    assert rec.vit[0].tolist() == g.vit
+    assert rec.gp[0].tolist() == g.gp
+    assert rec.base[0].tolist() == g.base
+    assert rec.room[0].tolist() == g.room
+    assert rec.duels_stance[0].tolist() == g.duels_stance
+    assert rec.duels_tmpl[0].tolist() == g.duels_tmpl
+    assert rec.captures_t[0].tolist() == g.captures_t
     return g
 
 
-__all__ = ["new_game", "params_of", "play", "scenario_dict", "uniforms", "kernel_matches_reference", "kernel_turn",
-           "play_both"]
+__all__ = ["Scripted", "new_game", "params_of", "play", "scenario_dict", "uniforms", "kernel_matches_reference",
+           "kernel_turn", "play_both"]

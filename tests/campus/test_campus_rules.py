@@ -5,33 +5,17 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
-from campus_helpers import new_game, params_of, play, uniforms
+from campus_helpers import new_game, params_of, play, play_both, uniforms
 
-from sim.campus.kernel import grow_lowest_vec, initial_state, step
 from sim.campus.params import CAPTURED, CLEARED, FREE, GAME_OVER
 from sim.campus.rules import FIGHT, FLEE, HIDE, Fighter, beats, best_stance, duel, grow_lowest, value
 
 HOUND = {"name": "hound", "abilities": {"fight": 12, "flee": 12, "hide": 12}, "reward": 2, "stance": "fight"}
 
 
-def kernel_turn(p, g, t, u):
-    """The kernel's view of the same turn from the reference game's state (one-row batch)."""
-    s = initial_state(p, 1)
-    s = s.__class__(**{**s.__dict__,
-                       "base": np.array([g.base], np.int64), "gp": np.array([g.gp], np.int64),
-                       "vit": np.array([g.vit], np.int64), "status": np.array([g.status], np.int8),
-                       "room": np.array([g.room], np.int64), "cap_turn": np.array([g.cap_turn], np.int64)})
-    return step(s, p, t, np.array([u]))
-
-
 def assert_same(p, g, t, u):
-    ks = kernel_turn(p, g, t, u)
-    play(p, g, t, u)
-    assert ks.status[0].tolist() == g.status
-    assert ks.vit[0].tolist() == g.vit
-    assert ks.gp[0].tolist() == g.gp
-    assert ks.base[0].tolist() == g.base
-    return g
+    """The reference's turn, and the kernel's on the same numbers (campus_helpers.play_both)."""
+    return play_both(p, g, t, u)
 
 
 # ------------------------------------------------------------------ characters and values
@@ -89,8 +73,8 @@ def test_r_cam_5_turn_order_and_clear_after_last_turn():
 
 
 def test_r_cam_6_team_battle_first_then_one_by_one():
-    """R-CAM-6: teams of two or more fight first; each PC fights at most once; one-on-one against an
-    adversary drawn at random among those present."""
+    """R-CAM-6: teams of two or more fight first, against all adversaries present; the single PC then finds
+    nobody left."""
     weak = {"name": "weak", "abilities": {"fight": 1, "flee": 1, "hide": 1}, "stance": "fight", "reward": 1}
     p = params_of(adversaries=[weak], spawns=[{"adversary": "weak", "locations": ["hall"], "count": 3}],
                   party=[{"name": n, "abilities": {"fight": 10, "flee": 10, "hide": 10}, "team": t}
@@ -107,7 +91,8 @@ def test_r_cam_6_team_battle_first_then_one_by_one():
 
 
 def test_r_cam_7_boss_stays_and_fights_each_pc_once():
-    """R-CAM-7 / R-CAM-54: a boss stays after a confrontation (won, lost or tied); each PC fights once."""
+    """R-CAM-7 / R-CAM-54: a boss stays after a confrontation (won, lost or tied) and fights each group at most
+    once a turn: B, who beat it, does not meet it again although fights repeat until the location is cleared."""
     boss = {"name": "boss", "abilities": {"fight": 10, "flee": 0, "hide": 0}, "stance": "fight", "boss": True}
     p = params_of(adversaries=[boss], spawns=[{"adversary": "boss", "locations": ["hall"]}],
                   party=[{"name": n, "abilities": {"fight": f, "flee": 0, "hide": 0}} for n, f in
@@ -146,8 +131,8 @@ def test_r_cam_9_team_loses_every_member_captured_by_its_adversary():
                   party=[{"name": n, "abilities": {"fight": 10, "flee": 0, "hide": 0}, "team": "x"} for n in "AB"]
                   + [{"name": "C", "abilities": {"fight": 10, "flee": 0, "hide": 0}}])
     g = new_game(p)
-    # big first in the adversaries' order (order key 0.0), small second
-    u = uniforms(p, pc_move=[0.0, 0.0, 0.0], adv_order={(0, 0): 0.0, (1, 0): 0.9})
+    # the adversaries' side shuffled from (big, small): u = 0.0 keeps big first, small second
+    u = uniforms(p, pc_move=[0.0, 0.0, 0.0], draws={(("adv_side", 0), 0): 0.0})
     assert_same(p, g, 1, u)
     assert g.status == [CAPTURED, CAPTURED, FREE]  # C had no adversary left to fight
     assert g.duels_tmpl == [2, 0]
@@ -381,7 +366,7 @@ def test_r_cam_40_stance_policies_and_growth():
     base = rng.integers(0, 8, size=(500, 3))
     gp = rng.integers(-2, 15, size=500)
     expected = np.array([grow_lowest(list(b), int(g)) for b, g in zip(base, gp, strict=True)])
-    assert np.array_equal(grow_lowest_vec(base, gp), expected)
+    assert (expected.sum(1) == base.sum(1) + np.maximum(gp, 0)).all()
     p = params_of(policy={"growth": "best", "stance": "best"},
                   party=[{"name": "A", "abilities": {"fight": 4, "flee": 9, "hide": 2}}])
     g = new_game(p)
@@ -412,10 +397,12 @@ def test_r_cam_50_options_k_subset():
     """R-CAM-50: `options = k` draws the k locations with the smallest keys, once for the party."""
     p = params_of(rules={"options": 1}, locations=[{"id": "a"}, {"id": "b"}, {"id": "cell", "capture_room": True}])
     g = new_game(p)
-    assert_same(p, g, 1, uniforms(p, pc_move=[0.0], options=[0.9, 0.1, 0.5]))
-    assert g.status == [FREE]
+    # one option: the first of a partial shuffle of (a, b, cell); u = 0.4 -> index 1 -> b, where everyone goes
+    u = uniforms(p, options=[0.4])
+    assert_same(p, g, 1, u)
+    assert g.status == [FREE] and u.labels == [("options", 0)]  # one option: the move draws nothing
     p_all = params_of(rules={"options": 9})
-    assert p_all.k_options == p_all.L and p_all.layout.options is None
+    assert p_all.k_options == p_all.L
 
 
 def test_r_cam_51_ears_count_while_captured():
@@ -440,8 +427,11 @@ def test_r_cam_52_more_members_than_team_max_rest_fight_alone():
     p = params_of(rules={"team_max": 2}, adversaries=[weak], spawns=[{"adversary": "w", "locations": ["hall"]}],
                   party=[{"name": n, "abilities": {"fight": 10, "flee": 0, "hide": 0}, "team": "x"} for n in "ABC"])
     g = new_game(p)
-    assert_same(p, g, 1, uniforms(p, pc_move=[0.0] * 3, pc_member_key=[0.1, 0.9, 0.2]))
-    # team A + C (one duel: A wins, the boss is out), then B alone against the boss: 2 duels in all
+    # the members shuffled from (A, B, C): u = 0.0 keeps A first, u = 0.9 swaps B and C -> team A + C, B alone
+    draws = {(("team_members", 0), 0): 0.0, (("team_members", 0), 1): 0.9}
+    assert_same(p, g, 1, uniforms(p, pc_move=[0.0] * 3, draws=draws))
+    # team A + C (one duel: the boss is out), then B alone against the boss: 2 duels in all; the boss has
+    # fought both groups this turn, so fights stop although it stays (R-CAM-7)
     assert g.duels_tmpl == [2]
 
 
@@ -479,3 +469,66 @@ def test_r_cam_57_miso_bomb_uses_policy_and_default_room():
     assert_same(p, g, 3, uniforms(p, pc_move=[0.0, 0.0], pc_miso_loc=[0.0]))
     # miso: 5 x 3 = 15 > 14: B captured; the mission paid B (hide 9 >= 1) but not the miso bomb
     assert g.status == [GAME_OVER, CAPTURED] and g.gp == [0, 5 + 1] and g.duels_tmpl == [1]
+
+
+# ------------------------------------------------------------------ fights until the location is cleared
+LADDER = [{"name": n, "abilities": {"fight": f, "flee": 0, "hide": 0}, "stance": "fight", "reward": r}
+          for n, f, r in (("one", 5, 1), ("two", 8, 2), ("three", 30, 4))]
+
+
+def ladder(fights: str):
+    """One PC (fight 10, fixed stance fight) and three ordinary adversaries in the hall, all fixed on fight:
+    5 and 8 lose to 10 and 30 beats it (R-CAM-2..4: same stance, no doubling)."""
+    return params_of(adversaries=LADDER, rules={"fights": fights},
+                     spawns=[{"adversary": a["name"], "locations": ["hall"]} for a in LADDER],
+                     party=[{"name": "A", "abilities": {"fight": 10, "flee": 0, "hide": 0}}])
+
+
+def test_r_cam_6_until_cleared_repeats_until_capture():
+    """R-CAM-6 (seed 003: repeat until no adversary is left): the only PC fights again and again; with the
+    adversary drawn first among those left (u = 0.0) it beats 'one' (+1 gp) and 'two' (+2 gp), then loses to
+    'three' on its third confrontation of the turn and is captured (vitality 3 -> 2; +1 gp in step 7)."""
+    p = ladder("until_cleared")
+    g = new_game(p)
+    u = uniforms(p, pc_move=[0.0], pc_duel_pick=[0.0])
+    assert_same(p, g, 1, u)
+    assert g.duels_tmpl == [1, 1, 1] and g.wins_tmpl == [1, 1, 0]
+    assert g.status == [CAPTURED] and g.vit == [2] and g.captures_t[0] == 1 and g.gp == [1 + 2 + 1]
+    assert [lab for lab in u.labels if lab[0] == "pc_duel_pick"] == [("pc_duel_pick", 0)] * 2  # 3, then 2 left
+
+
+def test_r_cam_6_once_fights_one_confrontation():
+    """R-CAM-6 `fights = "once"`: the same turn gives one confrontation ('one', won: +1 gp, +1 in step 7)."""
+    p = ladder("once")
+    g = new_game(p)
+    assert_same(p, g, 1, uniforms(p, pc_move=[0.0], pc_duel_pick=[0.0]))
+    assert g.duels_tmpl == [1, 0, 0] and g.status == [FREE] and g.gp == [1 + 1] and g.captures_t[0] == 0
+
+
+def test_r_cam_6_no_group_twice_in_a_row_unless_the_last():
+    """R-CAM-6: two single PCs and four weak adversaries: the rotation alternates A, B, A, B (A first: the
+    shuffle of (A, B) with u = 0.0 keeps A first); each wins twice (+1 gp a win). The pick of the opponent is
+    drawn while more than one is left: A, B, A."""
+    weak = {"name": "w", "abilities": {"fight": 1, "flee": 0, "hide": 0}, "stance": "fight", "reward": 1}
+    p = params_of(adversaries=[weak], spawns=[{"adversary": "w", "locations": ["hall"], "count": 4}],
+                  party=[{"name": n, "abilities": {"fight": 10, "flee": 0, "hide": 0}} for n in "AB"])
+    g = new_game(p)
+    u = uniforms(p, pc_move=[0.0, 0.0], draws={(("pc_order", 0), 0): 0.0})
+    assert_same(p, g, 1, u)
+    assert [lab for lab in u.labels if lab[0] == "pc_duel_pick"] == [("pc_duel_pick", 0), ("pc_duel_pick", 1),
+                                                                      ("pc_duel_pick", 0)]
+    assert g.duels_tmpl == [4] and g.gp == [2 + 1, 2 + 1] and g.status == [FREE, FREE]
+
+
+def test_r_cam_6_team_that_won_fights_again_after_the_singles():
+    """R-CAM-6 / R-CAM-7: a boss in the hall with the team (A, B) and the single C: the team fights first and
+    wins (the boss stays), then C fights it and wins; each group has met the boss once, so fights stop."""
+    boss = {"name": "b", "abilities": {"fight": 1, "flee": 0, "hide": 0}, "stance": "fight", "boss": True,
+            "reward": 3}
+    p = params_of(adversaries=[boss], spawns=[{"adversary": "b", "locations": ["hall"]}],
+                  party=[{"name": n, "abilities": {"fight": 10, "flee": 0, "hide": 0}, "team": t}
+                         for n, t in (("A", "x"), ("B", "x"), ("C", None))])
+    g = new_game(p)
+    assert_same(p, g, 1, uniforms(p, pc_move=[0.0] * 3))
+    # the team's win pays 3 // 2 = 1 each, C's win pays 3; + 1 each in step 7
+    assert g.duels_tmpl == [2] and g.gp == [2, 2, 4] and g.status == [FREE, FREE, FREE]

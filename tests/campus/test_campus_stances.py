@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 from campus_fuzz import random_scenario_dict
-from campus_helpers import kernel_matches_reference, new_game, params_of, play_both, scenario_dict, uniforms
+from campus_helpers import kernel_matches_reference, new_game, params_of, play, play_both, scenario_dict, uniforms
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -239,9 +239,13 @@ def test_policy_validation_accepts_equilibrium_only():
     with pytest.raises(sim.ScenarioError) as exc:
         parse_scenario(scenario_dict(policy={"stance": "equilibrum"}), "bad.toml")
     assert exc.value.key.startswith("policy.stance")
-    # the mixed-strategy draw has its own column; no other policy's layout changes
-    assert params_of(policy={"stance": "equilibrium"}).layout.pc_stance is not None
-    assert params_of(policy={"stance": "best"}).layout.pc_stance is None
+    # the mixed-strategy draw is one uniform per PC facing someone; `best` draws nothing for the stance
+    for stance, drawn in (("equilibrium", True), ("best", False)):
+        p = params_of(adversaries=[HOUND], spawns=[{"adversary": "hound", "locations": ["hall"]}],
+                      policy={"stance": stance})
+        u = uniforms(p)
+        play(p, new_game(p), 1, u)
+        assert (("pc_stance", 0) in u.labels) == drawn
 
 
 @pytest.mark.parametrize("u_stance,u_hound,stance,status", [
@@ -251,7 +255,7 @@ def test_policy_validation_accepts_equilibrium_only():
 ])
 def test_equilibrium_policy_draws_from_the_mix_with_early_ears(u_stance, u_hound, stance, status):
     """Policy `equilibrium` with early ears: the seed's PC 14 against a hound seen at its destination plays
-    fight or flee, 1/2 each (the game's equilibrium), drawn with its stance column; both engines agree."""
+    fight or flee, 1/2 each (the game's equilibrium), drawn with its stance draw; both engines agree."""
     p = params_of(adversaries=[HOUND], spawns=[{"adversary": "hound", "locations": ["hall"]}],
                   party=[{**PC14, "skills": [*PC14["skills"], {"kind": "early_ears"}]}],
                   policy={"stance": "equilibrium"})

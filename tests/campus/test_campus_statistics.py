@@ -57,3 +57,18 @@ def test_r_cam_50_options_subset_uniform():
     visited_a = float((r.runs["pc0_gp"] == 2).mean())
     assert within(visited_a, 0.25, RUNS)
     assert np.isclose(r.summary["clear_rate"], 1.0)
+
+
+def test_r_cam_6_until_cleared_against_exact():
+    """R-CAM-6: one PC (fight 10, fixed stance fight, always at the hall: `avoid` without ears) and two ordinary
+    adversaries (8 in every stance, uniform stance) for one turn. A confrontation is won with probability 2/3:
+    against fight 10 > 8; against hide fight beats hide, 20 > 8; against flee, flee beats fight, 16 > 10
+    (R-CAM-2..4). until_cleared: the PC must beat both, P(clear) = (2/3)^2 = 4/9, and the second duel happens
+    only after a win: E[duels] = 1 + 2/3 (variance 2/9). once: P(clear) = 2/3, exactly one duel."""
+    for fights, clear, duels in (("until_cleared", 4 / 9, 1 + 2 / 3), ("once", 2 / 3, 1.0)):
+        d = scenario_dict(rules={"turns": 1, "fights": fights}, policy={"move": "avoid"},
+                          adversaries=[{"name": "h", "abilities": {"fight": 8, "flee": 8, "hide": 8}}],
+                          spawns=[{"adversary": "h", "locations": ["hall"], "count": 2}])
+        s = sim.simulate(parse_scenario(d), runs=RUNS, seed=14).summary
+        assert within(s["clear_rate"], clear, RUNS)
+        assert abs(s["duels_per_game_by_adversary"]["h"] - duels) <= 4 * math.sqrt(2 / 9 / RUNS)
