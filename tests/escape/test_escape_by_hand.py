@@ -333,7 +333,8 @@ def test_R_ESC_14_only_a_cleric_blesses(cls):
 
 
 def test_R_ESC_14_gagged_cleric_cannot_bless():
-    p, st = setup(character("C", cls="cleric", restraints={"gag": "simple"}), character("F", restraints={"arms": "heavy"}))
+    p, st = setup(character("C", cls="cleric", restraints={"gag": "simple"}),
+                  character("F", restraints={"arms": "heavy"}))
     with pytest.raises(PolicyError):
         play_round(p, st, fixed([Action("bless"), STRUGGLE_ARMS_STR]), Script(checks=[False]), validate=True)
 

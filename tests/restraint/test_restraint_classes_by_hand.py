@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 
-from sim.composure import composure_maximum, default_composure_ability
+from sim.composure import CLASS_DIE, SAVE_PROFICIENCIES, composure_maximum, default_composure_ability
 from sim.escape.params import compile_params
 from sim.restraint.tables import class_features_table, composure_table
 from sim.scenario import parse_scenario
@@ -70,9 +70,14 @@ MAXIMA = {
 }
 
 
-def test_r_rst_20_r_rst_25_every_class_is_listed():
+def test_r_rst_20_r_rst_25_tables_match_the_rules_text():
+    """The shared tables equal the RULES.md transcription. The str/dex/int saves change no number
+    today (only con/wis/cha pick the composure ability), so this is what guards them."""
     assert set(ABILITY) == set(MAXIMA) == set(RULES_DIE) == set(RULES_SAVES)
     assert len(RULES_DIE) == 13
+    assert CLASS_DIE == RULES_DIE
+    assert {cls: set(saves) for cls, saves in SAVE_PROFICIENCIES.items()} == RULES_SAVES
+    assert all(len(saves) == 2 for saves in SAVE_PROFICIENCIES.values())
 
 
 @pytest.mark.parametrize("cls", sorted(ABILITY))
