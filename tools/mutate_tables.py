@@ -23,6 +23,8 @@ from __future__ import annotations
 
 import argparse
 import ast
+import os
+import signal
 import subprocess
 import sys
 import time
@@ -116,28 +118,81 @@ def mutants_of(source: str, only: set[str] | None = None) -> list[Mutant]:
     return out
 
 
+def _preload(root: Path) -> None:
+    """Import the heavy third-party modules once; forked children then import only the project."""
+    sys.path.insert(0, str(root))
+    for name in ("numpy", "pandas", "pydantic", "pyarrow", "numba", "matplotlib.pyplot", "hypothesis", "pytest",
+                 "sim", "sim.escape", "sim.restraint", "sim.campus", "sim.formation"):
+        try:
+            __import__(name)
+        except Exception:  # noqa: BLE001 - an optional module; the child imports what it needs
+            pass
+    for name in [n for n in sys.modules if n == "sim" or n.startswith("sim.")]:
+        del sys.modules[name]  # the children import the project afresh, mutated module included
+
+
+def _run_forked(root: Path, pytest_args: list[str], timeout: float) -> int:
+    """pytest in a forked child (fresh project modules, warm third-party imports); its exit status."""
+    pid = os.fork()
+    if pid == 0:  # child
+        code = 3
+        try:
+            os.chdir(root)
+            null = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(null, 1)
+            os.dup2(null, 2)
+            import pytest
+
+            code = int(pytest.main(["-x", "-q", "-p", "no:cacheprovider", *pytest_args]))
+        finally:
+            os._exit(code)
+    deadline = time.monotonic() + timeout
+    while True:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            return os.waitstatus_to_exitcode(status)
+        if time.monotonic() > deadline:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            return -1
+        time.sleep(0.05)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--root", required=True, type=Path, help="scratch copy of the project (files are changed)")
     ap.add_argument("--module", required=True, help="module path relative to the root, e.g. sim/composure.py")
     ap.add_argument("--only", default="", help="comma-separated table names to mutate (default: all)")
     ap.add_argument("--timeout", type=float, default=600.0, help="seconds per mutant before it counts as killed")
+    ap.add_argument("--subprocess", action="store_true", help="a fresh interpreter per mutant (slower than fork)")
     ap.add_argument("pytest_args", nargs="*", help="pytest selection (after --)")
     args = ap.parse_args(argv)
-    path = args.root / args.module
+    root = args.root.resolve()
+    path = root / args.module
     original = path.read_text(encoding="utf-8")
     mutants = mutants_of(original, {n for n in args.only.split(",") if n} or None)
+    # Never let a stale bytecode file stand in for a mutant (same size and mtime second as the last one).
+    sys.dont_write_bytecode = True
+    os.environ["PYTHONDONTWRITEBYTECODE"] = "1"
+    for pyc in (path.parent / "__pycache__").glob(path.stem + ".*.pyc"):
+        pyc.unlink()
+    use_fork = hasattr(os, "fork") and not args.subprocess
+    if use_fork:
+        _preload(root)
     killed = survived = 0
     t0 = time.monotonic()
     cmd = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", *args.pytest_args]
     try:
         for m in mutants:
             path.write_text(original[:m.start] + m.replacement + original[m.end:], encoding="utf-8")
-            try:
-                rc = subprocess.run(cmd, cwd=args.root, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                    timeout=args.timeout).returncode
-            except subprocess.TimeoutExpired:
-                rc = -1
+            if use_fork:
+                rc = _run_forked(root, args.pytest_args, args.timeout)
+            else:
+                try:
+                    rc = subprocess.run(cmd, cwd=root, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                        timeout=args.timeout).returncode
+                except subprocess.TimeoutExpired:
+                    rc = -1
             if rc == 0:
                 survived += 1
                 print(f"survived  {args.module}:{m.line}  {m.description}", flush=True)
