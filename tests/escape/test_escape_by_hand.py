@@ -430,3 +430,56 @@ def test_R_ESC_34_stimulus_rolls_for_dazed_and_free_characters():
         assert ("roll", 0, "stimulus") in src.calls and ("roll", 1, "stimulus") in src.calls
         assert not src.of("check")  # dazed: no action
     assert (a.craving, a.composure, a.dazed_left) == (6, 14, 0)
+
+
+# --- compiled parameters that the scripted source does not read ------------------------------------
+
+
+def test_R_ESC_34_dice_expressions_use_each_characters_modifier():
+    # rest "1d6" (R-ESC-10a default), harness "1d4" (R-ESC-11 default); a stimulus "2+wis" is 2 + the
+    # character's wis modifier: wis 14 -> 4, wis 8 -> 1 (R-ESC-34)
+    p, _ = setup(character("A", wis=14), character("B", wis=8), stimulus={"damage": "2+wis"})
+    assert p.rest_expr.distribution() == pytest.approx({k: 1 / 6 for k in range(1, 7)})
+    assert p.harness_expr.distribution() == pytest.approx({k: 1 / 4 for k in range(1, 5)})
+    assert p.stimulus_expr.evaluate([], p.modifiers[0]) == 4
+    assert p.stimulus_expr.evaluate([], p.modifiers[1]) == 1
+    p, _ = setup(character("A", con=16), rest={"recovery": "1d4+con"}, harness={"damage": "2d4"})
+    assert p.rest_expr.evaluate([3], p.modifiers[0]) == 3 + 3
+    assert p.harness_expr.distribution()[8] == pytest.approx(1 / 16)
+
+
+def test_R_RST_25_composure_ability_override_in_the_escape_challenge():
+    # fighter level 2, con 10, cha 16: default con (saves str/con): 10 + 0, + 5 + 0 = 15;
+    # composure_ability cha: 10 + 3, + 5 + 3 = 21
+    base = character("A", level=2, cha=16)
+    p, _ = setup(base)
+    assert int(p.comp_max[0]) == 15
+    p, _ = setup(dict(base, composure_ability="cha"))
+    assert int(p.comp_max[0]) == 21
+
+
+def test_R_ESC_20_greedy_searches_when_search_is_configured_else_rests():
+    # arms utter: no struggle (R-ESC-2), no untie (arms bound), no teammate: step 5 search, else step 6 rest
+    from sim.escape.policy import PolicyView, greedy
+
+    for search, kind in (({"dc": 12}, "search"), (None, "rest")):
+        p, st = setup(character("A", restraints={"arms": "utter"}), **({"search": search} if search else {}))
+        assert greedy(PolicyView(p, st, 1, (False,)))[0].kind == kind
+
+
+def test_R_ESC_9a_no_limit_means_never_caught():
+    # attention.limit defaults to none: 2 per assist for 3 rounds is never "caught"
+    p, st = setup(character("A", restraints={"arms": "despair"}), character("H"), run={"max_rounds": 3})
+    act = fixed([STRUGGLE_ARMS_STR, Action("assist", target=0)])
+    for _ in range(3):
+        play_round(p, st, act, Script(checks=[False]))
+    assert st.attention == 6 and st.outcome == "timeout"
+
+
+def test_R_ESC_10_an_item_without_count_never_runs_out():
+    p, st = setup(character("A", restraints={"arms": "utter"}), search={"items": [{"name": "pin", "value": 2}]})
+    for _ in range(2):
+        src = Script(searches=[True], items=[0])
+        play_round(p, st, fixed([Action("search")]), src)
+        assert src.of("item")[0][2] == (1.0,)  # still in the pool
+    assert st.chars[0].item_bonus == 4 and st.chars[0].items_found == 2
