@@ -24,7 +24,7 @@ PY="${PYTHON:-python}"
 
 ESC="tests/escape/test_escape_rules.py tests/escape/test_escape_by_hand.py"
 RST="tests/restraint/test_restraint_rules.py tests/restraint/test_restraint_composure.py \
-tests/restraint/test_restraint_classes_by_hand.py"
+tests/restraint/test_restraint_classes_by_hand.py tests/restraint/test_restraint_tables_by_hand.py"
 CAM="tests/campus/test_campus_rules.py tests/campus/test_campus_worked_example.py"
 FRM="tests/formation/test_formation_rules.py tests/formation/test_formation_dice.py \
 tests/formation/test_formation_targeting.py"
