@@ -33,7 +33,7 @@ tests/formation/test_formation_targeting.py"
 selection() {
     case "$1" in
         sim/composure.py) echo "$RST tests/escape/test_escape_by_hand.py|" ;;
-        sim/dice.py) echo "tests/test_dice.py tests/formation/test_formation_dice.py|" ;;
+        sim/dice.py) echo "tests/test_dice.py tests/test_dice_by_hand.py tests/formation/test_formation_dice.py|" ;;
         sim/escape/params.py | sim/escape/state.py | sim/escape/reference.py | sim/escape/policy.py) echo "$ESC|" ;;
         sim/escape/model.py) echo "$ESC|SLOTS,TIER_IDS,DEFAULT_DC,DEFAULT_BECOMES,MARKS,CLASSES" ;;
         sim/restraint/*.py) echo "$RST|" ;;
