@@ -62,17 +62,19 @@ def expected_row(slot: str, level: int) -> dict:
     return row
 
 
-@pytest.fixture(scope="module")
-def table():
+def effects():
+    # built in each test (not a shared fixture), so that mutmut maps the table code to every test using it
     return effect_table(5, [14]).set_index(["slot", "level"])
 
 
-def test_r_rst_14_every_slot_and_level_is_listed(table):
+def test_r_rst_14_every_slot_and_level_is_listed():
+    table = effects()
     assert list(table.index) == [(s, lv) for s in SLOTS for lv in LEVELS]
 
 
 @pytest.mark.parametrize("slot", SLOTS)
-def test_r_rst_14_combat_effect_table_every_cell(table, slot):
+def test_r_rst_14_combat_effect_table_every_cell(slot):
+    table = effects()
     for level, name in enumerate(LEVELS, start=1):
         got = table.loc[(slot, name)]
         for key, want in expected_row(slot, level).items():
