@@ -93,6 +93,7 @@ def test_r_rst_14_attack_probability_with_dice():
     assert attack_probability(5, 14, -1) == pytest.approx(0.36)
     # natural 1 always misses (+30 vs AC 2: 19 of 20); natural 20 always hits (-30: 1 of 20)
     assert attack_probability(30, 2, 0) == pytest.approx(0.95)
+    assert attack_probability(0, 2, 0) == pytest.approx(0.95)  # faces 2..20 hit, the 1 misses
     assert attack_probability(-30, 10, 0) == pytest.approx(0.05)
     assert attack_probability(-30, 10, 1) == pytest.approx(1 - 0.95**2)
 
