@@ -105,3 +105,16 @@ def test_R_GEN_5_limits():
 def test_R_MDK_21_expected_dp_per_roll():
     # one six (10 of 36 ordered pairs) 1 DP, two sixes (1 of 36) 4 DP: 14/36
     assert DARK_DICE_EXPECTED_DP == pytest.approx((10 * 1 + 1 * 4) / 36)
+
+
+def test_R_GEN_5_constants_signs_and_counts():
+    # integers add and subtract left to right; a leading minus negates the first term
+    assert parse_dice("2+3", ()).constant == 5
+    assert parse_dice("10-2-3", ()).constant == 5
+    assert parse_dice("-2+1d4", ()).distribution() == pytest.approx({k: 0.25 for k in (-1, 0, 1, 2)})
+    # 1 to 100 dice of 1 to 1000 sides, at most 100 dice in all
+    assert parse_dice("1d1", ()).distribution() == {1: 1.0}
+    assert parse_dice("100d2", ()).n_dice == parse_dice("50d2+50d2", ()).n_dice == 100
+    for bad, key in (("101d2", "1..100"), ("50d2+51d2", "more than 100"), ("1d0", "1..1000"), ("", "empty")):
+        with pytest.raises(ValueError, match=key):
+            parse_dice(bad, ())
