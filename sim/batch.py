@@ -514,5 +514,8 @@ def _progress(total: int, initial: int):
         columns = os.get_terminal_size(sys.stderr.fileno()).columns
     except OSError:
         columns = 0
-    return tqdm(total=total, initial=initial, unit="run", unit_scale=True, delay=1.0, file=sys.stderr,
+    # the bar appears after a second, so short runs stay quiet; SIM_PROGRESS_DELAY (seconds) changes
+    # that wait (the tests set 0 to see the bar however fast the machine is)
+    delay = float(os.environ.get("SIM_PROGRESS_DELAY", "1.0"))
+    return tqdm(total=total, initial=initial, unit="run", unit_scale=True, delay=delay, file=sys.stderr,
                 leave=False, desc="simulating", ncols=columns if columns > 0 else 100, miniters=1, mininterval=0.2)

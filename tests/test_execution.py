@@ -145,33 +145,59 @@ def test_store_refuses_a_changed_scenario(tmp_path):
         ChunkStore(tmp_path / "chunks", fingerprint_of(other, 5, 30_000))
 
 
+# Run Python code (argv[1]) after patching ChunkStore.save to stop after the chunk whose number is
+# $SIM_TEST_STOP_AFTER: it creates the file $SIM_TEST_READY, then waits there for the test's signal.
+# The tests wait on that file (an event), not on a count of chunks at some moment.
+STOP_AFTER_CHUNKS = """
+import os, runpy, sys, time
+import sim.batch as B
+orig = B.ChunkStore.save
+def save(self, index, result):
+    orig(self, index, result)
+    if index + 1 >= int(os.environ["SIM_TEST_STOP_AFTER"]):
+        open(os.environ["SIM_TEST_READY"], "w").close()
+        time.sleep(3600)
+B.ChunkStore.save = save
+code = sys.argv.pop(1)
+if code == "-m":  # the sim CLI, with the remaining arguments
+    runpy.run_module("sim", run_name="__main__", alter_sys=True)
+else:
+    exec(code)
+"""
+
 KILL_SCRIPT = """
-import sys, time
+import sys
 import sim
 from sim.batch import ChunkStore, execution, fingerprint_of
-import sim.batch as B
 s = sim.load_scenario(sys.argv[1])
 store = ChunkStore(sys.argv[2], fingerprint_of(s, 9, 60_000))
-orig = B._run_tasks
-def slow(*a, **k):
-    time.sleep(0.4)
-    return orig(*a, **k)
-B._run_tasks = slow
 with execution(store=store):
     sim.simulate(s, runs=60_000, seed=9)
 """
 
 
+def _stopping(args, ready: Path, after: int, **kw) -> subprocess.Popen:
+    env = {**os.environ, "SIM_TEST_STOP_AFTER": str(after), "SIM_TEST_READY": str(ready)}
+    return subprocess.Popen([sys.executable, "-c", STOP_AFTER_CHUNKS, *args], cwd=ROOT, env=env, **kw)
+
+
+def _wait_for(path: Path, proc: subprocess.Popen, timeout: float = 300) -> None:
+    deadline = time.time() + timeout
+    while not path.exists():
+        assert proc.poll() is None, "the run ended before it reached the chunk to stop after"
+        assert time.time() < deadline, f"{path.name} did not appear"
+        time.sleep(0.02)
+
+
 def test_sigkill_mid_run_then_resume_gives_the_uninterrupted_result(tmp_path):
     folder = tmp_path / "chunks"
-    proc = subprocess.Popen([sys.executable, "-c", KILL_SCRIPT, str(ESCAPE), str(folder)], cwd=ROOT)
-    deadline = time.time() + 60
-    while time.time() < deadline and len(list(folder.glob("chunk-*.npz"))) < 2:
-        time.sleep(0.05)
+    ready = tmp_path / "ready"
+    proc = _stopping([KILL_SCRIPT, str(ESCAPE), str(folder)], ready, after=2)
+    _wait_for(ready, proc)
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
     finished = len(list(folder.glob("chunk-*.npz")))
-    assert 2 <= finished < 6, finished
+    assert finished == 2, finished
     scenario = sim.load_scenario(ESCAPE)
     store = ChunkStore(folder, fingerprint_of(scenario, 9, 60_000))
     assert all(store.load(i) is not None for i in range(finished))  # only whole chunks (atomic writes)
@@ -204,20 +230,19 @@ def test_cli_run_interrupted_then_rerun_gives_the_uninterrupted_result(tmp_path,
     import pandas as pd
 
     out = tmp_path / "out"
-    args = ("run", str(ESCAPE), "--runs", "200000", "--seed", "3", "--out", str(out), "--quiet")
-    proc = _cli(*args)
-    deadline = time.time() + 120
-    while time.time() < deadline and len(list((out / ".chunks").glob("chunk-*.npz"))) < 3:
-        time.sleep(0.05)
+    args = ("run", str(ESCAPE), "--runs", "60000", "--seed", "3", "--out", str(out), "--quiet")
+    ready = tmp_path / "ready"
+    proc = _stopping(["-m", *args], ready, after=3, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    _wait_for(ready, proc)  # chunk 3 of 6 is written and the run waits: interrupt it there
     proc.send_signal(sig)
-    proc.wait(timeout=60)
-    assert proc.returncode != 0
+    proc.communicate(timeout=60)
+    assert proc.returncode == (130 if sig == signal.SIGINT else -signal.SIGKILL)
     done = len(list((out / ".chunks").glob("chunk-*.npz")))
-    assert 3 <= done < 20 and not (out / "summary.json").exists()
+    assert done == 3 and not (out / "summary.json").exists()
     assert _cli(*args).wait(timeout=300) == 0
     assert not (out / ".chunks").exists()  # removed once complete
     whole = tmp_path / "whole"
-    assert _cli("run", str(ESCAPE), "--runs", "200000", "--seed", "3", "--out", str(whole), "--quiet").wait(300) == 0
+    assert _cli("run", str(ESCAPE), "--runs", "60000", "--seed", "3", "--out", str(whole), "--quiet").wait(300) == 0
     resumed, fresh = json.loads((out / "summary.json").read_text()), json.loads((whole / "summary.json").read_text())
     assert resumed == fresh
     assert pd.read_parquet(out / "runs.parquet").equals(pd.read_parquet(whole / "runs.parquet"))
@@ -236,17 +261,18 @@ def test_cli_refuses_a_changed_scenario_in_an_interrupted_folder(tmp_path, capsy
 def _stderr_of_run(tmp_path, tty: bool, quiet: bool, columns: int = 120) -> str:
     import pty
 
-    args = [sys.executable, "-m", "sim", "run", str(ESCAPE), "--runs", "120000", "--seed", "1", "--no-runs",
+    args = [sys.executable, "-m", "sim", "run", str(ESCAPE), "--runs", "20000", "--seed", "1", "--no-runs",
             "--out", str(tmp_path / f"o{int(tty)}{int(quiet)}")] + (["--quiet"] if quiet else [])
+    env = {**os.environ, "SIM_PROGRESS_DELAY": "0"}  # show the bar at once: no dependence on the run's speed
     if not tty:
-        return subprocess.run(args, cwd=ROOT, capture_output=True, text=True, timeout=300).stderr
+        return subprocess.run(args, cwd=ROOT, capture_output=True, text=True, timeout=300, env=env).stderr
     import fcntl
     import struct
     import termios
 
     leader, follower = pty.openpty()
     fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 40, columns, 0, 0))  # the terminal's size
-    proc = subprocess.Popen(args, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=follower)
+    proc = subprocess.Popen(args, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=follower, env=env)
     os.close(follower)
     chunks = []
     while True:
@@ -264,7 +290,8 @@ def _stderr_of_run(tmp_path, tty: bool, quiet: bool, columns: int = 120) -> str:
 
 @pytest.mark.slow
 def test_progress_bar_on_a_terminal_and_silent_otherwise(tmp_path):
-    """Progress on stderr for runs longer than a second (runs done, runs/s, ETA), silent with --quiet or off a tty."""
+    """Progress on stderr (runs done, runs/s, ETA), silent with --quiet or off a tty. The bar normally waits a
+    second before it appears; SIM_PROGRESS_DELAY=0 shows it at once, so the run's speed does not matter."""
     on_tty = _stderr_of_run(tmp_path, tty=True, quiet=False)
     assert "simulating" in on_tty and "run/s" in on_tty
     assert "simulating" not in _stderr_of_run(tmp_path, tty=True, quiet=True)

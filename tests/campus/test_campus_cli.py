@@ -4,8 +4,10 @@ import json
 from pathlib import Path
 
 import pandas as pd
+import pytest
 
 from sim.cli import main
+from sim.stats import wilson_interval
 
 SCEN = Path(__file__).resolve().parents[2] / "scenarios" / "campus"
 
@@ -20,9 +22,14 @@ def test_cli_run_writes_summary_runs_report(tmp_path, capsys):
     assert summary["kind"] == "campus" and summary["runs"] == 2000 and summary["seed"] == 3
     assert len(summary["capture_by_turn"]) == 12 and len(summary["escape_success_by_turn"]) == 12
     assert summary["escape_success_by_turn"][0] is None  # R-CAM-59: nobody checks in turn 1
-    lo, hi = summary["clear_rate_ci"]
-    assert 0 <= lo <= summary["clear_rate"] <= hi <= 1
     runs = pd.read_parquet(out / "runs.parquet")
+    # the summary is the per-run file's: clear rate = cleared PCs / (runs x 3 PCs); its interval is
+    # the 95% Wilson interval with the run as the unit (n = runs), party clear rate likewise
+    rate = runs["cleared"].sum() / (2000 * 3)
+    assert summary["clear_rate"] == pytest.approx(rate, abs=1e-12)
+    assert summary["clear_rate_ci"] == pytest.approx(wilson_interval(rate * 2000, 2000), abs=1e-12)
+    party = runs["party_cleared"].mean()
+    assert summary["party_clear_rate_ci"] == pytest.approx(wilson_interval(party * 2000, 2000), abs=1e-12)
     assert len(runs) == 2000 and {"cleared", "captures", "rescues_tried", "rescues_won", "pc0_t12"} <= set(runs)
     assert (out / "report.html").read_text().count("<img") >= 6
     assert len(list(out.glob("*.png"))) >= 6

@@ -8,6 +8,9 @@ import sys
 from pathlib import Path
 
 import pandas as pd
+import pytest
+
+from sim.stats import wilson_interval
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -25,10 +28,12 @@ def test_run_writes_summary_runs_report_and_charts(tmp_path):
                 "mean_rounds", "escape_by_round", "scenario_hash", "sim_version", "numpy_version"):
         assert key in summary
     assert summary["runs"] == 3000 and summary["seed"] == 4 and len(summary["escape_by_round"]) == 8
-    lo, hi = summary["escape_rate_ci"]
-    assert lo <= summary["escape_rate"] <= hi
     runs = pd.read_parquet(out / "runs.parquet")
     assert len(runs) == 3000 and set(runs["outcome"].unique()) <= {"escaped", "caught", "timeout"}
+    # the summary is the per-run file's: rate = escapes / runs, 95% Wilson interval of that count
+    k = int((runs["outcome"] == "escaped").sum())
+    assert summary["escape_rate"] == pytest.approx(k / 3000, abs=1e-12)
+    assert summary["escape_rate_ci"] == pytest.approx(wilson_interval(k, 3000), abs=1e-12)
     html = (out / "report.html").read_text()
     for png in ("escape_by_round.png", "outcomes.png", "tiers.png", "rounds_hist.png"):
         assert (out / png).stat().st_size > 1000 and png in html

@@ -15,7 +15,7 @@ from sim.errors import ScenarioError
 from sim.formation import exact, targeting_table
 from sim.formation.rules import dp_variance_per_roll, hit_probability
 from sim.scenario import parse_scenario
-from sim.stats import standard_error
+from sim.stats import standard_error, wilson_interval
 
 SCENARIOS = ["ambush_powered_armor", "overflow_front", "summoner_vs_horde", "dp_income"]
 
@@ -40,8 +40,8 @@ def test_r_mdk_20_and_21_simulated_within_4_se_of_exact(ambush):
     ex = exact(s)
     for key in ("ambush_win", "ambush_win_by_2"):
         assert within_4se(res.summary[key], ex[key], standard_error(ex[key], runs)), key
-        lo, hi = res.summary[key + "_ci"]
-        assert lo <= res.summary[key] <= hi
+        # the interval is the 95% Wilson interval of the count behind the rate
+        assert res.summary[key + "_ci"] == pytest.approx(wilson_interval(round(res.summary[key] * runs), runs))
     se_dp = math.sqrt(25 * dp_variance_per_roll() / runs)
     assert within_4se(res.summary["dp_per_session"], ex["dp_per_session"], se_dp)
     assert ex["dp_per_session"] == pytest.approx(9 + 25 * 14 / 36, abs=1e-12)
