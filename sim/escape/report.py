@@ -32,7 +32,7 @@ from sim.report import (
     write_html,
 )
 from sim.result import SimulationResult
-from sim.stats import Z95, wilson_interval
+from sim.stats import wilson_interval
 
 
 def tier_table(result: SimulationResult) -> pd.DataFrame:
@@ -63,35 +63,11 @@ def tier_table(result: SimulationResult) -> pd.DataFrame:
 
 
 def balance_metrics(result: SimulationResult) -> dict:
-    """Balance metrics of an escape result from its aggregate: run-length spread, timeout share,
-    first-check advantage (escape rate after a round-1 success minus after round-1 failures) and the
-    tier where most failed runs were held (the same keys as sim.designer.balance)."""
-    from sim.designer.balance import spread_from_counts
+    """Balance metrics of an escape result from its aggregate (run-length spread, timeout share, first-check
+    advantage, failure tier): the same computation as sim.designer.balance, which owns it."""
+    from sim.designer.balance import escape_from_aggregate
 
-    agg = result.extra["aggregate"]
-    n = agg.runs
-    out: dict = {"run_length": spread_from_counts(agg.rounds_all),
-                 "run_length_success": spread_from_counts(agg.escaped_at)}
-    timeouts = int(agg.outcomes[3])
-    out["timeout_share"] = timeouts / n
-    out["timeout_share_ci"] = wilson_interval(timeouts, n)
-    fr = agg.first_round  # rows: no check, checks without success, a success; columns: not escaped, escaped
-    n1, n0 = int(fr[2].sum()), int(fr[1].sum())
-    if n1 and n0:
-        p1, p0 = fr[2, 1] / n1, fr[1, 1] / n0
-        se = float(np.sqrt(p1 * (1 - p1) / n1 + p0 * (1 - p0) / n0))
-        d = float(p1 - p0)
-        out["first_check_advantage"] = {"value": d, "ci": [d - Z95 * se, d + Z95 * se], "p_after_success": float(p1),
-                                        "p_after_failure": float(p0), "n_after_success": n1, "n_after_failure": n0,
-                                        "runs_with_a_round_1_check": n1 + n0}
-    failed = int(agg.failure_tiers.sum())
-    if failed:
-        shares = {TIER_IDS[t]: float(c / failed) for t, c in enumerate(agg.failure_tiers) if c > 0}
-        top = max(shares, key=shares.get)
-        out["failure_tier"], out["failure_tier_share"], out["failure_tiers"] = top, shares[top], shares
-    else:
-        out["failure_tier"] = None
-    return out
+    return escape_from_aggregate(result.extra["aggregate"])
 
 
 ATTENTION_ACTIONS = (("assist", "assist"), ("guide", "guide"), ("search", "search"))
