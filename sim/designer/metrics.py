@@ -150,6 +150,18 @@ def _wilson_like(summary: dict, metric: str, value: float, lo: float, hi: float)
     return abs(wlo - lo) < 1e-9 and abs(whi - hi) < 1e-9
 
 
+def present_metrics(summary: dict, names) -> list[str]:
+    """The metrics of ``names`` that ``summary`` holds (in order)."""
+    out = []
+    for m in names:
+        try:
+            metric_value(summary, m)
+        except ScenarioError:
+            continue
+        out.append(m)
+    return out
+
+
 def available_metrics(summary: dict) -> list[str]:
     """Scalar metrics and list metrics (shown as ``key.N``) of a summary."""
     out = []

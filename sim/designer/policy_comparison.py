@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sim.designer.metrics import HEADLINE, main_metric, metric_interval, metric_value
+from sim.designer.metrics import HEADLINE, main_metric, metric_interval, metric_value, present_metrics
 from sim.errors import ScenarioError, SimError
 from sim.stats import Z95
 
@@ -131,14 +131,7 @@ def _metric_entry(summary: dict, metric: str) -> dict[str, Any]:
 
 def _metrics_of(summary: dict) -> list[str]:
     names = HEADLINE.get(summary.get("kind"), []) or [main_metric(summary.get("kind", ""))]
-    out = []
-    for m in names:
-        try:
-            metric_value(summary, m)
-        except ScenarioError:
-            continue
-        out.append(m)
-    return out
+    return present_metrics(summary, names)
 
 
 def compare_policies(scenario, policies: str | None = None, runs: int | None = None, seed: int | None = None,

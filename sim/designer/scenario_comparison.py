@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from sim.designer import evaluate
-from sim.designer.metrics import HEADLINE, main_metric, metric_interval, metric_unit, metric_value
+from sim.designer.metrics import HEADLINE, main_metric, metric_interval, metric_unit, metric_value, present_metrics
 from sim.errors import ScenarioError
 
 
@@ -186,14 +186,7 @@ def headline_metrics(summary: dict) -> list[str]:
 
         names = [main_metric(kind)] if main_metric(kind) else []
         names += [m for m in scalar_metrics(summary) if f"{m}_ci" in summary and m not in names]
-    out = []
-    for m in names:
-        try:
-            metric_value(summary, m)
-        except ScenarioError:
-            continue
-        out.append(m)
-    return out
+    return present_metrics(summary, names)
 
 
 def index_frame(entries: list[dict]) -> pd.DataFrame:

@@ -19,7 +19,10 @@ RESTRAINT = ROOT / "scenarios/restraint/flank_penalty.toml"
 
 
 def test_choices_are_read_from_the_policy_model():
-    assert policy_choices(sim.load_scenario(FORMATION)) == {"name": ["greedy", "first", "random"]}
+    # formation's [policy]: the tie-break name, the attack choice (R-MDK-6) and movement (R-MDK-11)
+    assert policy_choices(sim.load_scenario(FORMATION)) == {"name": ["greedy", "first", "random"],
+                                                            "choice": ["expected_damage", "min_penalty"],
+                                                            "movement": ["fixed", "best"]}
     campus = policy_choices(sim.load_scenario(CAMPUS))
     assert campus["stance"] == ["fixed", "random", "best", "counter", "equilibrium"]
     assert campus["rescue"] == [False, True] and "name" not in campus  # a free-text name is no choice
