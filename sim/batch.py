@@ -344,12 +344,25 @@ class OwnedOutputs:
         return removed
 
 
+#: where each kind records the version of its random layout (kinds not listed keep layout "1")
+_LAYOUTS = {"escape": "sim.escape.kernel", "campus": "sim.campus.params"}
+
+
+def random_layout(kind: str) -> str:
+    """The version of ``kind``'s random layout: chunks stored under another layout are not reused."""
+    import importlib
+
+    module = _LAYOUTS.get(kind)
+    return str(getattr(importlib.import_module(module), "RANDOM_LAYOUT", "1")) if module else "1"
+
+
 def fingerprint_of(scenario, seed: int, runs: int, **extra) -> dict[str, Any]:
-    """What identifies a run: scenario hash, seed, runs, kind and package and numpy versions."""
+    """What identifies a run: scenario hash, seed, runs, kind, random layout and package and numpy versions."""
     from sim import __version__
 
     fp = {"scenario_hash": scenario.scenario_hash, "seed": int(seed), "runs": int(runs), "kind": scenario.kind,
-          "sim_version": __version__, "numpy_version": np.__version__, "chunk_runs": CHUNK_RUNS}
+          "sim_version": __version__, "numpy_version": np.__version__, "chunk_runs": CHUNK_RUNS,
+          "random_layout": random_layout(scenario.kind)}
     fp.update(extra)
     return fp
 

@@ -24,3 +24,21 @@ def test_R_GEN_7_results_independent_of_jobs_and_task_size():
     two = np.concatenate([r for _, r in map_chunks(_draw, None, n, 5, n_jobs=2)])
     grouped = np.concatenate([r for _, r in map_chunks(_draw, None, n, 5, n_jobs=2, chunks_per_task=2)])
     assert len(one) == n and np.array_equal(one, two) and np.array_equal(one, grouped)
+
+
+def test_the_random_layout_is_part_of_a_runs_fingerprint():
+    """Chunks stored under another random layout are never mixed into a run (issue 11 changed two layouts)."""
+    from pathlib import Path
+
+    import sim
+    from sim.batch import fingerprint_hash, fingerprint_of
+
+    root = Path(__file__).resolve().parents[1] / "scenarios"
+    escape = sim.load_scenario(root / "escape" / "lone_rogue.toml")
+    campus = sim.load_scenario(root / "campus" / "seed_trio_vs_hounds.toml")
+    formation = sim.load_scenario(root / "formation" / "dp_income.toml")
+    assert fingerprint_of(escape, 1, 100)["random_layout"] == "escape-keyed-2"
+    assert fingerprint_of(campus, 1, 100)["random_layout"] == "campus-stream-2"
+    assert fingerprint_of(formation, 1, 100)["random_layout"] == "1"
+    older = {**fingerprint_of(escape, 1, 100), "random_layout": "1"}
+    assert fingerprint_hash(older) != fingerprint_hash(fingerprint_of(escape, 1, 100))
