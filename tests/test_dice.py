@@ -105,3 +105,17 @@ def test_R_MDK_1_dark_dice_distribution_against_enumeration():
     assert sum(p for r, p in outcomes if r.fumble) == pytest.approx(1 / 36)
     assert sum(r.dp * p for r, p in outcomes) == pytest.approx(14 / 36)
     assert np.isclose(sum(dist.values()), 1.0)
+
+
+def test_compiled_net_dice_equals_the_scalar_rule():
+    """R-GEN-4: the numba twin every engine shares (sim.dice_kernel) agrees with sim.dice on every count."""
+    from sim.dice import net_dice
+    from sim.dice_kernel import net_dice as compiled
+
+    for bonus in range(4):
+        for penalty in range(4):
+            assert compiled(bonus, penalty, False) == net_dice(bonus, penalty, "cancel")
+            assert compiled(bonus, penalty, True) == net_dice(bonus, penalty, "pool")
+    # by hand: cancel counts several as one and any pair cancels; pool nets the counts
+    assert [compiled(2, 0, False), compiled(2, 1, False), compiled(0, 3, False)] == [1, 0, -1]
+    assert [compiled(2, 0, True), compiled(2, 1, True), compiled(0, 3, True)] == [2, 1, -3]

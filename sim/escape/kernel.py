@@ -29,6 +29,7 @@ from numba.core import types
 from numba.experimental import structref
 
 from sim.dice import CHECK_DENOMINATOR, CHECK_MAX_SUM, MAX_NET_DICE, check_table_array
+from sim.dice_kernel import net_dice
 from sim.escape.params import (
     ARMS,
     BLINDFOLD,
@@ -429,27 +430,13 @@ def goal_done(R, st, j, i):
 
 
 @leaf
-def net_dice(R, bonus, penalty):
-    """R-GEN-4: cancel (any bonus and any penalty cancel, several count once) or pool (net count)."""
-    if (R.game[POOL] != 0):
-        return bonus - penalty
-    if bonus > 0 and penalty > 0:
-        return 0
-    if bonus > 0:
-        return 1
-    if penalty > 0:
-        return -1
-    return 0
-
-
-@leaf
 def check_net(R, st, j, i, slot, ability, assisted):
     penalty = 0
     if ability == DEX and st.tiers[j, i, FINGERS] >= 1 and slot != FINGERS:
         penalty += 1  # R-ESC-11 fingers: penalty die on dex checks of other slots
     if ability == STR and st.tiers[j, i, MASK] >= 1:
         penalty += 1  # R-ESC-11 mask: penalty die on every str check (R-ESC-33)
-    return net_dice(R, 1 if assisted else 0, penalty)
+    return net_dice(1 if assisted else 0, penalty, R.game[POOL] != 0)  # R-GEN-4
 
 
 @leaf

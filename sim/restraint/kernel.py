@@ -23,6 +23,7 @@ import numpy as np
 from numba import njit
 
 from sim.dice import CHECK_DENOMINATOR, CHECK_MAX_SUM, MAX_NET_DICE, check_table_array
+from sim.dice_kernel import net_dice
 from sim.restraint import rules as R
 from sim.restraint.rules import Params
 from sim.restraint.state import DuelState, Trace
@@ -84,20 +85,6 @@ def face(u, sides):
 def modifier(score):
     """R-GEN-2: floor((score − 10) / 2)."""
     return (score - 10) // 2
-
-
-@njit(cache=True)
-def net_dice(bonus, penalty, pool):
-    """R-GEN-4: cancel (default) or pool stacking."""
-    if pool:
-        return bonus - penalty
-    if bonus > 0 and penalty > 0:
-        return 0
-    if bonus > 0:
-        return 1
-    if penalty > 0:
-        return -1
-    return 0
 
 
 @njit(cache=True)
