@@ -25,8 +25,6 @@ from typing import NamedTuple
 
 import numpy as np
 from numba import njit
-from numba.core import types
-from numba.experimental import structref
 
 from sim.dice import CHECK_DENOMINATOR, CHECK_MAX_SUM, MAX_NET_DICE, check_table_array
 from sim.dice_kernel import net_dice
@@ -70,11 +68,15 @@ POLICY_CODES = {"greedy": 0, "arms_first": 1, "team": 2}
 GREEDY, ARMS_FIRST, TEAM = 0, 1, 2
 DENOM = CHECK_DENOMINATOR
 
-# Each step of the round and each policy step is compiled once and cached (`rule`); the small predicates and the
-# check arithmetic are inlined into them (`leaf`). Rules, state and scratch travel between compiled functions as
-# one reference each (`EngineRef` below): a call given a tuple of arrays takes and releases a reference to every
-# array in it, which costs more than most rules do.
-rule = njit(cache=True)
+# How the steps are compiled. Each step of the round and each policy step is its own function (``rule``), compiled
+# once and cached, and tagged for LLVM to inline into the one entry point :func:`run_engine` (numba's
+# ``forceinline``): a call between compiled functions passes every array of its arguments field by field (about
+# 250 values for the three NamedTuples below), which cost more than most rules do; inlined, the arrays' fields stay
+# in registers. The small predicates and the check arithmetic are inlined earlier, into numba's own IR (``leaf``).
+# Nothing here allocates, so reference counting is compiled out (``_nrt=False``, as in the campus engine): the
+# arrays belong to the Python caller for the whole call. ``nogil``: several chunks run at once in threads.
+# Profile (bench/README.md, escape): this took the bench party from 2.6 M to ~11 M character-rounds/s.
+rule = njit(cache=True, _nrt=False, forceinline=True)
 leaf = njit(inline="always")
 
 
@@ -104,7 +106,7 @@ ASSISTED, GUIDE_FLAG, MAGE, BLESS_NEXT, STRUGGLED, HARNESS_ON = range(6)
 
 class Rules(NamedTuple):
     """The scenario's numbers as the compiled loops read them (from :class:`EscapeParams`): a few
-    arrays with named columns, so that a call between compiled functions stays cheap."""
+    arrays with named columns."""
 
     game: np.ndarray  # (GOAL + S,) int64
     tier: np.ndarray  # (9, 3): DC, BECOMES, MARK by tier
@@ -147,54 +149,6 @@ class Scratch(NamedTuple):
     weights: np.ndarray  # (I,) float64
     where: np.ndarray  # (2,): the run and round drawing now
     counts: np.ndarray  # (C,) uniforms each character drew this round
-
-
-@structref.register
-class EngineRef(types.StructRef):
-    """A compiled handle on one of the NamedTuples above (same fields, same arrays)."""
-
-    def preprocess_fields(self, fields):
-        return tuple((name, types.unliteral(t)) for name, t in fields)
-
-
-class EngineHandle(structref.StructRefProxy):
-    """The Python side of an :class:`EngineRef` (opaque: Python code reads the NamedTuple's arrays)."""
-
-
-structref.define_boxing(EngineRef, EngineHandle)
-
-_I64_1, _I64_2, _I64_3 = types.int64[::1], types.int64[:, ::1], types.int64[:, :, ::1]
-_I64_4 = types.int64[:, :, :, ::1]
-_I32_2, _I32_3, _I32_4 = types.int32[:, ::1], types.int32[:, :, ::1], types.int32[:, :, :, ::1]
-RULES_REF = EngineRef([("game", _I64_1), ("tier", _I64_2), ("char", _I64_2), ("item", _I64_2),
-                       ("weight", types.float64[::1]), ("dice", _I64_3), ("table", _I64_4)])
-BATCH_REF = EngineRef([("tiers", types.int8[:, :, ::1]), ("acc", _I32_3), ("streak", _I32_3), ("chars", _I32_3),
-                       ("held", _I32_3), ("item_left", _I32_2), ("runs", _I64_2), ("tier_stats", _I32_4),
-                       ("action_counts", _I32_3)])
-SCRATCH_REF = EngineRef([("plan", _I64_2), ("dazed", types.boolean[::1]), ("flags", _I64_2),
-                         ("helpers", types.boolean[:, ::1]), ("weights", types.float64[::1]), ("where", _I64_1),
-                         ("counts", _I64_1)])
-
-
-@njit(cache=True)
-def rules_ref(t):
-    r = structref.new(RULES_REF)
-    r.game, r.tier, r.char, r.item, r.weight, r.dice, r.table = t
-    return r
-
-
-@njit(cache=True)
-def batch_ref(t):
-    r = structref.new(BATCH_REF)
-    r.tiers, r.acc, r.streak, r.chars, r.held, r.item_left, r.runs, r.tier_stats, r.action_counts = t
-    return r
-
-
-@njit(cache=True)
-def scratch_ref(t):
-    r = structref.new(SCRATCH_REF)
-    r.plan, r.dazed, r.flags, r.helpers, r.weights, r.where, r.counts = t
-    return r
 
 
 _TABLE = check_table_array()
@@ -1047,7 +1001,7 @@ def play_round(R, st, j, sc, u, policy, plan_only):
 PLAY_RUNS, ONE_ROUND, PLAN_ONLY = 0, 1, 2
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False, nogil=True)
 def run_engine(R, st, sc, key, policy, mode, out):
     """The compiled entry point. PLAY_RUNS: play every run to its end. ONE_ROUND: one round of every
     unfinished run. PLAN_ONLY: every unfinished run's declarations into ``out``."""
@@ -1079,20 +1033,20 @@ def run_batch(p: EscapeParams, n: int, rng: np.random.Generator, policy: str = "
     if n > MAX_CHUNK_RUNS:
         raise ValueError(f"at most {MAX_CHUNK_RUNS} runs in one chunk")
     st = initial_batch(p, n)
-    run_engine(rules_ref(rules_of(p)), batch_ref(st), scratch_ref(new_scratch(p)), chunk_key(rng),
+    run_engine(rules_of(p), st, new_scratch(p), chunk_key(rng),
                POLICY_CODES[policy], PLAY_RUNS, NO_PLAN)
     return st
 
 
 def step(p: EscapeParams, st: Batch, key: np.ndarray, policy: str = "greedy") -> None:
     """One round of every unfinished run of ``st`` with the random numbers of chunk key ``key``."""
-    run_engine(rules_ref(rules_of(p)), batch_ref(st), scratch_ref(new_scratch(p)), key, POLICY_CODES[policy],
+    run_engine(rules_of(p), st, new_scratch(p), key, POLICY_CODES[policy],
                ONE_ROUND, NO_PLAN)
 
 
 def plan(p: EscapeParams, st: Batch, policy: str = "greedy") -> np.ndarray:
     """The declared actions ``(n, C, 6)`` (columns P_KIND .. P_BREATH) at the states of ``st``."""
     out = np.zeros((len(st.runs), p.n_chars, 6), dtype=np.int64)
-    run_engine(rules_ref(rules_of(p)), batch_ref(st), scratch_ref(new_scratch(p)), np.zeros(2, dtype=np.uint64),
+    run_engine(rules_of(p), st, new_scratch(p), np.zeros(2, dtype=np.uint64),
                POLICY_CODES[policy], PLAN_ONLY, out)
     return out
