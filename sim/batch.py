@@ -436,13 +436,16 @@ def map_chunks(
     seed: int,
     n_jobs: int = 1,
     chunks_per_task: int = 1,
+    threads: bool = False,
 ) -> Iterator[tuple[Chunk, Any]]:
     """Apply ``fn(params, n, rng)`` to every chunk and yield ``(chunk, result)`` in chunk order.
 
     ``n_jobs == 1`` with the local backend runs in this process; otherwise joblib dispatches tasks
-    (processes, or the Dask cluster of the :func:`execution` context). Chunks already in the
-    context's store are loaded instead of computed. The results depend only on ``seed`` and
-    ``n_runs``."""
+    (processes, or the Dask cluster of the :func:`execution` context). ``threads=True`` says that ``fn``
+    spends its time in a compiled engine that releases the GIL: local tasks then run in threads of this
+    process, which start at once and share the compiled code (processes each import and load it first).
+    Chunks already in the context's store are loaded instead of computed. The results depend only on
+    ``seed`` and ``n_runs``."""
     ex = current_execution()
     all_chunks = chunks(n_runs)
     done: dict[int, Any] = {}
@@ -471,7 +474,7 @@ def map_chunks(
                 for task, res in zip(tasks, results, strict=True):
                     yield from zip(task, res, strict=True)
             return
-        results = Parallel(n_jobs=n_jobs, return_as="generator")(
+        results = Parallel(n_jobs=n_jobs, return_as="generator", prefer="threads" if threads else None)(
             delayed(_run_tasks)(fn, params, seed, task) for task in tasks)
         for task, res in zip(tasks, results, strict=True):
             yield from zip(task, res, strict=True)
@@ -497,10 +500,10 @@ def map_chunks(
 
 
 def stream_chunks(task_fn, task, n_runs: int, seed: int, n_jobs: int, aggregate, runs_sink=None,
-                  chunks_per_task: int = 1):
+                  chunks_per_task: int = 1, threads: bool = False):
     """Fold streamed chunk results ``(chunk aggregate, parquet part or None)`` into ``aggregate`` in
     chunk order, handing each part to ``runs_sink(chunk index, bytes)``; returns the aggregate."""
-    for chunk, (part_aggregate, part) in map_chunks(task_fn, task, n_runs, seed, n_jobs, chunks_per_task):
+    for chunk, (part_aggregate, part) in map_chunks(task_fn, task, n_runs, seed, n_jobs, chunks_per_task, threads):
         aggregate.merge(part_aggregate)
         if part is not None and runs_sink is not None:
             runs_sink(chunk.index, part)

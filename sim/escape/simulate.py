@@ -172,14 +172,16 @@ def simulate(scenario: Scenario, runs: int, seed: int, n_jobs: int = 1, engine: 
     result = SimulationResult(scenario, pd.DataFrame(), {})
     if keep_runs:
         fn = _kernel_task if engine == "kernel" else _reference_task
-        parts = [res for _, res in map_chunks(fn, (p, p.policy), runs, seed, n_jobs, chunks_per_task)]
+        parts = [res for _, res in map_chunks(fn, (p, p.policy), runs, seed, n_jobs, chunks_per_task,
+                                              threads=engine == "kernel")]
         cols = _concat(parts)
         agg.add(cols)
         result.runs = runs_frame(p, cols)
         result.extra["columns"] = cols
     else:
         task = (p, p.policy, engine, runs_sink is not None)
-        stream_chunks(_stream_task, task, runs, seed, n_jobs, agg, runs_sink, chunks_per_task=chunks_per_task)
+        stream_chunks(_stream_task, task, runs, seed, n_jobs, agg, runs_sink, chunks_per_task=chunks_per_task,
+                      threads=engine == "kernel")  # the compiled engine releases the GIL
     result.summary = summarize(scenario, p, agg, runs, seed)
     result.extra["aggregate"] = agg
     result.extra["params"] = p
