@@ -117,8 +117,13 @@ def new_record(p: Params, n: int) -> Record:
     )
 
 
+# A step of the turn: compiled only to be called from compiled code (no Python wrapper), and inlined by LLVM
+# into the entry point when it links them.
+step = nb.njit(cache=True, forceinline=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+
+
 # ------------------------------------------------------------------ draws (sim.campus.params conventions)
-@nb.njit(cache=True, inline="always")
+@step
 def draw(u, cur):
     """The next uniform of the stream; past its end: flag the game for a replay and return 0."""
     pos = cur[0]
@@ -129,7 +134,7 @@ def draw(u, cur):
     return u[pos]
 
 
-@nb.njit(cache=True, inline="always")
+@step
 def pick(u, cur, m):
     """A uniform choice among m: floor(u * m), drawn only when m > 1."""
     if m <= 1:
@@ -138,7 +143,7 @@ def pick(u, cur, m):
     return k if k < m else m - 1
 
 
-@nb.njit(cache=True, inline="always")
+@step
 def chance(u, cur, prob):
     """True with probability prob, drawn only when 0 < prob < 1."""
     if prob >= 1.0:
@@ -148,7 +153,7 @@ def chance(u, cur, prob):
     return draw(u, cur) < prob
 
 
-@nb.njit(cache=True, inline="always")
+@step
 def shuffle(u, cur, a, lo, m):
     """Fisher-Yates on a[lo:lo + m] (m - 1 draws), the reference's ``Turn.shuffle``."""
     for j in range(m - 1):
@@ -158,7 +163,7 @@ def shuffle(u, cur, a, lo, m):
         a[lo + k] = x
 
 
-@nb.njit(cache=True, inline="always")
+@step
 def sort_prefix(a, m):
     """Sort a[:m] in place (insertion sort: m is at most the party size)."""
     for j in range(1, m):
@@ -171,7 +176,7 @@ def sort_prefix(a, m):
 
 
 # ------------------------------------------------------------------ values (R-CAM-2, R-CAM-3, R-CAM-30)
-@nb.njit(cache=True, inline="always")
+@step
 def r_cam_3_value(base, reduction, bonus, num, den, unit):
     """R-CAM-3: floor((max(base - reduction, 0) + additions) x product of multipliers), floored once."""
     b = base - reduction
@@ -181,7 +186,7 @@ def r_cam_3_value(base, reduction, bonus, num, den, unit):
     return x * num if unit else (x * num) // den
 
 
-@nb.njit(cache=True, inline="always")
+@step
 def pc_value(kp, rec, g, i, s, s2, red):
     """PC i's value in stance s against stance s2 (R-CAM-2: the stance that beats the other doubles)."""
     adv = 1 if s == (s2 + 1) % 3 else 0
@@ -189,20 +194,20 @@ def pc_value(kp, rec, g, i, s, s2, red):
                          kp.unit_den)
 
 
-@nb.njit(cache=True, inline="always")
+@step
 def adv_value(kp, w, a, s, s2, red):
     adv = 1 if s == (s2 + 1) % 3 else 0
     return r_cam_3_value(w.adv_base[a, s], red, kp.adv_bonus[a, s], kp.adv_num[a, s, adv], kp.adv_den[a, s, adv],
                          kp.unit_den)
 
 
-@nb.njit(cache=True, inline="always")
+@step
 def plain_value(kp, base_row, i, s):
     """A value without an opponent (``best``, missions): no stance advantage (R-CAM-30, R-CAM-56)."""
     return r_cam_3_value(base_row[s], 0, kp.pc_bonus[i, s], kp.pc_num[i, s, 0], kp.pc_den[i, s, 0], kp.unit_den)
 
 
-@nb.njit(cache=True, inline="always")
+@step
 def r_cam_40_best_stance(kp, base_row, i):
     """R-CAM-40 ``best``: the highest own value before the stance advantage; ties fight, flee, hide."""
     best = 0
@@ -214,12 +219,12 @@ def r_cam_40_best_stance(kp, base_row, i):
     return best
 
 
-@nb.njit(cache=True, inline="always")
+@step
 def is_boss(kp, a):
     return a < kp.S and kp.adv_boss[a]
 
 
-@nb.njit(cache=True, inline="always")
+@step
 def r_cam_21_adversary_stance(kp, w, a, u, cur):
     """R-CAM-21: drawn from the weights for each confrontation (no draw when one stance has all the weight);
     R-CAM-57: a miso bomb uses the scenario's stance policy (best and counter: its own best)."""
@@ -235,7 +240,7 @@ def r_cam_21_adversary_stance(kp, w, a, u, cur):
     return (1 if x >= kp.adv_c1[a] else 0) + (1 if x >= kp.adv_c2[a] else 0)
 
 
-@nb.njit(cache=True, inline="always")
+@step
 def r_cam_8_capture(kp, rec, g, t, i, room):
     """R-CAM-8 / R-CAM-14: vitality -1, captured (moved to the room at the end of the turn)."""
     rec.status[g, i] = CAPTURED
@@ -245,7 +250,7 @@ def r_cam_8_capture(kp, rec, g, t, i, room):
     rec.captures_t[g, t - 1] += 1
 
 
-@nb.njit(cache=True, inline="always")
+@step
 def r_cam_53_capture_room(kp, a, u, cur):
     """R-CAM-8 / R-CAM-53: the adversary's room, else the only room, else one at random."""
     if a < kp.S and kp.adv_room[a] >= 0:
@@ -253,7 +258,7 @@ def r_cam_53_capture_room(kp, a, u, cur):
     return kp.rooms[pick(u, cur, kp.rooms.shape[0])]
 
 
-@nb.njit(cache=True, inline="always")
+@step
 def record_duel(kp, rec, g, a, pc_stance, win):
     tm = kp.adv_template[a]
     rec.duels_tmpl[g, tm] += 1
@@ -264,7 +269,7 @@ def record_duel(kp, rec, g, a, pc_stance, win):
 
 
 # ------------------------------------------------------------------ 1. preview
-@nb.njit(cache=True, inline="always")
+@step
 def r_cam_20_place_adversaries(kp, w, rec, g, t, u, cur):
     """R-CAM-20 / R-CAM-50: each spawn slot of this turn placed with its chance at a uniform candidate;
     R-CAM-15 / R-CAM-57: a miso bomb per game-over PC at a location that is no capture room."""
@@ -286,7 +291,7 @@ def r_cam_20_place_adversaries(kp, w, rec, g, t, u, cur):
                     w.adv_base[a, s] = rec.base[g, i, s]
 
 
-@nb.njit(cache=True, inline="always")
+@step
 def r_cam_50_options(kp, w, u, cur):
     """R-CAM-50: `options = k` is a uniform k-subset (the first k of a partial shuffle), once for the party.
     Returns the number of options; ``w.opt_list`` holds them in location order."""
@@ -316,13 +321,13 @@ def r_cam_50_options(kp, w, u, cur):
 
 
 # ------------------------------------------------------------------ 2-3. declaration and growth
-@nb.njit(cache=True, inline="always")
+@step
 def min3(rec, g, i):
     b = rec.base[g, i]
     return min(b[0], min(b[1], b[2]))
 
 
-@nb.njit(cache=True, inline="always")
+@step
 def r_cam_40_rescue(kp, w, rec, g, t):
     """R-CAM-40 ``rescue = true``: free PCs in party order take the first captive (party order, held before
     this turn, room among the options) not yet covered whose check their own min completes."""
@@ -344,7 +349,7 @@ def r_cam_40_rescue(kp, w, rec, g, t):
                 break
 
 
-@nb.njit(cache=True, inline="always")
+@step
 def r_cam_40_move(kp, w, rec, g, n_opt, ears, u, cur):
     """R-CAM-40 move ``random`` (uniform among the options) or ``avoid`` (with early ears: options with no
     adversary and no capture room; without: options that are no capture room; none: all options)."""
@@ -373,7 +378,7 @@ def r_cam_40_move(kp, w, rec, g, n_opt, ears, u, cur):
             w.dest[i] = choices[pick(u, cur, m)]
 
 
-@nb.njit(cache=True, inline="always")
+@step
 def r_cam_40_growth(kp, w, rec, g):
     """R-CAM-40 growth: ``lowest`` (each gp to the lowest base ability, ties fight, flee, hide) or ``best``
     (all gp to the ability of the best stance); free PCs only (R-CAM-5 step 3)."""
@@ -397,13 +402,13 @@ def r_cam_40_growth(kp, w, rec, g):
         rec.gp[g, i] = 0
 
 
-@nb.njit(cache=True, inline="always")
+@step
 def pc_wins(kp, w, rec, g, i, s, a, s2):
     """R-CAM-2..4: PC i in stance s beats adversary a in stance s2 (a tie is no win)."""
     return pc_value(kp, rec, g, i, s, s2, 0) > adv_value(kp, w, a, s2, s, 0)
 
 
-@nb.njit(cache=True, inline="always")
+@step
 def adv_weights(kp, w, a, s2):
     """Stance probabilities as integers over weight_den (a miso bomb: all on its own best, R-CAM-57)."""
     if a >= kp.S:
@@ -453,7 +458,7 @@ def r_cam_40_equilibrium(kp, w, rec, g, t, i, ears, best, u, cur):
     return (1 if x >= c1 else 0) + (1 if x >= c2 else 0)
 
 
-@nb.njit(cache=True, inline="always")
+@step
 def r_cam_40_stances(kp, w, rec, g, t, ears, u, cur):
     """R-CAM-40 stance policies (R-CAM-51: after growth): fixed, random, best, counter (the most
     weight-averaged wins against the adversaries seen at the destination; without any, best), equilibrium."""
@@ -499,7 +504,7 @@ def r_cam_40_stances(kp, w, rec, g, t, ears, u, cur):
 
 
 # ------------------------------------------------------------------ 4. missions and confrontations
-@nb.njit(cache=True, inline="always")
+@step
 def r_cam_25_missions(kp, w, rec, g, t, u, cur):
     """R-CAM-25 / R-CAM-56: the sum (or each) of the present free PCs' values against the target; success pays
     every participant, failure hits every participant; no free PC present: no effect (and no draw)."""
@@ -539,7 +544,7 @@ def r_cam_25_missions(kp, w, rec, g, t, u, cur):
                         rec.base[g, i, k] = 0
 
 
-@nb.njit(cache=True, inline="always")
+@step
 def r_cam_6_rotation(kp, w, rec, g, loc, u, cur):
     """R-CAM-6: the groups at ``loc``: every team with two or more members present (R-CAM-9; more than
     team_max: a random team_max of them, the rest alone, R-CAM-52), larger teams first, ties in random order;
@@ -609,7 +614,7 @@ def r_cam_6_rotation(kp, w, rec, g, loc, u, cur):
     return n_groups
 
 
-@nb.njit(cache=True, inline="always")
+@step
 def r_cam_7_opponents(kp, w, loc, k):
     """R-CAM-7: the adversaries still at ``loc`` that group k may fight (a boss at most once a turn per
     group), in slot order into ``w.opp``; returns their number."""
@@ -621,7 +626,7 @@ def r_cam_7_opponents(kp, w, loc, k):
     return n
 
 
-@nb.njit(cache=True, inline="always")
+@step
 def r_cam_7_after_confrontation(kp, w, k, a):
     """R-CAM-7 / R-CAM-54: an ordinary adversary leaves, won or lost; a boss stays (a tie too) and is done
     with this group for the turn."""
@@ -631,7 +636,7 @@ def r_cam_7_after_confrontation(kp, w, k, a):
         w.adv_present[a] = False
 
 
-@nb.njit(cache=True, inline="always")
+@step
 def r_cam_8_one_on_one(kp, w, rec, g, t, k, i, n_opp, u, cur):
     """R-CAM-6 / R-CAM-8: a single PC against one of its opponents drawn at random; a win pays the reward,
     a loss or a tie (R-CAM-4) is a capture."""
@@ -649,7 +654,7 @@ def r_cam_8_one_on_one(kp, w, rec, g, t, k, i, n_opp, u, cur):
     r_cam_7_after_confrontation(kp, w, k, a)
 
 
-@nb.njit(cache=True, inline="always")
+@step
 def r_cam_9_team_battle(kp, w, rec, g, t, k, n_opp, u, cur):
     """R-CAM-9 / R-CAM-52: the team against every opponent present, each side in random order. The first of
     each side duel; the loser is out and the winner's base in its stance is lowered by the loser's value; a
@@ -702,7 +707,7 @@ def r_cam_9_team_battle(kp, w, rec, g, t, k, n_opp, u, cur):
         r_cam_7_after_confrontation(kp, w, k, w.side_adv[q])
 
 
-@nb.njit(cache=True, inline="always")
+@step
 def r_cam_6_confrontations(kp, w, rec, g, t, loc, u, cur):
     """R-CAM-6: walk the rotation round and round; at each step the next group still free with an opponent
     left fights, until no adversary or no free PC is left (so a group fights twice in a row only when it is
@@ -755,7 +760,7 @@ def r_cam_6_confrontations(kp, w, rec, g, t, loc, u, cur):
 
 
 # ------------------------------------------------------------------ exits, nursing, escape checks
-@nb.njit(cache=True, inline="always")
+@step
 def r_cam_26_exits(kp, w, rec, g, t):
     """R-CAM-26 / R-CAM-58: a free PC at an open exit after its confrontations leaves, cleared."""
     for i in range(kp.P):
@@ -765,7 +770,7 @@ def r_cam_26_exits(kp, w, rec, g, t):
             rec.end_turn[g, i] = t
 
 
-@nb.njit(cache=True, inline="always")
+@step
 def r_cam_30_nursing(kp, w, rec, g, u, cur):
     """R-CAM-30 / R-CAM-55: a free nurse gives +1 vitality (up to its starting value) to the other free PC at
     its location with the lowest vitality, one at random among ties."""
@@ -791,7 +796,7 @@ def r_cam_30_nursing(kp, w, rec, g, u, cur):
             rec.vit[g, j] += 1
 
 
-@nb.njit(cache=True, inline="always")
+@step
 def r_cam_11_escape_checks(kp, w, rec, g, t, u, cur):
     """R-CAM-11..14, R-CAM-53: captives taken before this turn check against t + offset; each rescuer (a free
     PC whose destination is a capture room) supports the captive it named, else one at random (minus its
@@ -857,7 +862,7 @@ def r_cam_11_escape_checks(kp, w, rec, g, t, u, cur):
 
 
 # ------------------------------------------------------------------ the turn and the game
-@nb.njit(cache=True, inline="always")
+@step
 def r_cam_5_turn(kp, w, rec, g, t, u, cur):
     """R-CAM-5: one turn of game g (steps 1-8)."""
     P = kp.P
@@ -901,7 +906,7 @@ def r_cam_5_turn(kp, w, rec, g, t, u, cur):
         rec.status_by_turn[g, t - 1, i] = rec.status[g, i]
 
 
-@nb.njit(cache=True, inline="always")
+@step
 def new_game(kp, rec, g):
     """Game g's starting state (R-CAM-1): base abilities, vitality, gp 0, free; its record cleared."""
     for i in range(kp.P):
