@@ -44,7 +44,7 @@ Work = namedtuple("Work", [
     "adv_present", "adv_loc", "adv_base", "opt", "opt_list", "dest", "named", "stance", "free0", "cover",
     "grp_pc", "grp_first", "fought_boss", "here", "opp", "side_pc", "side_adv", "red_pc", "red_adv", "adv_st",
     "out_by", "sup_of", "failed", "codes", "prefer", "tmp", "team_tmp", "team_pcs", "team_start", "team_size",
-    "team_order",
+    "team_order", "adv_at", "pcs_at",
 ])
 
 Record = namedtuple("Record", [
@@ -101,6 +101,7 @@ def new_work(p: Params) -> Work:
         out_by=z(P, np.int64), sup_of=z(P, np.int64), failed=z(P, np.bool_), codes=z(max(A, p.S, 1), np.int64),
         prefer=z(3, np.int64), tmp=z(max(L, P, A) + 1, np.int64), team_tmp=z(P, np.int64),
         team_pcs=z(P, np.int64), team_start=z(P, np.int64), team_size=z(P, np.int64), team_order=z(P, np.int64),
+        adv_at=z(L, np.int64), pcs_at=z(L, np.int64),
     )
 
 
@@ -272,12 +273,17 @@ def record_duel(kp, rec, g, a, pc_stance, win):
 @step
 def r_cam_20_place_adversaries(kp, w, rec, g, t, u, cur):
     """R-CAM-20 / R-CAM-50: each spawn slot of this turn placed with its chance at a uniform candidate;
-    R-CAM-15 / R-CAM-57: a miso bomb per game-over PC at a location that is no capture room."""
+    R-CAM-15 / R-CAM-57: a miso bomb per game-over PC at a location that is no capture room. ``w.adv_at``
+    counts the adversaries present at each location."""
+    for loc in range(kp.L):
+        w.adv_at[loc] = 0
     for a in range(kp.S):
         w.adv_present[a] = False
         if kp.adv_first[a] <= t <= kp.adv_last[a] and chance(u, cur, kp.adv_chance[a]):
             w.adv_present[a] = True
-            w.adv_loc[a] = kp.adv_cand_table[a, pick(u, cur, kp.adv_n_cands[a])]
+            loc = kp.adv_cand_table[a, pick(u, cur, kp.adv_n_cands[a])]
+            w.adv_loc[a] = loc
+            w.adv_at[loc] += 1
             for s in range(3):
                 w.adv_base[a, s] = kp.adv_base[a, s]
     if kp.miso:
@@ -286,7 +292,9 @@ def r_cam_20_place_adversaries(kp, w, rec, g, t, u, cur):
             w.adv_present[a] = False
             if rec.status[g, i] == GAME_OVER:
                 w.adv_present[a] = True
-                w.adv_loc[a] = kp.plain[pick(u, cur, kp.plain.shape[0])]
+                loc = kp.plain[pick(u, cur, kp.plain.shape[0])]
+                w.adv_loc[a] = loc
+                w.adv_at[loc] += 1
                 for s in range(3):
                     w.adv_base[a, s] = rec.base[g, i, s]
 
@@ -360,13 +368,8 @@ def r_cam_40_move(kp, w, rec, g, n_opt, ears, u, cur):
             loc = w.opt_list[q]
             if kp.is_room[loc]:
                 continue
-            if ears:
-                taken = False
-                for a in range(kp.A):
-                    if w.adv_present[a] and w.adv_loc[a] == loc:
-                        taken = True
-                if taken:
-                    continue
+            if ears and w.adv_at[loc] > 0:
+                continue
             choices[m] = loc
             m += 1
     if m == 0:
@@ -376,6 +379,11 @@ def r_cam_40_move(kp, w, rec, g, n_opt, ears, u, cur):
     for i in range(kp.P):
         if w.free0[i] and w.dest[i] < 0:
             w.dest[i] = choices[pick(u, cur, m)]
+    for loc in range(kp.L):  # the free PCs at each destination
+        w.pcs_at[loc] = 0
+    for i in range(kp.P):
+        if w.free0[i]:
+            w.pcs_at[w.dest[i]] += 1
 
 
 @step
@@ -475,7 +483,7 @@ def r_cam_40_stances(kp, w, rec, g, t, ears, u, cur):
         w.stance[i] = best
         if kp.stance_policy == 4:
             w.stance[i] = r_cam_40_equilibrium(kp, w, rec, g, t, i, ears, best, u, cur)
-        elif kp.stance_policy == 3 and ears:
+        elif kp.stance_policy == 3 and ears and w.adv_at[w.dest[i]] > 0:
             seen = False
             sc0 = 0
             sc1 = 0
@@ -634,6 +642,7 @@ def r_cam_7_after_confrontation(kp, w, k, a):
         w.fought_boss[k, a] = True
     else:
         w.adv_present[a] = False
+        w.adv_at[w.adv_loc[a]] -= 1
 
 
 @step
@@ -712,20 +721,8 @@ def r_cam_6_confrontations(kp, w, rec, g, t, loc, u, cur):
     """R-CAM-6: walk the rotation round and round; at each step the next group still free with an opponent
     left fights, until no adversary or no free PC is left (so a group fights twice in a row only when it is
     the only one that can). ``fights = "once"``: one walk, each group at most once."""
-    has_adv = False
-    for a in range(kp.A):
-        if w.adv_present[a] and w.adv_loc[a] == loc:
-            has_adv = True
-            break
-    if not has_adv:
-        return
-    has_pc = False
-    for i in range(kp.P):
-        if w.free0[i] and rec.status[g, i] == FREE and w.dest[i] == loc:
-            has_pc = True
-            break
-    if not has_pc:
-        return
+    if w.adv_at[loc] == 0 or w.pcs_at[loc] == 0:
+        return  # no adversary here, or no PC (all PCs there are still free: only this step captures them)
     n = r_cam_6_rotation(kp, w, rec, g, loc, u, cur)
     for k in range(n):
         for a in range(kp.A):
