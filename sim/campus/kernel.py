@@ -91,11 +91,15 @@ def kernel_params(p: Params) -> KParams:
 
 
 def new_work(p: Params) -> Work:
-    """Scratch arrays for one game-turn, reused by every game of a call."""
+    """Scratch arrays for one game-turn, reused by every game of a call. ``adv_base`` holds the abilities of
+    the adversaries present: a spawn slot's never change, so they are set here once; a miso bomb's are set
+    when it is placed."""
     P, A, L = p.P, max(p.A, 1), p.L
     z = np.zeros
+    adv_base = z((A, 3), np.int64)
+    adv_base[: p.S] = p.adv_base[: p.S]
     return Work(
-        adv_present=z(A, np.bool_), adv_loc=z(A, np.int64), adv_base=z((A, 3), np.int64), opt=z(L, np.bool_),
+        adv_present=z(A, np.bool_), adv_loc=z(A, np.int64), adv_base=adv_base, opt=z(L, np.bool_),
         opt_list=z(L, np.int64), dest=z(P, np.int64), named=z(P, np.int64), stance=z(P, np.int64),
         free0=z(P, np.bool_), cover=z(P, np.int64), grp_pc=z(P, np.int64), grp_first=z(P + 1, np.int64),
         fought_boss=z((P, A), np.bool_), here=z(P, np.int64), opp=z(A, np.int64), side_pc=z(P, np.int64),
@@ -285,9 +289,7 @@ def r_cam_20_place_adversaries(kp, w, rec, g, t, u, cur):
             w.adv_present[a] = True
             loc = kp.adv_cand_table[a, pick(u, cur, kp.adv_n_cands[a])]
             w.adv_loc[a] = loc
-            w.adv_at[loc] += 1
-            for s in range(3):
-                w.adv_base[a, s] = kp.adv_base[a, s]
+            w.adv_at[loc] += 1  # its abilities are in w.adv_base from new_work on
     if kp.miso:
         for i in range(kp.P):
             a = kp.S + i
@@ -398,14 +400,15 @@ def r_cam_40_growth(kp, w, rec, g):
         if not w.free0[i] or rec.gp[g, i] <= 0:
             continue
         if kp.growth == 1:
+            b0, b1, b2 = rec.base[g, i, 0], rec.base[g, i, 1], rec.base[g, i, 2]  # in registers, not memory
             for _ in range(rec.gp[g, i]):
-                b = rec.base[g, i]
-                k = 0
-                if b[1] < b[0]:
-                    k = 1
-                if b[2] < b[k]:
-                    k = 2
-                b[k] += 1
+                if b1 < b0 and b1 <= b2:
+                    b1 += 1
+                elif b2 < b0 and b2 < b1:
+                    b2 += 1
+                else:
+                    b0 += 1
+            rec.base[g, i, 0], rec.base[g, i, 1], rec.base[g, i, 2] = b0, b1, b2
         else:
             s = r_cam_40_best_stance(kp, rec.base[g, i], i)
             rec.base[g, i, s] += rec.gp[g, i]
@@ -723,7 +726,7 @@ def r_cam_6_confrontations(kp, w, rec, g, t, loc, u, cur):
     """R-CAM-6: walk the rotation round and round; at each step the next group still free with an opponent
     left fights, until no adversary or no free PC is left (so a group fights twice in a row only when it is
     the only one that can). ``fights = "once"``: one walk, each group at most once."""
-    if w.adv_at[loc] == 0 or w.pcs_at[loc] == 0:
+    if (w.adv_at[loc] == 0) | (w.pcs_at[loc] == 0):
         return  # no adversary here, or no PC (all PCs there are still free: only this step captures them)
     n = r_cam_6_rotation(kp, w, rec, g, loc, u, cur)
     for k in range(n):
