@@ -325,10 +325,9 @@ def r_cam_50_options(kp, w, u, cur):
     for j in range(kp.k_options):
         w.opt[order[j]] = True
     n = 0
-    for loc in range(L):
-        if w.opt[loc]:
-            w.opt_list[n] = loc
-            n += 1
+    for loc in range(L):  # branch-free: the draws make the options unpredictable
+        w.opt_list[n] = loc
+        n += w.opt[loc]
     return n
 
 
@@ -368,14 +367,10 @@ def r_cam_40_move(kp, w, rec, g, n_opt, ears, u, cur):
     choices = w.tmp
     m = 0
     if kp.move_avoid:
-        for q in range(n_opt):
+        for q in range(n_opt):  # branch-free: which options qualify is unpredictable
             loc = w.opt_list[q]
-            if kp.is_room[loc]:
-                continue
-            if ears and w.adv_at[loc] > 0:
-                continue
             choices[m] = loc
-            m += 1
+            m += (not kp.is_room[loc]) & (not (ears and w.adv_at[loc] > 0))
     if m == 0:
         for q in range(n_opt):
             choices[q] = w.opt_list[q]
@@ -782,8 +777,9 @@ def r_cam_30_nursing(kp, w, rec, g, u, cur):
             continue
         low = 1 << 62
         m = 0
-        for j in range(kp.P):
-            if j != i and w.free0[j] and rec.status[g, j] == FREE and w.dest[j] == w.dest[i]:
+        d = w.dest[i]
+        for j in range(kp.P):  # free now means free at the start of the turn: only step 6 frees captives
+            if (j != i) & (rec.status[g, j] == FREE) & (w.dest[j] == d):
                 v = rec.vit[g, j]
                 if v < low:
                     low = v
@@ -871,17 +867,16 @@ def r_cam_5_turn(kp, w, rec, g, t, u, cur):
     n_free = 0
     alive = False
     ears = False
-    for i in range(P):
+    for i in range(P):  # branch-free: the statuses are unpredictable
         st = rec.status[g, i]
-        w.free0[i] = st == FREE
+        free = st == FREE
+        in_game = free | (st == CAPTURED)
+        w.free0[i] = free
         w.dest[i] = -1
         w.named[i] = -1
-        if st == FREE:
-            n_free += 1
-        if st == FREE or st == CAPTURED:
-            alive = True
-            if kp.pc_ears[i]:
-                ears = True  # R-CAM-51: early ears count while their holder is in the game
+        n_free += free
+        alive |= in_game
+        ears |= in_game & kp.pc_ears[i]  # R-CAM-51: early ears count while their holder is in the game
     rec.free_t[g, t - 1] = n_free
     if alive:
         r_cam_20_place_adversaries(kp, w, rec, g, t, u, cur)  # 1. preview
@@ -899,11 +894,11 @@ def r_cam_5_turn(kp, w, rec, g, t, u, cur):
         r_cam_11_escape_checks(kp, w, rec, g, t, u, cur)  # 6.
         for i in range(P):
             st = rec.status[g, i]
-            if st == FREE or st == CAPTURED:
-                rec.gp[g, i] += 1 + kp.pc_gpt[i]  # 7. R-CAM-58 growth points
-                if rec.vit[g, i] <= 0:  # 8. R-CAM-15 game over
-                    rec.status[g, i] = GAME_OVER
-                    rec.end_turn[g, i] = t
+            in_game = (st == FREE) | (st == CAPTURED)
+            rec.gp[g, i] += in_game * (1 + kp.pc_gpt[i])  # 7. R-CAM-58 growth points (branch-free)
+            if in_game & (rec.vit[g, i] <= 0):  # 8. R-CAM-15 game over
+                rec.status[g, i] = GAME_OVER
+                rec.end_turn[g, i] = t
     for i in range(P):
         rec.status_by_turn[g, t - 1, i] = rec.status[g, i]
 
