@@ -46,7 +46,7 @@ Work = namedtuple("Work", [
     "adv_present", "adv_loc", "adv_base", "opt", "opt_list", "dest", "named", "stance", "free0", "cover",
     "grp_pc", "grp_first", "fought_boss", "here", "opp", "side_pc", "side_adv", "red_pc", "red_adv", "adv_st",
     "out_by", "sup_of", "failed", "codes", "prefer", "tmp", "team_tmp", "team_pcs", "team_start", "team_size",
-    "team_order", "adv_at", "pcs_at",
+    "team_order", "adv_at", "pcs_at", "score",
 ])
 
 Record = namedtuple("Record", [
@@ -107,7 +107,7 @@ def new_work(p: Params) -> Work:
         out_by=z(P, np.int64), sup_of=z(P, np.int64), failed=z(P, np.bool_), codes=z(max(A, p.S, 1), np.int64),
         prefer=z(3, np.int64), tmp=z(max(L, P, A) + 1, np.int64), team_tmp=z(P, np.int64),
         team_pcs=z(P, np.int64), team_start=z(P, np.int64), team_size=z(P, np.int64), team_order=z(P, np.int64),
-        adv_at=z(L, np.int64), pcs_at=z(L, np.int64),
+        adv_at=z(L, np.int64), pcs_at=z(L, np.int64), score=z(3, np.int64),
     )
 
 
@@ -218,10 +218,10 @@ def plain_value(kp, base_row, i, s):
 def r_cam_40_best_stance(kp, base_row, i):
     """R-CAM-40 ``best``: the highest own value before the stance advantage; ties fight, flee, hide."""
     best = 0
-    v0 = plain_value(kp, base_row, i, 0)
-    for s in range(1, 3):
+    v0 = 0
+    for s in range(3):  # a loop, not a call with a constant stance: numba compiles once per literal argument
         v = plain_value(kp, base_row, i, s)
-        if v > v0:
+        if s == 0 or v > v0:
             best, v0 = s, v
     return best
 
@@ -484,31 +484,25 @@ def r_cam_40_stances(kp, w, rec, g, t, ears, u, cur):
         if kp.stance_policy == 4:
             w.stance[i] = r_cam_40_equilibrium(kp, w, rec, g, t, i, ears, best, u, cur)
         elif kp.stance_policy == 3 and ears and w.adv_at[w.dest[i]] > 0:
-            seen = False
-            sc0 = 0
-            sc1 = 0
-            sc2 = 0
+            score = w.score
+            for s in range(3):
+                score[s] = 0
             for a in range(kp.A):
                 if not (w.adv_present[a] and w.adv_loc[a] == w.dest[i]):
                     continue
-                seen = True
                 for s2 in range(3):
                     wt = adv_weights(kp, w, a, s2)
                     if wt == 0:
                         continue
-                    if pc_wins(kp, w, rec, g, i, 0, a, s2):
-                        sc0 += wt
-                    if pc_wins(kp, w, rec, g, i, 1, a, s2):
-                        sc1 += wt
-                    if pc_wins(kp, w, rec, g, i, 2, a, s2):
-                        sc2 += wt
-            if seen:
-                k = 0
-                if sc1 > sc0:
-                    k, sc0 = 1, sc1
-                if sc2 > sc0:
-                    k = 2
-                w.stance[i] = k
+                    for s in range(3):
+                        if pc_wins(kp, w, rec, g, i, s, a, s2):
+                            score[s] += wt
+            k = 0  # w.adv_at says an adversary is there: the most wins, ties fight, flee, hide
+            if score[1] > score[0]:
+                k = 1
+            if score[2] > score[k]:
+                k = 2
+            w.stance[i] = k
 
 
 # ------------------------------------------------------------------ 4. missions and confrontations
@@ -861,23 +855,32 @@ def r_cam_11_escape_checks(kp, w, rec, g, t, u, cur):
 
 # ------------------------------------------------------------------ the turn and the game
 @step
+def r_cam_51_early_ears(kp, rec, g):
+    """R-CAM-51: early ears count while their holder is in the game (free or captured). (A step of its own so
+    that ``ears`` is never the constant False: numba would compile every step it is passed to twice.)"""
+    ears = False
+    for i in range(kp.P):
+        st = rec.status[g, i]
+        ears |= ((st == FREE) | (st == CAPTURED)) & kp.pc_ears[i]
+    return ears
+
+
+@step
 def r_cam_5_turn(kp, w, rec, g, t, u, cur):
     """R-CAM-5: one turn of game g (steps 1-8)."""
     P = kp.P
     n_free = 0
     alive = False
-    ears = False
     for i in range(P):  # branch-free: the statuses are unpredictable
         st = rec.status[g, i]
         free = st == FREE
-        in_game = free | (st == CAPTURED)
         w.free0[i] = free
         w.dest[i] = -1
         w.named[i] = -1
         n_free += free
-        alive |= in_game
-        ears |= in_game & kp.pc_ears[i]  # R-CAM-51: early ears count while their holder is in the game
+        alive |= free | (st == CAPTURED)
     rec.free_t[g, t - 1] = n_free
+    ears = r_cam_51_early_ears(kp, rec, g)
     if alive:
         r_cam_20_place_adversaries(kp, w, rec, g, t, u, cur)  # 1. preview
         n_opt = r_cam_50_options(kp, w, u, cur)
