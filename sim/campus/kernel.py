@@ -8,12 +8,14 @@ the same order plays the same games. The state and the per-game record are numpy
 first (:func:`new_record`); a turn works on one row of them and on a few scratch arrays reused by every game
 (:func:`new_work`), so nothing is allocated per game.
 
-The stream is an array of uniforms drawn from the chunk's generator; when a game runs past its end the game
-is played again from its first draw once :func:`run_kernel` has appended more of the generator's doubles, so
-the result does not depend on the buffer size.
+The stream is a buffer of uniforms drawn from the chunk's generator; when a game runs past its end the game
+is played again from its first draw once :func:`run_kernel` has refilled the buffer with the generator's next
+doubles, so the result does not depend on the buffer size.
 
-The small step functions are inlined into the one compiled entry point :func:`play_games`, compiled without
-reference counting (``_nrt=False``: it allocates nothing), which is what makes it fast.
+Each step function is compiled once as a native function (:data:`step`: no Python wrapper) marked for LLVM to
+inline into the one compiled entry point :func:`play_games`, compiled without reference counting
+(``_nrt=False``: it allocates nothing), which is what makes it fast. Inlining by LLVM rather than at numba-IR
+level (``inline="always"``) gives the same machine code at a quarter of the cold compile time and memory.
 """
 
 from __future__ import annotations
@@ -44,7 +46,7 @@ Work = namedtuple("Work", [
     "adv_present", "adv_loc", "adv_base", "opt", "opt_list", "dest", "named", "stance", "free0", "cover",
     "grp_pc", "grp_first", "fought_boss", "here", "opp", "side_pc", "side_adv", "red_pc", "red_adv", "adv_st",
     "out_by", "sup_of", "failed", "codes", "prefer", "tmp", "team_tmp", "team_pcs", "team_start", "team_size",
-    "team_order",
+    "team_order", "adv_at", "pcs_at", "score",
 ])
 
 Record = namedtuple("Record", [
@@ -89,11 +91,15 @@ def kernel_params(p: Params) -> KParams:
 
 
 def new_work(p: Params) -> Work:
-    """Scratch arrays for one game-turn, reused by every game of a call."""
+    """Scratch arrays for one game-turn, reused by every game of a call. ``adv_base`` holds the abilities of
+    the adversaries present: a spawn slot's never change, so they are set here once; a miso bomb's are set
+    when it is placed."""
     P, A, L = p.P, max(p.A, 1), p.L
     z = np.zeros
+    adv_base = z((A, 3), np.int64)
+    adv_base[: p.S] = p.adv_base[: p.S]
     return Work(
-        adv_present=z(A, np.bool_), adv_loc=z(A, np.int64), adv_base=z((A, 3), np.int64), opt=z(L, np.bool_),
+        adv_present=z(A, np.bool_), adv_loc=z(A, np.int64), adv_base=adv_base, opt=z(L, np.bool_),
         opt_list=z(L, np.int64), dest=z(P, np.int64), named=z(P, np.int64), stance=z(P, np.int64),
         free0=z(P, np.bool_), cover=z(P, np.int64), grp_pc=z(P, np.int64), grp_first=z(P + 1, np.int64),
         fought_boss=z((P, A), np.bool_), here=z(P, np.int64), opp=z(A, np.int64), side_pc=z(P, np.int64),
@@ -101,6 +107,7 @@ def new_work(p: Params) -> Work:
         out_by=z(P, np.int64), sup_of=z(P, np.int64), failed=z(P, np.bool_), codes=z(max(A, p.S, 1), np.int64),
         prefer=z(3, np.int64), tmp=z(max(L, P, A) + 1, np.int64), team_tmp=z(P, np.int64),
         team_pcs=z(P, np.int64), team_start=z(P, np.int64), team_size=z(P, np.int64), team_order=z(P, np.int64),
+        adv_at=z(L, np.int64), pcs_at=z(L, np.int64), score=z(3, np.int64),
     )
 
 
@@ -117,8 +124,13 @@ def new_record(p: Params, n: int) -> Record:
     )
 
 
+# A step of the turn: compiled only to be called from compiled code (no Python wrapper), and inlined by LLVM
+# into the entry point when it links them.
+step = nb.njit(cache=True, forceinline=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+
+
 # ------------------------------------------------------------------ draws (sim.campus.params conventions)
-@nb.njit(cache=True, inline="always")
+@step
 def draw(u, cur):
     """The next uniform of the stream; past its end: flag the game for a replay and return 0."""
     pos = cur[0]
@@ -129,7 +141,7 @@ def draw(u, cur):
     return u[pos]
 
 
-@nb.njit(cache=True, inline="always")
+@step
 def pick(u, cur, m):
     """A uniform choice among m: floor(u * m), drawn only when m > 1."""
     if m <= 1:
@@ -138,7 +150,7 @@ def pick(u, cur, m):
     return k if k < m else m - 1
 
 
-@nb.njit(cache=True, inline="always")
+@step
 def chance(u, cur, prob):
     """True with probability prob, drawn only when 0 < prob < 1."""
     if prob >= 1.0:
@@ -148,7 +160,7 @@ def chance(u, cur, prob):
     return draw(u, cur) < prob
 
 
-@nb.njit(cache=True, inline="always")
+@step
 def shuffle(u, cur, a, lo, m):
     """Fisher-Yates on a[lo:lo + m] (m - 1 draws), the reference's ``Turn.shuffle``."""
     for j in range(m - 1):
@@ -158,7 +170,7 @@ def shuffle(u, cur, a, lo, m):
         a[lo + k] = x
 
 
-@nb.njit(cache=True, inline="always")
+@step
 def sort_prefix(a, m):
     """Sort a[:m] in place (insertion sort: m is at most the party size)."""
     for j in range(1, m):
@@ -171,7 +183,7 @@ def sort_prefix(a, m):
 
 
 # ------------------------------------------------------------------ values (R-CAM-2, R-CAM-3, R-CAM-30)
-@nb.njit(cache=True, inline="always")
+@step
 def r_cam_3_value(base, reduction, bonus, num, den, unit):
     """R-CAM-3: floor((max(base - reduction, 0) + additions) x product of multipliers), floored once."""
     b = base - reduction
@@ -181,7 +193,7 @@ def r_cam_3_value(base, reduction, bonus, num, den, unit):
     return x * num if unit else (x * num) // den
 
 
-@nb.njit(cache=True, inline="always")
+@step
 def pc_value(kp, rec, g, i, s, s2, red):
     """PC i's value in stance s against stance s2 (R-CAM-2: the stance that beats the other doubles)."""
     adv = 1 if s == (s2 + 1) % 3 else 0
@@ -189,37 +201,37 @@ def pc_value(kp, rec, g, i, s, s2, red):
                          kp.unit_den)
 
 
-@nb.njit(cache=True, inline="always")
+@step
 def adv_value(kp, w, a, s, s2, red):
     adv = 1 if s == (s2 + 1) % 3 else 0
     return r_cam_3_value(w.adv_base[a, s], red, kp.adv_bonus[a, s], kp.adv_num[a, s, adv], kp.adv_den[a, s, adv],
                          kp.unit_den)
 
 
-@nb.njit(cache=True, inline="always")
+@step
 def plain_value(kp, base_row, i, s):
     """A value without an opponent (``best``, missions): no stance advantage (R-CAM-30, R-CAM-56)."""
     return r_cam_3_value(base_row[s], 0, kp.pc_bonus[i, s], kp.pc_num[i, s, 0], kp.pc_den[i, s, 0], kp.unit_den)
 
 
-@nb.njit(cache=True, inline="always")
+@step
 def r_cam_40_best_stance(kp, base_row, i):
     """R-CAM-40 ``best``: the highest own value before the stance advantage; ties fight, flee, hide."""
     best = 0
-    v0 = plain_value(kp, base_row, i, 0)
-    for s in range(1, 3):
+    v0 = 0
+    for s in range(3):  # a loop, not a call with a constant stance: numba compiles once per literal argument
         v = plain_value(kp, base_row, i, s)
-        if v > v0:
+        if s == 0 or v > v0:
             best, v0 = s, v
     return best
 
 
-@nb.njit(cache=True, inline="always")
+@step
 def is_boss(kp, a):
     return a < kp.S and kp.adv_boss[a]
 
 
-@nb.njit(cache=True, inline="always")
+@step
 def r_cam_21_adversary_stance(kp, w, a, u, cur):
     """R-CAM-21: drawn from the weights for each confrontation (no draw when one stance has all the weight);
     R-CAM-57: a miso bomb uses the scenario's stance policy (best and counter: its own best)."""
@@ -235,7 +247,7 @@ def r_cam_21_adversary_stance(kp, w, a, u, cur):
     return (1 if x >= kp.adv_c1[a] else 0) + (1 if x >= kp.adv_c2[a] else 0)
 
 
-@nb.njit(cache=True, inline="always")
+@step
 def r_cam_8_capture(kp, rec, g, t, i, room):
     """R-CAM-8 / R-CAM-14: vitality -1, captured (moved to the room at the end of the turn)."""
     rec.status[g, i] = CAPTURED
@@ -245,7 +257,7 @@ def r_cam_8_capture(kp, rec, g, t, i, room):
     rec.captures_t[g, t - 1] += 1
 
 
-@nb.njit(cache=True, inline="always")
+@step
 def r_cam_53_capture_room(kp, a, u, cur):
     """R-CAM-8 / R-CAM-53: the adversary's room, else the only room, else one at random."""
     if a < kp.S and kp.adv_room[a] >= 0:
@@ -253,7 +265,7 @@ def r_cam_53_capture_room(kp, a, u, cur):
     return kp.rooms[pick(u, cur, kp.rooms.shape[0])]
 
 
-@nb.njit(cache=True, inline="always")
+@step
 def record_duel(kp, rec, g, a, pc_stance, win):
     tm = kp.adv_template[a]
     rec.duels_tmpl[g, tm] += 1
@@ -264,29 +276,34 @@ def record_duel(kp, rec, g, a, pc_stance, win):
 
 
 # ------------------------------------------------------------------ 1. preview
-@nb.njit(cache=True, inline="always")
+@step
 def r_cam_20_place_adversaries(kp, w, rec, g, t, u, cur):
     """R-CAM-20 / R-CAM-50: each spawn slot of this turn placed with its chance at a uniform candidate;
-    R-CAM-15 / R-CAM-57: a miso bomb per game-over PC at a location that is no capture room."""
+    R-CAM-15 / R-CAM-57: a miso bomb per game-over PC at a location that is no capture room. ``w.adv_at``
+    counts the adversaries present at each location."""
+    for loc in range(kp.L):
+        w.adv_at[loc] = 0
     for a in range(kp.S):
         w.adv_present[a] = False
         if kp.adv_first[a] <= t <= kp.adv_last[a] and chance(u, cur, kp.adv_chance[a]):
             w.adv_present[a] = True
-            w.adv_loc[a] = kp.adv_cand_table[a, pick(u, cur, kp.adv_n_cands[a])]
-            for s in range(3):
-                w.adv_base[a, s] = kp.adv_base[a, s]
+            loc = kp.adv_cand_table[a, pick(u, cur, kp.adv_n_cands[a])]
+            w.adv_loc[a] = loc
+            w.adv_at[loc] += 1  # its abilities are in w.adv_base from new_work on
     if kp.miso:
         for i in range(kp.P):
             a = kp.S + i
             w.adv_present[a] = False
             if rec.status[g, i] == GAME_OVER:
                 w.adv_present[a] = True
-                w.adv_loc[a] = kp.plain[pick(u, cur, kp.plain.shape[0])]
+                loc = kp.plain[pick(u, cur, kp.plain.shape[0])]
+                w.adv_loc[a] = loc
+                w.adv_at[loc] += 1
                 for s in range(3):
                     w.adv_base[a, s] = rec.base[g, i, s]
 
 
-@nb.njit(cache=True, inline="always")
+@step
 def r_cam_50_options(kp, w, u, cur):
     """R-CAM-50: `options = k` is a uniform k-subset (the first k of a partial shuffle), once for the party.
     Returns the number of options; ``w.opt_list`` holds them in location order."""
@@ -308,21 +325,20 @@ def r_cam_50_options(kp, w, u, cur):
     for j in range(kp.k_options):
         w.opt[order[j]] = True
     n = 0
-    for loc in range(L):
-        if w.opt[loc]:
-            w.opt_list[n] = loc
-            n += 1
+    for loc in range(L):  # branch-free: the draws make the options unpredictable
+        w.opt_list[n] = loc
+        n += w.opt[loc]
     return n
 
 
 # ------------------------------------------------------------------ 2-3. declaration and growth
-@nb.njit(cache=True, inline="always")
+@step
 def min3(rec, g, i):
     b = rec.base[g, i]
     return min(b[0], min(b[1], b[2]))
 
 
-@nb.njit(cache=True, inline="always")
+@step
 def r_cam_40_rescue(kp, w, rec, g, t):
     """R-CAM-40 ``rescue = true``: free PCs in party order take the first captive (party order, held before
     this turn, room among the options) not yet covered whose check their own min completes."""
@@ -344,26 +360,17 @@ def r_cam_40_rescue(kp, w, rec, g, t):
                 break
 
 
-@nb.njit(cache=True, inline="always")
+@step
 def r_cam_40_move(kp, w, rec, g, n_opt, ears, u, cur):
     """R-CAM-40 move ``random`` (uniform among the options) or ``avoid`` (with early ears: options with no
     adversary and no capture room; without: options that are no capture room; none: all options)."""
     choices = w.tmp
     m = 0
     if kp.move_avoid:
-        for q in range(n_opt):
+        for q in range(n_opt):  # branch-free: which options qualify is unpredictable
             loc = w.opt_list[q]
-            if kp.is_room[loc]:
-                continue
-            if ears:
-                taken = False
-                for a in range(kp.A):
-                    if w.adv_present[a] and w.adv_loc[a] == loc:
-                        taken = True
-                if taken:
-                    continue
             choices[m] = loc
-            m += 1
+            m += (not kp.is_room[loc]) & (not (ears and w.adv_at[loc] > 0))
     if m == 0:
         for q in range(n_opt):
             choices[q] = w.opt_list[q]
@@ -371,9 +378,14 @@ def r_cam_40_move(kp, w, rec, g, n_opt, ears, u, cur):
     for i in range(kp.P):
         if w.free0[i] and w.dest[i] < 0:
             w.dest[i] = choices[pick(u, cur, m)]
+    for loc in range(kp.L):  # the free PCs at each destination
+        w.pcs_at[loc] = 0
+    for i in range(kp.P):
+        if w.free0[i]:
+            w.pcs_at[w.dest[i]] += 1
 
 
-@nb.njit(cache=True, inline="always")
+@step
 def r_cam_40_growth(kp, w, rec, g):
     """R-CAM-40 growth: ``lowest`` (each gp to the lowest base ability, ties fight, flee, hide) or ``best``
     (all gp to the ability of the best stance); free PCs only (R-CAM-5 step 3)."""
@@ -383,27 +395,28 @@ def r_cam_40_growth(kp, w, rec, g):
         if not w.free0[i] or rec.gp[g, i] <= 0:
             continue
         if kp.growth == 1:
+            b0, b1, b2 = rec.base[g, i, 0], rec.base[g, i, 1], rec.base[g, i, 2]  # in registers, not memory
             for _ in range(rec.gp[g, i]):
-                b = rec.base[g, i]
-                k = 0
-                if b[1] < b[0]:
-                    k = 1
-                if b[2] < b[k]:
-                    k = 2
-                b[k] += 1
+                if b1 < b0 and b1 <= b2:
+                    b1 += 1
+                elif b2 < b0 and b2 < b1:
+                    b2 += 1
+                else:
+                    b0 += 1
+            rec.base[g, i, 0], rec.base[g, i, 1], rec.base[g, i, 2] = b0, b1, b2
         else:
             s = r_cam_40_best_stance(kp, rec.base[g, i], i)
             rec.base[g, i, s] += rec.gp[g, i]
         rec.gp[g, i] = 0
 
 
-@nb.njit(cache=True, inline="always")
+@step
 def pc_wins(kp, w, rec, g, i, s, a, s2):
     """R-CAM-2..4: PC i in stance s beats adversary a in stance s2 (a tie is no win)."""
     return pc_value(kp, rec, g, i, s, s2, 0) > adv_value(kp, w, a, s2, s, 0)
 
 
-@nb.njit(cache=True, inline="always")
+@step
 def adv_weights(kp, w, a, s2):
     """Stance probabilities as integers over weight_den (a miso bomb: all on its own best, R-CAM-57)."""
     if a >= kp.S:
@@ -453,7 +466,7 @@ def r_cam_40_equilibrium(kp, w, rec, g, t, i, ears, best, u, cur):
     return (1 if x >= c1 else 0) + (1 if x >= c2 else 0)
 
 
-@nb.njit(cache=True, inline="always")
+@step
 def r_cam_40_stances(kp, w, rec, g, t, ears, u, cur):
     """R-CAM-40 stance policies (R-CAM-51: after growth): fixed, random, best, counter (the most
     weight-averaged wins against the adversaries seen at the destination; without any, best), equilibrium."""
@@ -470,36 +483,30 @@ def r_cam_40_stances(kp, w, rec, g, t, ears, u, cur):
         w.stance[i] = best
         if kp.stance_policy == 4:
             w.stance[i] = r_cam_40_equilibrium(kp, w, rec, g, t, i, ears, best, u, cur)
-        elif kp.stance_policy == 3 and ears:
-            seen = False
-            sc0 = 0
-            sc1 = 0
-            sc2 = 0
+        elif kp.stance_policy == 3 and ears and w.adv_at[w.dest[i]] > 0:
+            score = w.score
+            for s in range(3):
+                score[s] = 0
             for a in range(kp.A):
                 if not (w.adv_present[a] and w.adv_loc[a] == w.dest[i]):
                     continue
-                seen = True
                 for s2 in range(3):
                     wt = adv_weights(kp, w, a, s2)
                     if wt == 0:
                         continue
-                    if pc_wins(kp, w, rec, g, i, 0, a, s2):
-                        sc0 += wt
-                    if pc_wins(kp, w, rec, g, i, 1, a, s2):
-                        sc1 += wt
-                    if pc_wins(kp, w, rec, g, i, 2, a, s2):
-                        sc2 += wt
-            if seen:
-                k = 0
-                if sc1 > sc0:
-                    k, sc0 = 1, sc1
-                if sc2 > sc0:
-                    k = 2
-                w.stance[i] = k
+                    for s in range(3):
+                        if pc_wins(kp, w, rec, g, i, s, a, s2):
+                            score[s] += wt
+            k = 0  # w.adv_at says an adversary is there: the most wins, ties fight, flee, hide
+            if score[1] > score[0]:
+                k = 1
+            if score[2] > score[k]:
+                k = 2
+            w.stance[i] = k
 
 
 # ------------------------------------------------------------------ 4. missions and confrontations
-@nb.njit(cache=True, inline="always")
+@step
 def r_cam_25_missions(kp, w, rec, g, t, u, cur):
     """R-CAM-25 / R-CAM-56: the sum (or each) of the present free PCs' values against the target; success pays
     every participant, failure hits every participant; no free PC present: no effect (and no draw)."""
@@ -539,7 +546,7 @@ def r_cam_25_missions(kp, w, rec, g, t, u, cur):
                         rec.base[g, i, k] = 0
 
 
-@nb.njit(cache=True, inline="always")
+@step
 def r_cam_6_rotation(kp, w, rec, g, loc, u, cur):
     """R-CAM-6: the groups at ``loc``: every team with two or more members present (R-CAM-9; more than
     team_max: a random team_max of them, the rest alone, R-CAM-52), larger teams first, ties in random order;
@@ -609,7 +616,7 @@ def r_cam_6_rotation(kp, w, rec, g, loc, u, cur):
     return n_groups
 
 
-@nb.njit(cache=True, inline="always")
+@step
 def r_cam_7_opponents(kp, w, loc, k):
     """R-CAM-7: the adversaries still at ``loc`` that group k may fight (a boss at most once a turn per
     group), in slot order into ``w.opp``; returns their number."""
@@ -621,7 +628,7 @@ def r_cam_7_opponents(kp, w, loc, k):
     return n
 
 
-@nb.njit(cache=True, inline="always")
+@step
 def r_cam_7_after_confrontation(kp, w, k, a):
     """R-CAM-7 / R-CAM-54: an ordinary adversary leaves, won or lost; a boss stays (a tie too) and is done
     with this group for the turn."""
@@ -629,9 +636,10 @@ def r_cam_7_after_confrontation(kp, w, k, a):
         w.fought_boss[k, a] = True
     else:
         w.adv_present[a] = False
+        w.adv_at[w.adv_loc[a]] -= 1
 
 
-@nb.njit(cache=True, inline="always")
+@step
 def r_cam_8_one_on_one(kp, w, rec, g, t, k, i, n_opp, u, cur):
     """R-CAM-6 / R-CAM-8: a single PC against one of its opponents drawn at random; a win pays the reward,
     a loss or a tie (R-CAM-4) is a capture."""
@@ -649,7 +657,7 @@ def r_cam_8_one_on_one(kp, w, rec, g, t, k, i, n_opp, u, cur):
     r_cam_7_after_confrontation(kp, w, k, a)
 
 
-@nb.njit(cache=True, inline="always")
+@step
 def r_cam_9_team_battle(kp, w, rec, g, t, k, n_opp, u, cur):
     """R-CAM-9 / R-CAM-52: the team against every opponent present, each side in random order. The first of
     each side duel; the loser is out and the winner's base in its stance is lowered by the loser's value; a
@@ -702,25 +710,13 @@ def r_cam_9_team_battle(kp, w, rec, g, t, k, n_opp, u, cur):
         r_cam_7_after_confrontation(kp, w, k, w.side_adv[q])
 
 
-@nb.njit(cache=True, inline="always")
+@step
 def r_cam_6_confrontations(kp, w, rec, g, t, loc, u, cur):
     """R-CAM-6: walk the rotation round and round; at each step the next group still free with an opponent
     left fights, until no adversary or no free PC is left (so a group fights twice in a row only when it is
     the only one that can). ``fights = "once"``: one walk, each group at most once."""
-    has_adv = False
-    for a in range(kp.A):
-        if w.adv_present[a] and w.adv_loc[a] == loc:
-            has_adv = True
-            break
-    if not has_adv:
-        return
-    has_pc = False
-    for i in range(kp.P):
-        if w.free0[i] and rec.status[g, i] == FREE and w.dest[i] == loc:
-            has_pc = True
-            break
-    if not has_pc:
-        return
+    if (w.adv_at[loc] == 0) | (w.pcs_at[loc] == 0):
+        return  # no adversary here, or no PC (all PCs there are still free: only this step captures them)
     n = r_cam_6_rotation(kp, w, rec, g, loc, u, cur)
     for k in range(n):
         for a in range(kp.A):
@@ -755,7 +751,7 @@ def r_cam_6_confrontations(kp, w, rec, g, t, loc, u, cur):
 
 
 # ------------------------------------------------------------------ exits, nursing, escape checks
-@nb.njit(cache=True, inline="always")
+@step
 def r_cam_26_exits(kp, w, rec, g, t):
     """R-CAM-26 / R-CAM-58: a free PC at an open exit after its confrontations leaves, cleared."""
     for i in range(kp.P):
@@ -765,7 +761,7 @@ def r_cam_26_exits(kp, w, rec, g, t):
             rec.end_turn[g, i] = t
 
 
-@nb.njit(cache=True, inline="always")
+@step
 def r_cam_30_nursing(kp, w, rec, g, u, cur):
     """R-CAM-30 / R-CAM-55: a free nurse gives +1 vitality (up to its starting value) to the other free PC at
     its location with the lowest vitality, one at random among ties."""
@@ -775,8 +771,9 @@ def r_cam_30_nursing(kp, w, rec, g, u, cur):
             continue
         low = 1 << 62
         m = 0
-        for j in range(kp.P):
-            if j != i and w.free0[j] and rec.status[g, j] == FREE and w.dest[j] == w.dest[i]:
+        d = w.dest[i]
+        for j in range(kp.P):  # free now means free at the start of the turn: only step 6 frees captives
+            if (j != i) & (rec.status[g, j] == FREE) & (w.dest[j] == d):
                 v = rec.vit[g, j]
                 if v < low:
                     low = v
@@ -791,7 +788,7 @@ def r_cam_30_nursing(kp, w, rec, g, u, cur):
             rec.vit[g, j] += 1
 
 
-@nb.njit(cache=True, inline="always")
+@step
 def r_cam_11_escape_checks(kp, w, rec, g, t, u, cur):
     """R-CAM-11..14, R-CAM-53: captives taken before this turn check against t + offset; each rescuer (a free
     PC whose destination is a capture room) supports the captive it named, else one at random (minus its
@@ -857,25 +854,33 @@ def r_cam_11_escape_checks(kp, w, rec, g, t, u, cur):
 
 
 # ------------------------------------------------------------------ the turn and the game
-@nb.njit(cache=True, inline="always")
+@step
+def r_cam_51_early_ears(kp, rec, g):
+    """R-CAM-51: early ears count while their holder is in the game (free or captured). (A step of its own so
+    that ``ears`` is never the constant False: numba would compile every step it is passed to twice.)"""
+    ears = False
+    for i in range(kp.P):
+        st = rec.status[g, i]
+        ears |= ((st == FREE) | (st == CAPTURED)) & kp.pc_ears[i]
+    return ears
+
+
+@step
 def r_cam_5_turn(kp, w, rec, g, t, u, cur):
     """R-CAM-5: one turn of game g (steps 1-8)."""
     P = kp.P
     n_free = 0
     alive = False
-    ears = False
-    for i in range(P):
+    for i in range(P):  # branch-free: the statuses are unpredictable
         st = rec.status[g, i]
-        w.free0[i] = st == FREE
+        free = st == FREE
+        w.free0[i] = free
         w.dest[i] = -1
         w.named[i] = -1
-        if st == FREE:
-            n_free += 1
-        if st == FREE or st == CAPTURED:
-            alive = True
-            if kp.pc_ears[i]:
-                ears = True  # R-CAM-51: early ears count while their holder is in the game
+        n_free += free
+        alive |= free | (st == CAPTURED)
     rec.free_t[g, t - 1] = n_free
+    ears = r_cam_51_early_ears(kp, rec, g)
     if alive:
         r_cam_20_place_adversaries(kp, w, rec, g, t, u, cur)  # 1. preview
         n_opt = r_cam_50_options(kp, w, u, cur)
@@ -892,16 +897,16 @@ def r_cam_5_turn(kp, w, rec, g, t, u, cur):
         r_cam_11_escape_checks(kp, w, rec, g, t, u, cur)  # 6.
         for i in range(P):
             st = rec.status[g, i]
-            if st == FREE or st == CAPTURED:
-                rec.gp[g, i] += 1 + kp.pc_gpt[i]  # 7. R-CAM-58 growth points
-                if rec.vit[g, i] <= 0:  # 8. R-CAM-15 game over
-                    rec.status[g, i] = GAME_OVER
-                    rec.end_turn[g, i] = t
+            in_game = (st == FREE) | (st == CAPTURED)
+            rec.gp[g, i] += in_game * (1 + kp.pc_gpt[i])  # 7. R-CAM-58 growth points (branch-free)
+            if in_game & (rec.vit[g, i] <= 0):  # 8. R-CAM-15 game over
+                rec.status[g, i] = GAME_OVER
+                rec.end_turn[g, i] = t
     for i in range(P):
         rec.status_by_turn[g, t - 1, i] = rec.status[g, i]
 
 
-@nb.njit(cache=True, inline="always")
+@step
 def new_game(kp, rec, g):
     """Game g's starting state (R-CAM-1): base abilities, vitality, gp 0, free; its record cleared."""
     for i in range(kp.P):
@@ -946,26 +951,27 @@ def play_games(kp, w, rec, u, cur, g0, g1, t0, t1, whole):
     return g1
 
 
-def run_kernel(p: Params, n: int, rng: np.random.Generator, per_game: float = 64.0) -> dict[str, np.ndarray]:
-    """n games of one chunk, drawing from ``rng``'s stream of doubles in run order (R-GEN-7). The stream is
-    drawn ``per_game`` uniforms a game at first, then as the games played so far need (any value gives the
-    same games)."""
+def run_kernel(p: Params, n: int, rng: np.random.Generator, block: int = 1 << 16) -> dict[str, np.ndarray]:
+    """n games of one chunk, drawing from ``rng``'s stream of doubles in run order (R-GEN-7). The stream is read
+    through a buffer of ``block`` doubles (small enough to stay in cache), refilled from ``rng`` as the games
+    use it: the game that ran past its end keeps its draws and is played again from its first one, and a game
+    that needs more than the whole buffer doubles it (any block size gives the same games)."""
     kp, w, rec = kernel_params(p), new_work(p), new_record(p, n)
-    u = rng.random(int(per_game * n) + 1024)
+    u = rng.random(max(int(block), 1))
     cur = np.zeros(2, np.int64)
     g = 0
-    used = 0
-    while g < n:
-        done = play_games(kp, w, rec, u, cur, g, n, 1, p.T, True)
-        if done >= n:
+    while True:
+        g = play_games(kp, w, rec, u, cur, g, n, 1, p.T, True)
+        if g >= n:
             break
-        used += int(cur[0])  # the draws of the games played so far
-        if done > 0:
-            per_game = used / done
-        more = int(per_game * 1.1 * (n - done)) + 1024
-        u = np.concatenate([u[cur[0]:], rng.random(more)])
+        start = int(cur[0])  # the unfinished game's first draw
+        if start == 0:
+            u = np.concatenate([u, rng.random(u.shape[0])])
+        else:
+            keep = u.shape[0] - start
+            u[:keep] = u[start:]
+            rng.random(out=u[keep:])
         cur[0] = 0
-        g = done
     return record_arrays(rec)
 
 

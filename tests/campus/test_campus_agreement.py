@@ -87,11 +87,11 @@ def test_r_gen_7_same_results_for_any_n_jobs():
 
 
 def test_kernel_stream_buffer_does_not_change_games():
-    """The kernel replays a game that runs past the end of its buffer of uniforms: a buffer of half a uniform
-    a game (a replay in nearly every game) gives the same games as the default."""
+    """The kernel replays a game that runs past the end of its buffer of uniforms: a buffer of 8 uniforms
+    (grown to hold one game, then a replay in nearly every game) gives the same games as the default."""
     from sim.campus.kernel import run_kernel
 
     p = rich({"move": "avoid", "stance": "counter", "rescue": True}, miso_bomb=True)
     a = run_kernel(p, 300, np.random.default_rng(9))
-    b = run_kernel(p, 300, np.random.default_rng(9), per_game=0.5)
+    b = run_kernel(p, 300, np.random.default_rng(9), block=8)
     assert all(np.array_equal(a[k], b[k]) for k in a)
