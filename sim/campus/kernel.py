@@ -926,7 +926,7 @@ def new_game(kp, rec, g):
     rec.rescues_won[g] = 0
 
 
-@nb.njit(cache=True, _nrt=False)  # the one compiled entry point
+@nb.njit(cache=True, _nrt=False, nogil=True)  # the one compiled entry point; threads may run it at once
 def play_games(kp, w, rec, u, cur, g0, g1, t0, t1, whole):
     """Games g0..g1-1 in run order from the stream ``u`` at ``cur[0]``, turns t0..t1; ``whole``: each game
     from its start to its end (the engine), else turns of a state the caller set (tests). Returns the first

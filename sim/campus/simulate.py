@@ -35,8 +35,8 @@ def _check_engine(engine: str) -> None:
 
 
 def _warm_up(params: Params, n_jobs: int, engine: str) -> None:
-    """Compile the kernel (or load it from numba's cache) in this process before worker processes start, so
-    that on a fresh install they load the cached code instead of each compiling it (time and memory)."""
+    """Compile the kernel (or load it from numba's cache) once, before the parallel tasks start, so that on a
+    fresh install they do not each compile it (time and memory)."""
     if engine == "kernel" and n_jobs != 1:
         run_kernel(params, 1, np.random.default_rng(0))
 
@@ -45,7 +45,8 @@ def run_arrays(params: Params, runs: int, seed: int, n_jobs: int = 1, engine: st
     """Per-game arrays for ``runs`` games, chunked by :func:`sim.batch.map_chunks` (R-GEN-7)."""
     _check_engine(engine)
     _warm_up(params, n_jobs, engine)
-    parts = [res for _, res in map_chunks(_run_chunk, (params, engine), runs, seed, n_jobs)]
+    parts = [res for _, res in map_chunks(_run_chunk, (params, engine), runs, seed, n_jobs,
+                                          threads=engine == "kernel")]  # the compiled engine releases the GIL
     return {k: np.concatenate([part[k] for part in parts]) for k in parts[0]}
 
 
@@ -169,7 +170,7 @@ def simulate(scenario: Scenario, runs: int, seed: int, n_jobs: int = 1, engine: 
     else:
         job = (params, engine, runs_sink is not None)
         _warm_up(params, n_jobs, engine)
-        stream_chunks(_stream_task, job, runs, seed, n_jobs, agg, runs_sink)
+        stream_chunks(_stream_task, job, runs, seed, n_jobs, agg, runs_sink, threads=engine == "kernel")
     result.summary = summarize(params, agg, runs, seed)
     result.extra["aggregate"] = agg
     return result

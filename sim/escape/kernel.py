@@ -230,7 +230,8 @@ def uniform_at(key, run, rnd, char, k):
     """Uniform number ``k`` of character ``char`` in round ``rnd`` of run ``run`` (the layout above)."""
     counter = np.uint64(run) << np.uint64(44)
     counter |= (np.uint64(rnd) << np.uint64(32)) | (np.uint64(char) << np.uint64(24)) | np.uint64(k)
-    return float(mix64(mix64(key[0] ^ counter) ^ key[1]) >> np.uint64(11)) * (1.0 / 9007199254740992.0)
+    bits = mix64(mix64(key[0] ^ counter) ^ key[1]) >> np.uint64(11)  # 53 bits: exact as a signed integer too
+    return float(np.int64(bits)) * (1.0 / 9007199254740992.0)
 
 
 @leaf
@@ -242,7 +243,7 @@ def next_uniform(key, sc, i):
 
 @leaf
 def roll_die(u, sc, i, sides):
-    return int(np.floor(next_uniform(u, sc, i) * sides)) + 1
+    return int(next_uniform(u, sc, i) * sides) + 1  # floor(u * sides) + 1: truncation is floor for u >= 0
 
 
 @leaf
@@ -524,10 +525,11 @@ def highest_teammate(R, st, j, i, need_item):
 @rule
 def plan_own(R, st, j, i, plan):
     """Greedy steps 1-3 with the item steps (R-ESC-20, R-ESC-31); False means 'help or rest'."""
-    own = highest_own_goal(R, st, j, i, False)
-    if can_untie_self(st, j, i) and own >= 0:  # step 1
-        set_action(plan, i, UNTIE, own, -1, i, -1, False)
-        return True
+    if can_untie_self(st, j, i):  # step 1
+        own = highest_own_goal(R, st, j, i, False)
+        if own >= 0:
+            set_action(plan, i, UNTIE, own, -1, i, -1, False)
+            return True
     if holds_items(R, st, j, i):  # after step 1: a release item on itself
         s = highest_own_goal(R, st, j, i, True)
         if s >= 0:
