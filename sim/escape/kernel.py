@@ -84,11 +84,12 @@ leaf = njit(inline="always")
 (N_CHARS, N_ITEMS, MAX_ROUNDS, POOL, ATTENTION_LIMIT, ATT_ASSIST, ATT_GUIDE, ATT_SEARCH, ATT_PER_ROUND, SEARCH_ON,
  SEARCH_DC, HAS_STIMULUS, CRAVING, DAZED_ROUNDS, GOAL) = range(15)
 DC, BECOMES, MARK = range(3)  # Rules.tier columns (R-ESC-2, R-ESC-3)
-# Rules.char columns: escape modifiers and escape-artist bonuses by ability (str, dex, int), then the rest
-ESCAPE_MOD, ARTIST_BONUS = 0, 3
+# Rules.char columns: what an escape check adds by ability (str, dex, int): the ability modifier plus the escape
+# artist's bonus (R-ESC-4, R-ESC-14), then the rest
+CHECK_MOD = 0
 (WIS_MOD, CHA_MOD, SEARCH_MOD, GUIDE_BONUS, MAGE_BONUS, IS_MONK, IS_PALADIN, IS_CLERIC, IS_MAGE_HAND, IS_FOCUS,
- FOCUS_MOD, COMP_MAX, REST_FIXED, HARNESS_FIXED, STIMULUS_FIXED) = range(6, 21)
-N_CHAR_RULES = 21
+ FOCUS_MOD, COMP_MAX, REST_FIXED, HARNESS_FIXED, STIMULUS_FIXED) = range(3, 18)
+N_CHAR_RULES = 18
 ITEM_KIND, ITEM_VALUE, ITEM_MAX_TIER = range(3)  # Rules.item columns
 REST_DICE, HARNESS_DICE, STIMULUS_DICE = range(3)  # Rules.dice rows
 # Batch.chars columns (per character state, then per character statistics of R-ESC-15)
@@ -165,8 +166,7 @@ def rules_of(p: EscapeParams) -> Rules:
     game[GOAL:] = p.goal
     tier = np.stack([p.dc, p.becomes, p.mark], axis=1).astype(np.int64)
     char = np.zeros((C, N_CHAR_RULES), dtype=np.int64)
-    char[:, ESCAPE_MOD:ESCAPE_MOD + 3] = p.escape_mod
-    char[:, ARTIST_BONUS:ARTIST_BONUS + 3] = p.artist_bonus
+    char[:, CHECK_MOD:CHECK_MOD + 3] = p.escape_mod + p.artist_bonus
     for col, values in ((WIS_MOD, p.wis_mod), (CHA_MOD, p.cha_mod), (SEARCH_MOD, p.search_mod),
                         (GUIDE_BONUS, p.guide_bonus), (MAGE_BONUS, p.mage_bonus), (IS_MONK, p.is_monk),
                         (IS_PALADIN, p.is_paladin), (IS_CLERIC, p.is_cleric), (IS_MAGE_HAND, p.is_mage_hand),
@@ -242,8 +242,14 @@ def next_uniform(key, sc, i):
 
 
 @leaf
+def face(x, sides):
+    """A die face from a uniform number: floor(x * sides) + 1 (truncation is floor for x >= 0)."""
+    return int(x * sides) + 1
+
+
+@leaf
 def roll_die(u, sc, i, sides):
-    return int(next_uniform(u, sc, i) * sides) + 1  # floor(u * sides) + 1: truncation is floor for u >= 0
+    return face(next_uniform(u, sc, i), sides)
 
 
 @leaf
@@ -399,7 +405,7 @@ def check_need(R, st, j, i, slot, ability, guide, mage, breath):
     """What the random part of an escape check must reach: DC - (mod + acc + items + escape artist
     + guide + mage hand [+ wis mod with the breath d20]) (R-ESC-4, R-ESC-3, R-ESC-9, R-ESC-14)."""
     tier = st.tiers[j, i, slot]
-    static = R.char[i, ESCAPE_MOD + ability] + R.char[i, ARTIST_BONUS + ability]
+    static = R.char[i, CHECK_MOD + ability]
     static += st.acc[j, i, slot] + st.chars[j, i, ITEM_BONUS]
     static += guide + mage
     if breath:
