@@ -8,7 +8,7 @@ one PC in one turn of one game (P x T per game, finished PCs included, as the is
 timed ``--repeat`` times; the rates use the fastest run of each (wall and CPU time separately), as ``timeit``
 does, since on a shared machine other processes only ever slow a run down.
 
-    python bench/campus.py [--runs 20000] [--reference-runs 400] [--seed 1] [--repeat 3]
+    python bench/campus.py [--runs 20000] [--reference-runs 400] [--seed 1] [--repeat 3] [--jobs-runs 1000000]
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ def main() -> None:
     ap.add_argument("--reference-runs", type=int, default=400)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--jobs-runs", type=int, default=1_000_000, help="games for --jobs 1 vs 2 (0: skip)")
     args = ap.parse_args()
     scenario = sim.load_scenario(SCENARIO)
     params = compile_params(scenario)
@@ -81,6 +82,16 @@ def main() -> None:
     print(f"CPU time: engine {kc:.0f} games/s = {kc * per_game / 1e6:.2f} M PC-turns/s; plain scalar loop "
           f"{rc:.0f} games/s; ratio {kc / rc:.0f}x")
     print("targets (issue 11): >= 8 M PC-turns/s on one core, >= 150x the plain scalar loop")
+    if args.jobs_runs:  # sim.simulate streamed (python -m sim run --no-runs), fastest of --repeat
+        def jobs_seconds(n_jobs: int) -> float:
+            t0 = time.perf_counter()
+            sim.simulate(scenario, runs=args.jobs_runs, seed=args.seed, n_jobs=n_jobs, keep_runs=False)
+            return time.perf_counter() - t0
+
+        t1 = min(jobs_seconds(1) for _ in range(max(1, args.repeat)))
+        t2 = min(jobs_seconds(2) for _ in range(max(1, args.repeat)))
+        print(f"sim.simulate {args.jobs_runs:,} games: --jobs 1 {t1:6.2f} s, --jobs 2 {t2:6.2f} s, "
+              f"speed-up {t1 / t2:.2f}x (target: >= 1.7x)")
 
 
 if __name__ == "__main__":
