@@ -26,6 +26,53 @@ def test_R_GEN_7_results_independent_of_jobs_and_task_size():
     assert len(one) == n and np.array_equal(one, two) and np.array_equal(one, grouped)
 
 
+def _where(params, n, rng):
+    import os
+    import threading
+
+    return np.array([os.getpid(), threading.get_ident()]), rng.random(n)
+
+
+def test_threads_run_chunks_in_this_process_with_the_same_results():
+    """``threads=True`` (the compiled escape and campus engines, which release the GIL): tasks run in threads of
+    this process, not in worker processes that must first import the package; the chunks' numbers are those of
+    ``n_jobs=1``."""
+    import os
+
+    n = 4 * CHUNK_RUNS
+    one = [r for _, (_, r) in map_chunks(_where, None, n, 5, n_jobs=1)]
+    got = [res for _, res in map_chunks(_where, None, n, 5, n_jobs=2, threads=True)]
+    assert {int(w[0]) for w, _ in got} == {os.getpid()}
+    assert all(np.array_equal(a, b) for a, (_, b) in zip(one, got, strict=True))
+    procs = [res for _, res in map_chunks(_where, None, n, 5, n_jobs=2)]  # without: worker processes
+    assert os.getpid() not in {int(w[0]) for w, _ in procs}
+
+
+def test_the_escape_and_campus_engines_run_their_chunks_in_threads(monkeypatch):
+    """sim.simulate of both kinds asks for threads when the compiled engine runs, and not for a custom policy's
+    Python code (reference engine)."""
+    from pathlib import Path
+
+    import sim
+    import sim.batch as batch
+
+    asked = []
+    real = batch.map_chunks
+
+    def spy(*args, **kwargs):
+        asked.append(kwargs.get("threads", args[6] if len(args) > 6 else False))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(batch, "map_chunks", spy)
+    root = Path(__file__).resolve().parents[1] / "scenarios"
+    for kind, name in (("escape", "lone_rogue.toml"), ("campus", "seed_trio_vs_hounds.toml")):
+        s = sim.load_scenario(root / kind / name)
+        sim.simulate(s, runs=200, seed=1, n_jobs=2, keep_runs=False)
+    s = sim.load_scenario(root / "escape" / "lone_rogue.toml")
+    sim.simulate(s, runs=50, seed=1, n_jobs=2, keep_runs=False, engine="reference")
+    assert asked == [True, True, False]
+
+
 def test_the_random_layout_is_part_of_a_runs_fingerprint():
     """Chunks stored under another random layout are never mixed into a run (issue 11 changed two layouts)."""
     from pathlib import Path
