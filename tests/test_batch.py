@@ -48,9 +48,9 @@ def test_threads_run_chunks_in_this_process_with_the_same_results():
     assert os.getpid() not in {int(w[0]) for w, _ in procs}
 
 
-def test_the_escape_and_campus_engines_run_their_chunks_in_threads(monkeypatch):
-    """sim.simulate of both kinds asks for threads when the compiled engine runs, and not for a custom policy's
-    Python code (reference engine)."""
+def test_the_compiled_engines_run_their_chunks_in_threads(monkeypatch):
+    """sim.simulate of every kind asks for threads when the compiled engine runs, and not for the reference
+    engine (a custom escape policy's Python code)."""
     from pathlib import Path
 
     import sim
@@ -65,12 +65,13 @@ def test_the_escape_and_campus_engines_run_their_chunks_in_threads(monkeypatch):
 
     monkeypatch.setattr(batch, "map_chunks", spy)
     root = Path(__file__).resolve().parents[1] / "scenarios"
-    for kind, name in (("escape", "lone_rogue.toml"), ("campus", "seed_trio_vs_hounds.toml")):
+    for kind, name in (("escape", "lone_rogue.toml"), ("campus", "seed_trio_vs_hounds.toml"),
+                       ("formation", "dp_income.toml"), ("restraint", "flank_penalty.toml")):
         s = sim.load_scenario(root / kind / name)
         sim.simulate(s, runs=200, seed=1, n_jobs=2, keep_runs=False)
     s = sim.load_scenario(root / "escape" / "lone_rogue.toml")
     sim.simulate(s, runs=50, seed=1, n_jobs=2, keep_runs=False, engine="reference")
-    assert asked == [True, True, False]
+    assert asked == [True, True, True, True, False]
 
 
 def test_the_random_layout_is_part_of_a_runs_fingerprint():

@@ -59,7 +59,7 @@ def simulate(scenario: Scenario, runs: int, seed: int, n_jobs: int = 1, engine: 
     result = SimulationResult(scenario=scenario, runs=pd.DataFrame(), summary={}, extra={"engine": engine})
     if keep_runs:
         parts: dict[str, list[np.ndarray]] = {}
-        for _, res in map_chunks(_chunk, (params, engine), runs, seed, n_jobs=n_jobs):
+        for _, res in map_chunks(_chunk, (params, engine), runs, seed, n_jobs=n_jobs, threads=engine == "kernel"):
             for k, v in res.items():
                 parts.setdefault(k, []).append(np.asarray(v))
         data = {k: np.concatenate(v) for k, v in parts.items()}
@@ -67,7 +67,7 @@ def simulate(scenario: Scenario, runs: int, seed: int, n_jobs: int = 1, engine: 
         result.runs = runs_frame(data)
     else:
         task = (params, engine, runs_sink is not None)
-        stream_chunks(_stream_task, task, runs, seed, n_jobs, agg, runs_sink)
+        stream_chunks(_stream_task, task, runs, seed, n_jobs, agg, runs_sink, threads=engine == "kernel")
     result.summary = summarize(scenario, agg, seed)
     result.extra["aggregate"] = agg
     return result

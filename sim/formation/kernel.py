@@ -116,7 +116,7 @@ def session_kernel(p: Params, u: np.ndarray) -> dict[str, np.ndarray]:
             "dp_session": p.reward_dp + sixes}
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)  # called from Python: threads may run several chunks at once
 def sixes_dp(u):
     """R-MDK-1: per run, the DP of its 2DR rolls (die pairs of columns): one six 1, two sixes 4."""
     out = np.zeros(u.shape[0], dtype=np.int64)
@@ -522,7 +522,7 @@ def unit_turn(P, C, EX, S, row, j, r, free, by2, cand_k, cand_t):
     return NO_SKIRMISH
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)  # called from Python: threads may run several chunks at once
 def play_round(P, C, EX, order, S, winner, rounds, u, r, won, by2):
     """Round ``r`` of every unfinished run (``u``: the round's uniform block, one row per run)."""
     U = P.shape[1]

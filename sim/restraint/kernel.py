@@ -239,7 +239,7 @@ def composure_round(K, pool_constant, die_sides, die_signs, composure, craving, 
             overload[pool] = round_no
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)  # the one entry point: threads may run several chunks at once
 def _run_all(K, bind_slots, initial, pool_max, pool_constant, die_sides, die_signs, table, u,
              levels_out, checks_out, final, composure, craving, overload):
     """Every duel of the block ``u`` (horizon, n, n_cols), one after another (R-RST-13)."""

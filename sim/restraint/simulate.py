@@ -169,14 +169,15 @@ def simulate(
     p = compile_params(scenario)
     agg = RestraintAggregate.empty(p)
     if keep_runs:
-        parts = [res for _, res in map_chunks(_chunk, (p, engine), runs, seed, n_jobs=n_jobs)]
+        parts = [res for _, res in map_chunks(_chunk, (p, engine), runs, seed, n_jobs=n_jobs,
+                                              threads=engine == "kernel")]  # the compiled engine releases the GIL
         for part in parts:
             agg.add(p, part)
         columns = {k: np.concatenate([c.columns[k] for c in parts]) for k in parts[0].columns}
         df = runs_frame(columns)
     else:
         task = (p, engine, runs_sink is not None)
-        stream_chunks(_stream_task, task, runs, seed, n_jobs, agg, runs_sink)
+        stream_chunks(_stream_task, task, runs, seed, n_jobs, agg, runs_sink, threads=engine == "kernel")
         df = pd.DataFrame()
     summary = summarize(scenario, p, agg, runs, seed)
     extra = {"level_distribution": agg.level_counts / runs, "aggregate": agg, "params": p, "engine": engine}
