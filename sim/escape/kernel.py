@@ -1013,9 +1013,10 @@ PLAY_RUNS, ONE_ROUND, PLAN_ONLY = 0, 1, 2
 def run_engine(R, st, sc, key, policy, mode, out):
     """The compiled entry point. PLAY_RUNS: play every run to its end. ONE_ROUND: one round of every
     unfinished run. PLAN_ONLY: every unfinished run's declarations into ``out``."""
+    keys = (key[0], key[1])  # a tuple of two words, kept in registers (an array is re-read after every store)
     for j in range(st.runs.shape[0]):
         while st.runs[j, OUTCOME] == RUNNING:
-            play_round(R, st, j, sc, key, policy, mode == PLAN_ONLY)
+            play_round(R, st, j, sc, keys, policy, mode == PLAN_ONLY)
             if mode == PLAN_ONLY:
                 for i in range(R.game[N_CHARS]):
                     for col in range(6):
