@@ -523,8 +523,10 @@ def highest_teammate(R, st, j, i, need_item):
             continue
         for s in range(N_SLOTS):
             t = st.tiers[j, c, s]
-            if t > best_tier and (not need_item or item_for(R, st, j, i, t) >= 0):
-                best_c, best_s, best_tier = c, s, t
+            better = t > best_tier and (not need_item or item_for(R, st, j, i, t) >= 0)
+            best_c = c if better else best_c  # selects, not branches: the tiers are random
+            best_s = s if better else best_s
+            best_tier = t if better else best_tier
     return best_c, best_s
 
 
@@ -721,8 +723,7 @@ def start_round(R, st, j, sc):
         if st.chars[j, i, FREED_ROUND] == 0:
             top = 0
             for s in range(N_SLOTS):
-                if (R.game[GOAL + s] != 0) and st.tiers[j, i, s] > top:
-                    top = st.tiers[j, i, s]
+                top = max(top, st.tiers[j, i, s] if R.game[GOAL + s] != 0 else 0)
             if top > 0:
                 st.tier_stats[j, i, ROUNDS_AT_TIER, top] += 1
 
@@ -847,9 +848,9 @@ def resolve_struggles(R, st, j, sc, u):
     for i in range(R.game[N_CHARS]):  # R-ESC-3: streaks of restraints not struggled this round break
         st.chars[j, i, LAST_SLOT] = sc.flags[i, STRUGGLED]
         for s in range(N_SLOTS):
-            if s != sc.flags[i, STRUGGLED]:
-                st.acc[j, i, s] = 0
-                st.streak[j, i, s] = 0
+            kept = s == sc.flags[i, STRUGGLED]
+            st.acc[j, i, s] = st.acc[j, i, s] if kept else 0
+            st.streak[j, i, s] = st.streak[j, i, s] if kept else 0
 
 
 @rule
