@@ -17,10 +17,10 @@ import sys
 from pathlib import Path
 
 import numpy as np
+from examples import ROOT, example_scenarios
 
 import sim
 from sim.designer.params import with_values
-from examples import ROOT, example_scenarios
 
 STORE = ROOT / "tests" / "data" / "fingerprints.json"
 RUNS, SEED = 3_000, 20261202

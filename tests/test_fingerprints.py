@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from examples import example_scenarios
 from fingerprint_tool import STORE, fingerprint, key
 
