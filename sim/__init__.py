@@ -11,6 +11,7 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
+from sim import kinds
 from sim.errors import ExactUnsupported, PolicyError, ScenarioError, SimError
 from sim.result import SimulationResult
 from sim.scenario import kind_module, load_scenario
@@ -25,7 +26,7 @@ def simulate(scenario, runs: int | None = None, seed: int | None = None, n_jobs:
 
     runs, seed = run_settings(scenario, runs, seed)
     try:
-        return kind_module(scenario.kind).simulate(scenario, runs=runs, seed=seed, n_jobs=n_jobs, **options)
+        return kinds.get(scenario.kind).simulate(scenario, runs=runs, seed=seed, n_jobs=n_jobs, **options)
     except ScenarioError as exc:
         if exc.file is None:  # name the scenario's file (e.g. a policy module that fails to import)
             raise ScenarioError(exc.detail, file=scenario.source, key=exc.key) from None
@@ -36,7 +37,7 @@ def exact(scenario, **options) -> dict:
     """Exact summary of ``scenario`` where its kind supports exact analysis (escape also takes
     ``max_states``, its state budget)."""
     try:
-        return kind_module(scenario.kind).exact(scenario, **options)
+        return kinds.get(scenario.kind).exact(scenario, **options)
     except ScenarioError as exc:
         if exc.file is None:
             raise ScenarioError(exc.detail, file=scenario.source, key=exc.key) from None
@@ -51,6 +52,8 @@ __all__ = [
     "SimulationResult",
     "__version__",
     "exact",
+    "kind_module",
+    "kinds",
     "load_scenario",
     "simulate",
 ]

@@ -29,7 +29,8 @@ from typing import Any
 
 from pydantic.json_schema import GenerateJsonSchema, NoDefault
 
-from sim.scenario import KIND_NAMES, kind_module
+from sim import kinds
+from sim.scenario import KIND_NAMES
 
 ROOT = Path(__file__).resolve().parent.parent  # the project folder (docs/, scenarios/)
 SCHEMA_DIR = Path("docs") / "schema"
@@ -88,7 +89,7 @@ def _wrap_refs(node: Any) -> Any:
 
 def json_schema(kind: str) -> dict:
     """The JSON Schema (draft 7) of a scenario file of ``kind``."""
-    model = kind_module(kind).Scenario
+    model = kinds.get(kind).scenario_model
     body = model.model_json_schema(by_alias=True, schema_generator=_Generator)
     _strip_titles(body)
     body = _wrap_refs(body)

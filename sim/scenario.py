@@ -20,9 +20,10 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
+from sim import kinds
 from sim.errors import ScenarioError
 
-KIND_NAMES = ("escape", "restraint", "campus", "formation")
+KIND_NAMES = kinds.NAMES
 MAX_FILE_BYTES = 1_000_000
 
 
@@ -194,17 +195,8 @@ def format_validation_error(model: type[BaseModel], error: dict, file: str) -> S
 
 
 def kind_module(kind: str):
-    """The module implementing a kind (imported lazily)."""
-    import importlib
-
-    if kind not in KIND_NAMES:
-        raise ScenarioError(f"expected one of {', '.join(KIND_NAMES)}; given {kind!r}", key="kind")
-    try:
-        return importlib.import_module(f"sim.{kind}")
-    except ModuleNotFoundError as exc:  # a kind not built yet
-        if exc.name == f"sim.{kind}":
-            raise ScenarioError(f"kind {kind!r} is not implemented in this version", key="kind") from None
-        raise
+    """The package implementing a kind (imported lazily, checked against the kind contract: sim/kinds.py)."""
+    return kinds.get(kind).module
 
 
 def parse_scenario(data: dict, file: str = "<memory>") -> ScenarioBase:
@@ -221,10 +213,10 @@ def parse_scenario(data: dict, file: str = "<memory>") -> ScenarioBase:
             f"expected one of {', '.join(KIND_NAMES)}; given {_short(kind)}{hint}", file=file, key="kind"
         )
     try:
-        module = kind_module(kind)
+        contract = kinds.get(kind)
     except ScenarioError as exc:
         raise ScenarioError(exc.detail, file=file, key="kind") from None
-    model: type[ScenarioBase] = module.Scenario
+    model: type[ScenarioBase] = contract.scenario_model
     try:
         scenario = model.model_validate(data)
     except ValidationError as exc:
@@ -233,12 +225,10 @@ def parse_scenario(data: dict, file: str = "<memory>") -> ScenarioBase:
         raise ScenarioError(exc.detail, file=file, key=exc.key) from None
     except RecursionError:
         raise ScenarioError("nesting too deep", file=file) from None
-    check = getattr(module, "check_scenario", None)
-    if check is not None:
-        try:
-            check(scenario)
-        except ScenarioError as exc:
-            raise ScenarioError(exc.detail, file=file, key=exc.key) from None
+    try:
+        contract.check(scenario)
+    except ScenarioError as exc:
+        raise ScenarioError(exc.detail, file=file, key=exc.key) from None
     scenario._source = file
     return scenario
 

@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import sim
+from sim import kinds
 from sim.errors import ExactUnsupported
-from sim.scenario import kind_module
 
 
 @dataclass
@@ -28,11 +28,8 @@ class Evaluation:
 
 
 def supports_exact(scenario) -> bool:
-    fn = getattr(kind_module(scenario.kind), "supports_exact", None)
-    if fn is None:
-        return False
     try:
-        return bool(fn(scenario))
+        return bool(kinds.get(scenario.kind).supports_exact(scenario))
     except ExactUnsupported:
         return False
 
@@ -41,7 +38,7 @@ def exact_options(scenario) -> dict[str, Any]:
     """Options of ``sim.exact`` when exact analysis is tried alongside a simulation: the kind's
     smaller state budget where it has one (escape parties), so that a party too large for exact
     analysis costs a few seconds before it is reported by simulation alone."""
-    budget = getattr(kind_module(scenario.kind), "AUTO_MAX_STATES", None)
+    budget = kinds.get(scenario.kind).auto_max_states
     return {} if budget is None else {"max_states": budget}
 
 

@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from sim import kinds
 from sim.designer import evaluate
 from sim.designer.metrics import HEADLINE, main_metric, metric_interval, metric_unit, metric_value, present_metrics
 from sim.errors import ScenarioError
@@ -118,10 +119,10 @@ def _run_and_write(scenario, out, runs, seed, n_jobs, write_runs, target_error, 
     from sim.designer.precision import DEFAULT_MAX_RUNS, simulate_to_error
     from sim.report import atomic_write_bytes, atomic_write_text, summary_json
 
-    module = sim.kind_module(scenario.kind)
+    contract = kinds.get(scenario.kind)
     runs = scenario.run.runs if runs is None else int(runs)
     seed = scenario.run.seed if seed is None else int(seed)
-    streams = bool(getattr(module, "STREAMS", False))  # the kind folds chunks into an aggregate
+    streams = contract.streams  # the kind folds chunks into an aggregate
     chunk_dir = out / ".chunks"
     runs_dir = out / "runs.parquet"
     if target_error is not None:
@@ -153,7 +154,7 @@ def _run_and_write(scenario, out, runs, seed, n_jobs, write_runs, target_error, 
         buf = io.BytesIO()
         result.runs.to_parquet(buf, index=False)
         atomic_write_bytes(runs_dir, buf.getvalue())
-    module.write_report(result, out, exact_summary=exact_summary)
+    contract.write_report(result, out, exact_summary=exact_summary)
     atomic_write_text(out / "summary.json", summary_json(result.summary))
     if target_error is None:
         store.remove()  # complete: the chunks are no longer needed

@@ -1,0 +1,132 @@
+"""The contract every rule system (``kind``) provides, and the registry shared modules reach kinds through.
+
+A kind is a subpackage ``sim.<name>`` (escape, restraint, campus, formation) that exports the names of
+:data:`REQUIRED` (and, where it has them, :data:`OPTIONAL`). :func:`get` imports it on first use and checks it
+against the contract once, so a kind that lacks a piece fails at its first use with the missing names, not deep
+inside a report. Shared modules (the CLI, the designer tools, the studio, the docs generator) ask
+:class:`Kind` for what they need instead of looking attributes up on a module:
+
+========================  ===========================================================================
+``scenario_model``        the pydantic scenario model of the kind's files (``Scenario``)
+``check``                 its cross-field checks after validation (``check_scenario``)
+``simulate``              Monte Carlo: ``simulate(scenario, runs, seed, n_jobs=1, engine=..., keep_runs=...)``
+``engines``               the two implementations ``simulate`` takes as ``engine``: the scalar reference
+                          and the batch engine, which agree run for run on the same seed
+``exact``                 exact analysis where the kind has one (``ExactUnsupported`` where not)
+``supports_exact``        whether ``exact`` answers a given scenario
+``write_report``          the HTML report of a result
+``streams``               whether ``simulate(keep_runs=False)`` folds chunk by chunk into an aggregate
+``auto_max_states``       the state budget of exact analysis tried beside a simulation (None: no budget)
+========================  ===========================================================================
+
+(The pattern is pgx's ``Env`` and ``make``: one declared interface, one registry, one test suite run over every
+member: tests/test_kind_contract.py.)
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import cache
+from types import ModuleType
+from typing import Any
+
+from sim.errors import ScenarioError
+
+#: every module-level name a kind's package must export
+REQUIRED = ("Scenario", "check_scenario", "simulate", "exact", "supports_exact", "write_report")
+#: names a kind's package may export (a default is used where it does not)
+OPTIONAL = ("STREAMS", "AUTO_MAX_STATES")
+
+
+@dataclass(frozen=True)
+class KindInfo:
+    """What is known of a kind without importing it (its engines are compiled on import)."""
+
+    name: str
+    title: str
+    engines: tuple[str, str] = ("reference", "kernel")  # (scalar reference, batch engine) as ``engine=`` names
+
+
+#: the registered kinds, in the order pages and docs list them
+KINDS: dict[str, KindInfo] = {
+    info.name: info
+    for info in (
+        KindInfo("escape", "a party escaping restraints in a cell, round by round"),
+        KindInfo("restraint", "restraints applied and escaped in combat; composure pools"),
+        KindInfo("campus", "the 12-turn campus game: stances, capture, rescue, teams, growth"),
+        KindInfo("formation", "ambush, front/back line targeting, armor and DP on the 2d6 dark dice"),
+    )
+}
+NAMES: tuple[str, ...] = tuple(KINDS)
+
+
+@dataclass(frozen=True)
+class Kind:
+    """One rule system as the shared modules see it (built by :func:`get`)."""
+
+    info: KindInfo
+    module: ModuleType
+
+    @property
+    def name(self) -> str:
+        return self.info.name
+
+    @property
+    def engines(self) -> tuple[str, str]:
+        return self.info.engines
+
+    @property
+    def scenario_model(self) -> type:
+        return self.module.Scenario
+
+    @property
+    def check(self) -> Callable[[Any], None]:
+        return self.module.check_scenario
+
+    @property
+    def simulate(self) -> Callable[..., Any]:
+        return self.module.simulate
+
+    @property
+    def exact(self) -> Callable[..., dict]:
+        return self.module.exact
+
+    @property
+    def supports_exact(self) -> Callable[[Any], bool]:
+        return self.module.supports_exact
+
+    @property
+    def write_report(self) -> Callable[..., Any]:
+        return self.module.write_report
+
+    @property
+    def streams(self) -> bool:
+        return bool(getattr(self.module, "STREAMS", False))
+
+    @property
+    def auto_max_states(self) -> int | None:
+        return getattr(self.module, "AUTO_MAX_STATES", None)
+
+
+def missing(module: ModuleType) -> list[str]:
+    """The names of :data:`REQUIRED` that ``module`` does not export."""
+    return [name for name in REQUIRED if not hasattr(module, name)]
+
+
+@cache
+def get(name: str) -> Kind:
+    """The kind called ``name``, its package imported on first use and checked against the contract."""
+    if name not in KINDS:
+        raise ScenarioError(f"expected one of {', '.join(NAMES)}; given {name!r}", key="kind")
+    try:
+        module = importlib.import_module(f"sim.{name}")
+    except ModuleNotFoundError as exc:  # a kind not built yet
+        if exc.name == f"sim.{name}":
+            raise ScenarioError(f"kind {name!r} is not implemented in this version", key="kind") from None
+        raise
+    lacking = missing(module)
+    if lacking:
+        raise TypeError(f"sim.{name} does not provide the kind contract (sim/kinds.py): lacks {', '.join(lacking)}")
+    return Kind(KINDS[name], module)
