@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 
 from sim.errors import ScenarioError, SimError
+from sim.outputs import OUTPUT_MANIFEST, OwnedOutputs, read_output_manifest  # noqa: F401 - older imports
 
 CHUNK_RUNS = 10_000
 MAX_RUNS = 100_000_000
@@ -224,14 +225,14 @@ def file_mode() -> int:
     return 0o666 & ~mask
 
 
-def atomic_write_bytes(path: Path, data: bytes) -> None:
+def atomic_write_bytes(path: Path, data: bytes, mode: int | None = None) -> None:
     """Write ``data`` so that ``path`` appears complete or not at all (write, fsync, rename). The file
-    gets the process umask's mode (a temporary file alone would be private, 0600)."""
+    gets the process umask's mode (a temporary file alone would be private, 0600), or ``mode``."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
-        os.fchmod(fd, file_mode())
+        os.fchmod(fd, file_mode() if mode is None else mode)
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
             fh.flush()
@@ -241,107 +242,6 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
-
-
-# --------------------------------------------------------------------------------------------
-# the outputs a command owns in its folder
-
-OUTPUT_MANIFEST = ".sim-outputs.json"
-
-
-def _snapshot(folder: Path) -> dict[str, tuple[int, int]]:
-    """Regular files under ``folder`` (relative POSIX path -> (inode, mtime)), symlinks and the resume
-    stores (``.chunks``) left out."""
-    out: dict[str, tuple[int, int]] = {}
-    if not folder.is_dir():
-        return out
-    for root, dirs, files in os.walk(folder):
-        dirs[:] = [d for d in dirs if d != ".chunks" and not os.path.islink(os.path.join(root, d))]
-        for name in files:
-            full = os.path.join(root, name)
-            try:
-                st = os.lstat(full)
-            except OSError:
-                continue
-            if not os.path.islink(full):
-                out[Path(full).relative_to(folder).as_posix()] = (st.st_ino, st.st_mtime_ns)
-    return out
-
-
-def _safe_paths(files: Any) -> list[str]:
-    if not isinstance(files, list):
-        return []
-    return [rel for rel in files
-            if isinstance(rel, str) and rel and not rel.startswith("/") and ".." not in Path(rel).parts]
-
-
-def read_output_manifest(folder: Path) -> dict[str, list[str]]:
-    """The files each earlier command recorded as its own in ``folder`` (command -> safe relative paths)."""
-    try:
-        data = json.loads((Path(folder) / OUTPUT_MANIFEST).read_text())
-    except (OSError, ValueError):
-        return {}
-    outputs = data.get("outputs") if isinstance(data, dict) else None
-    if not isinstance(outputs, dict):
-        return {}
-    return {str(k): _safe_paths(v) for k, v in outputs.items()}
-
-
-class OwnedOutputs:
-    """What one command writes into an output folder, and nothing else.
-
-    Created before the command writes, :meth:`commit` after it succeeded: the files the command wrote
-    (new, or replaced by a new file) are recorded under the command's name in the folder's manifest
-    (``.sim-outputs.json``); files the manifest recorded for the same command that it did not write again
-    (a ``runs.parquet`` of an earlier run with ``--no-runs`` now, the charts and scenario folders of an
-    earlier comparison) are deleted, and so are the folders they leave empty. Other commands' files and any
-    other file in the folder, the user's own, are never touched. Every file the command wrote gets the
-    process umask's mode."""
-
-    def __init__(self, folder: str | Path, command: str = "run"):
-        self.folder = Path(folder)
-        self.command = command
-        self.before = _snapshot(self.folder)
-
-    def commit(self) -> list[str]:
-        """Record this command's files, delete its stale ones of the previous manifest; returns those."""
-        after = _snapshot(self.folder)
-        owned = sorted(p for p, sig in after.items() if self.before.get(p) != sig and p != OUTPUT_MANIFEST)
-        manifest = read_output_manifest(self.folder)
-        mine = set(owned)
-        stale = [p for p in manifest.get(self.command, []) if p not in mine]
-        removed = []
-        root = self.folder.resolve()
-        mode = file_mode()
-        for rel in owned:
-            with contextlib.suppress(OSError):
-                os.chmod(self.folder / rel, mode)
-        for rel in stale:
-            path = self.folder / rel
-            try:
-                if path.is_symlink() or not path.is_file() or not path.resolve().is_relative_to(root):
-                    continue
-                path.unlink()
-                removed.append(rel)
-            except OSError:
-                continue
-            parent = path.parent
-            while parent != self.folder and parent.resolve().is_relative_to(root):
-                try:
-                    parent.rmdir()  # only if empty
-                except OSError:
-                    break
-                parent = parent.parent
-        outputs = {cmd: [p for p in files if p not in mine and (self.folder / p).exists()]
-                   for cmd, files in manifest.items() if cmd != self.command}  # a file rewritten is ours now
-        outputs = {cmd: files for cmd, files in outputs.items() if files}
-        if owned:
-            outputs[self.command] = owned
-        if outputs or manifest:
-            atomic_write_bytes(self.folder / OUTPUT_MANIFEST, json.dumps(
-                {"written_by": "sim", "note": "files each command wrote into this folder; the same command run "
-                 "again replaces its own files and touches nothing else", "outputs": outputs}, indent=1).encode())
-        return removed
 
 
 #: where each kind records the version of its random layout (kinds not listed keep layout "1")

@@ -208,16 +208,37 @@ def _load(path: str, command: str):
 
 @contextlib.contextmanager
 def _owned(folder: Path | None, command: str):
-    """Record the files ``command`` writes into ``folder`` and replace what the same command wrote there
-    before (only that: other commands' and the user's files are never touched); nothing happens on error."""
+    """Lock ``folder`` for this command, record the files it writes there and replace what the same command
+    wrote there before (only that: other commands' and the user's files are never touched, sim/outputs.py).
+    A second command writing into the same folder meanwhile is refused; on error, a folder this command
+    created is removed again, and nothing else is touched."""
     if folder is None:
         yield
         return
-    from sim.batch import OwnedOutputs
+    import shutil
 
-    outputs = OwnedOutputs(folder, command)
-    yield
-    outputs.commit()
+    from sim.outputs import FolderLock, OwnedOutputs, prepare_folder
+
+    created = prepare_folder(folder)
+    lock = FolderLock(folder)
+    try:
+        lock.acquire()
+    except SimError:
+        if created:
+            with contextlib.suppress(OSError):
+                folder.rmdir()
+        raise
+    try:
+        outputs = OwnedOutputs(folder, command)
+        try:
+            yield
+        except (SimError, OSError):
+            if created:  # made by this command and locked since: everything in it is this command's
+                shutil.rmtree(folder, ignore_errors=True)
+            raise
+        outputs.commit()
+    finally:
+        lock.release()
 
 
 def _rows_table(title: str | None, header: list[str], rows: list[list[str]], footer: list[str] = ()) -> None:
@@ -602,6 +623,12 @@ def main(argv: list[str] | None = None) -> int:
         return COMMANDS[args.command](args)
     except SimError as exc:
         print(f"error: {exc}", file=sys.stderr)
+        return EXIT_INVALID
+    except OSError as exc:  # a file system fault (full disk, permissions, ...): one line, no traceback
+        from sim.errors import one_line
+
+        where = f"{exc.filename}: " if exc.filename else ""
+        print(f"error: {one_line(where + (exc.strerror or str(exc)))}", file=sys.stderr)
         return EXIT_INVALID
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)

@@ -1,0 +1,312 @@
+"""The files a command owns in an output folder, and the lock that gives one command the folder at a time.
+
+An output folder may hold the user's own files, files of other commands, and a ``.sim-outputs.json`` that
+anybody could have written (a shared folder, a cloned repository). So the manifest is never trusted to say
+what may be deleted: a stale file is deleted only when
+
+- the manifest is a regular file owned by the user running the command and writable by nobody else,
+- its entry for that file records the file's device, inode, size and modification time, and the file on disk
+  has exactly those (a file the user made or changed, or a copy, has another inode or time), and
+- the path stays inside the folder (relative, no ``..``, no symbolic link on the way) and every sub-folder on
+  the way is one this command created (recorded the same way, by device and inode).
+
+Anything else is left in place: a stale file left behind is harmless, a user's file deleted is not.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import stat
+from pathlib import Path
+from typing import Any
+
+from sim.errors import SimError
+
+OUTPUT_MANIFEST = ".sim-outputs.json"
+SKIPPED_DIRS = (".chunks",)  # resume stores: managed by sim.batch.ChunkStore, never listed here
+
+
+def _file_sig(st: os.stat_result) -> list[int]:
+    return [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns]
+
+
+def _dir_sig(st: os.stat_result) -> list[int]:
+    return [st.st_dev, st.st_ino]
+
+
+def snapshot(folder: Path) -> tuple[dict[str, list[int]], dict[str, list[int]]]:
+    """Regular files and sub-folders under ``folder`` (relative POSIX path -> signature); symbolic links,
+    what lies behind them and the resume stores (``.chunks``) left out."""
+    files: dict[str, list[int]] = {}
+    dirs: dict[str, list[int]] = {}
+    if not folder.is_dir():
+        return files, dirs
+    for root, subdirs, names in os.walk(folder):
+        keep = []
+        for d in subdirs:
+            full = os.path.join(root, d)
+            try:
+                st = os.lstat(full)
+            except OSError:
+                continue
+            if d in SKIPPED_DIRS or not stat.S_ISDIR(st.st_mode):
+                continue
+            dirs[Path(full).relative_to(folder).as_posix()] = _dir_sig(st)
+            keep.append(d)
+        subdirs[:] = keep
+        for name in names:
+            full = os.path.join(root, name)
+            try:
+                st = os.lstat(full)
+            except OSError:
+                continue
+            if stat.S_ISREG(st.st_mode):
+                files[Path(full).relative_to(folder).as_posix()] = _file_sig(st)
+    return files, dirs
+
+
+def safe_relative(rel: Any) -> bool:
+    """A relative POSIX path that stays inside its folder: no root, no ``..``, no empty part, no control char."""
+    if not isinstance(rel, str) or not rel or len(rel) > 1000 or rel.startswith("/"):
+        return False
+    if any(ord(ch) < 32 or ord(ch) == 127 for ch in rel):
+        return False
+    parts = rel.split("/")
+    return all(p not in ("", ".", "..") for p in parts)
+
+
+def _sig_list(value: Any, n: int) -> list[int] | None:
+    if isinstance(value, list) and len(value) == n and all(isinstance(v, int) and not isinstance(v, bool)
+                                                           for v in value):
+        return value
+    return None
+
+
+def _manifest_trusted(path: Path) -> bool:
+    """The manifest is ours to act on: a regular file, owned by this user, writable by nobody else."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return False
+    if not stat.S_ISREG(st.st_mode) or st.st_mode & 0o022:
+        return False
+    return not hasattr(os, "getuid") or st.st_uid == os.getuid()
+
+
+def read_output_manifest(folder: Path) -> dict[str, Any]:
+    """The manifest of ``folder``: ``outputs`` (command -> names, for information), and, when the manifest is
+    trusted (see the module docstring), ``files`` and ``dirs`` (command -> relative path -> signature)."""
+    path = Path(folder) / OUTPUT_MANIFEST
+    empty: dict[str, Any] = {"outputs": {}, "files": {}, "dirs": {}, "trusted": False}
+    try:
+        if os.lstat(path).st_size > 10_000_000:
+            return empty
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return empty
+    if not isinstance(data, dict):
+        return empty
+    trusted = _manifest_trusted(path)
+    out: dict[str, Any] = {"outputs": {}, "files": {}, "dirs": {}, "trusted": trusted}
+    outputs = data.get("outputs")
+    if isinstance(outputs, dict):
+        out["outputs"] = {str(k): [p for p in v if safe_relative(p)] for k, v in outputs.items()
+                          if isinstance(v, list)}
+    if trusted:
+        for key, n in (("files", 4), ("dirs", 2)):
+            table = data.get(key)
+            if not isinstance(table, dict):
+                continue
+            for cmd, entries in table.items():
+                if isinstance(entries, dict):
+                    out[key][str(cmd)] = {p: s for p, s in entries.items()
+                                          if safe_relative(p) and _sig_list(s, n) is not None}
+    return out
+
+
+def _open_dir(folder: Path, parts: list[str], dirs: dict[str, list[int]]) -> int | None:
+    """A descriptor of ``folder/parts...``, each step opened without following links and checked against the
+    signature this command recorded for it; None when any step is not ours."""
+    fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    for i, part in enumerate(parts):
+        rel = "/".join(parts[: i + 1])
+        try:
+            nxt = os.open(part, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0),
+                          dir_fd=fd)
+        except OSError:
+            os.close(fd)
+            return None
+        os.close(fd)
+        fd = nxt
+        if dirs.get(rel) != _dir_sig(os.fstat(fd)):
+            os.close(fd)
+            return None
+    return fd
+
+
+def remove_owned_file(folder: Path, rel: str, sig: list[int], dirs: dict[str, list[int]]) -> bool:
+    """Delete ``folder/rel`` if it is provably the file this command wrote (see the module docstring);
+    then the sub-folders it created that this leaves empty. True when the file was deleted."""
+    if not safe_relative(rel) or os.unlink not in os.supports_dir_fd:
+        return False
+    parts = rel.split("/")
+    try:
+        fd = _open_dir(folder, parts[:-1], dirs)
+    except OSError:
+        return False
+    if fd is None:
+        return False
+    try:
+        st = os.stat(parts[-1], dir_fd=fd, follow_symlinks=False)
+        if not stat.S_ISREG(st.st_mode) or _file_sig(st) != list(sig):
+            return False
+        os.unlink(parts[-1], dir_fd=fd)
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+    for i in range(len(parts) - 1, 0, -1):  # the sub-folders it leaves empty, deepest first, only ours
+        parent = parts[:i]
+        try:
+            pfd = _open_dir(folder, parent[:-1], dirs)
+        except OSError:
+            break
+        if pfd is None:
+            break
+        try:
+            st = os.stat(parent[-1], dir_fd=pfd, follow_symlinks=False)
+            if dirs.get("/".join(parent)) != _dir_sig(st):
+                break
+            os.rmdir(parent[-1], dir_fd=pfd)  # only if empty
+        except OSError:
+            break
+        finally:
+            os.close(pfd)
+    return True
+
+
+def _manifest_mode() -> int:
+    from sim.batch import file_mode
+
+    return file_mode() & ~0o022  # writable by this user only: a manifest others can change is not trusted
+
+
+class OwnedOutputs:
+    """What one command writes into an output folder, and nothing else.
+
+    Created before the command writes, :meth:`commit` after it succeeded: the files the command wrote (new, or
+    replaced by a new file) are recorded under the command's name in the folder's manifest
+    (``.sim-outputs.json``) with their device, inode, size and modification time, and the sub-folders it
+    created likewise. Files the manifest recorded for the same command that it did not write again (a
+    ``runs.parquet`` of an earlier run with ``--no-runs`` now, the scenario folders of an earlier comparison)
+    are deleted when they are provably those files (module docstring), and so are the sub-folders of the
+    command's that this leaves empty. Other commands' files and the user's own are never touched. Every file the
+    command wrote gets the process umask's mode."""
+
+    def __init__(self, folder: str | Path, command: str = "run"):
+        self.folder = Path(folder)
+        self.command = command
+        self.before_files, self.before_dirs = snapshot(self.folder)
+
+    def commit(self) -> list[str]:
+        """Record this command's files, delete its stale ones of the previous manifest; returns those."""
+        from sim.batch import atomic_write_bytes, file_mode
+
+        mode = file_mode()
+        after_files, after_dirs = snapshot(self.folder)
+        owned = sorted(p for p, sig in after_files.items()
+                       if self.before_files.get(p) != sig and p != OUTPUT_MANIFEST)
+        for rel in owned:
+            with contextlib.suppress(OSError):
+                os.chmod(self.folder / rel, mode)
+        manifest = read_output_manifest(self.folder)
+        created = {d: s for d, s in after_dirs.items() if self.before_dirs.get(d) != s}
+        earlier = manifest["dirs"].get(self.command, {})
+        my_dirs = {d: s for d, s in earlier.items() if after_dirs.get(d) == s} | created
+        mine = set(owned)
+        removed = [rel for rel, sig in manifest["files"].get(self.command, {}).items()
+                   if rel not in mine and remove_owned_file(self.folder, rel, sig, my_dirs)]
+        after_files, after_dirs = snapshot(self.folder)
+        files: dict[str, dict[str, list[int]]] = {}
+        for cmd, entries in manifest["files"].items():  # another command's file rewritten now is ours
+            if cmd != self.command:
+                kept = {p: s for p, s in entries.items() if p not in mine and after_files.get(p) == s}
+                if kept:
+                    files[cmd] = kept
+        dirs = {cmd: {d: s for d, s in entries.items() if after_dirs.get(d) == s}
+                for cmd, entries in manifest["dirs"].items() if cmd != self.command}
+        dirs = {cmd: entries for cmd, entries in dirs.items() if entries}
+        if owned:
+            files[self.command] = {p: after_files[p] for p in owned if p in after_files}
+        mine_dirs = {d: s for d, s in my_dirs.items() if after_dirs.get(d) == s}
+        if mine_dirs:
+            dirs[self.command] = mine_dirs
+        outputs = {cmd: sorted(entries) for cmd, entries in files.items()}
+        if files or manifest["outputs"] or (self.folder / OUTPUT_MANIFEST).exists():
+            text = json.dumps({"written_by": "sim", "note": (
+                "files each command wrote into this folder; the same command run again deletes those it does not "
+                "write again, only when device, inode, size and time still match, and touches nothing else"),
+                "outputs": outputs, "files": files, "dirs": dirs}, indent=1)
+            atomic_write_bytes(self.folder / OUTPUT_MANIFEST, text.encode(), mode=_manifest_mode())
+        return removed
+
+
+# --------------------------------------------------------------------------------------------
+# one writer per folder
+
+
+def prepare_folder(folder: Path) -> bool:
+    """Create ``folder`` (and its parents) if needed, or check that it is a folder this process can write;
+    one line otherwise. Returns True when this call created it."""
+    folder = Path(folder)
+    if folder.exists() or folder.is_symlink():
+        if not folder.is_dir():
+            raise SimError(f"--out {folder}: exists and is not a folder; name a folder (it is created if missing)")
+        if not os.access(folder, os.W_OK | os.X_OK):
+            raise SimError(f"--out {folder}: this folder is not writable; name another --out folder")
+        return False
+    try:
+        folder.parent.mkdir(parents=True, exist_ok=True)
+        folder.mkdir()
+    except FileExistsError:
+        if folder.is_dir():
+            return False  # made by someone else just now: not ours
+        raise SimError(f"--out {folder}: exists and is not a folder; name a folder") from None
+    except NotADirectoryError:
+        raise SimError(f"--out {folder}: a part of this path is a file, not a folder") from None
+    except PermissionError:
+        raise SimError(f"--out {folder}: cannot create this folder (permission denied); name another --out "
+                       "folder") from None
+    return True
+
+
+class FolderLock:
+    """An exclusive lock on an output folder for one command (``flock`` on the folder itself: no file is
+    written, and the lock ends with the process however it ends). A second writer is refused at once."""
+
+    def __init__(self, folder: Path):
+        self.folder = Path(folder)
+        self.fd: int | None = None
+
+    def acquire(self) -> None:
+        try:
+            import fcntl
+        except ImportError:  # pragma: no cover - not POSIX: no lock
+            return
+        fd = os.open(self.folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)
+            raise SimError(f"--out {self.folder}: another sim command is writing into this folder; wait for it "
+                           "to finish or name another --out folder") from None
+        self.fd = fd
+
+    def release(self) -> None:
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None
+
+
