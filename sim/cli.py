@@ -243,10 +243,12 @@ def _owned(folder: Path | None, command: str):
 
 def _rows_table(title: str | None, header: list[str], rows: list[list[str]], footer: list[str] = ()) -> None:
     """A small table on stdout: rich on a terminal, aligned plain text otherwise (pipes, files, tests)."""
-    if sys.stdout.isatty():
+    try:  # rich is optional (the package alone installs no rich): plain text without it
         from rich.console import Console
         from rich.table import Table
-
+    except ImportError:
+        Console = None
+    if Console is not None and sys.stdout.isatty():
         table = Table(title=title, title_justify="left")
         for i, h in enumerate(header):
             table.add_column(h, justify="left" if i == 0 else "right")
