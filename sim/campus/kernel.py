@@ -41,7 +41,7 @@ KParams = namedtuple("KParams", [
     "M", "mis_loc", "mis_first", "mis_last", "mis_chance", "mis_stance", "mis_each", "mis_target", "mis_reward",
     "mis_pen_vit", "mis_pen_ability", "mis_pen_amount",
     "B", "team_cost", "miso_in_missions", "sk_cost", "sk_bonus", "sk_num", "sk_den", "sk_ears", "sk_nurse",
-    "sk_gpt", "buy_skill", "buy_team", "mis_found",
+    "sk_gpt", "buy_skill", "buy_team", "save_for_buy", "mis_found",
 ])
 
 Work = namedtuple("Work", [
@@ -93,7 +93,8 @@ def kernel_params(p: Params) -> KParams:
         B=int(p.B), team_cost=int(p.team_cost), miso_in_missions=bool(p.miso_in_missions),
         sk_cost=i64(p.sk_cost), sk_bonus=i64(p.sk_bonus).reshape(p.K, 3), sk_num=i64(p.sk_num).reshape(p.K, 3, 2),
         sk_den=i64(p.sk_den).reshape(p.K, 3, 2), sk_ears=b(p.sk_ears), sk_nurse=b(p.sk_nurse), sk_gpt=i64(p.sk_gpt),
-        buy_skill=i64(p.buy_skill), buy_team=i64(p.buy_team), mis_found=b(p.mis_found),
+        buy_skill=i64(p.buy_skill), buy_team=i64(p.buy_team), save_for_buy=bool(p.save_for_buy),
+        mis_found=b(p.mis_found),
     )
 
 
@@ -452,7 +453,8 @@ def r_cam_9a_terms(kp, w, rec, g):
 def r_cam_9a_purchases(kp, w, rec, g, t, i):
     """R-CAM-9a: free PC i walks the buy list in order and buys each item as soon as it can afford it, before
     the rest is spent by the growth policy. An item it has, or cannot take (a team when it is in one, a team
-    with team_max members in the game), is passed over; the walk stops at the first item it cannot afford."""
+    with team_max members in the game), is passed over; the walk stops at the first item it cannot afford.
+    Returns whether it stopped there (an item is waiting)."""
     for b in range(kp.B):
         if rec.bought[g, i, b] > 0:
             continue
@@ -472,13 +474,14 @@ def r_cam_9a_purchases(kp, w, rec, g, t, i):
                 continue
             cost = kp.team_cost
         if rec.gp[g, i] < cost:
-            break
+            return True
         rec.gp[g, i] -= cost
         rec.bought[g, i, b] = t
         if k >= 0:
             r_cam_9a_add_skill(kp, w, i, k)
         else:
             w.team[i] = kp.buy_team[b]
+    return False
 
 
 @step
@@ -491,10 +494,11 @@ def r_cam_40_growth(kp, w, rec, g, t):
     for i in range(kp.P):
         if not w.free0[i]:
             continue
+        waiting = False
         if kp.B > 0:
-            r_cam_9a_purchases(kp, w, rec, g, t, i)
-        if kp.growth == 0 or rec.gp[g, i] <= 0:
-            continue
+            waiting = r_cam_9a_purchases(kp, w, rec, g, t, i)
+        if kp.growth == 0 or rec.gp[g, i] <= 0 or (waiting and kp.save_for_buy):
+            continue  # policy.save_for_buy: it keeps its gp for the item it cannot afford yet
         if kp.growth == 1:
             b0, b1, b2 = rec.base[g, i, 0], rec.base[g, i, 1], rec.base[g, i, 2]  # in registers, not memory
             for _ in range(rec.gp[g, i]):

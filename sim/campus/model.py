@@ -319,6 +319,10 @@ class CampusPolicy(Strict):
     buy: list[str] = Field(default_factory=list, max_length=MAX_PURCHASABLE + 1, description=(
         "What every free PC buys in growth spending, in order, as soon as it can afford it, before spending the "
         "rest by `growth` (R-CAM-9a): names of growth.costs.skills, or \"team:NAME\" to join team NAME."))
+    # project option (docs/decisions.md (Campus)): R-CAM-9a spends the rest by the growth rule every turn
+    save_for_buy: bool = Field(False, description=(
+        "true: a PC that cannot yet afford the next item of `buy` keeps its gp for it instead of spending them "
+        "by `growth` (a project option; R-CAM-9a as written spends the rest every turn)."))
 
 
 class Scenario(ScenarioBase):

@@ -127,6 +127,7 @@ class Params:
     buy_names: tuple[str, ...]
     buy_skill: np.ndarray  # (B,) skill index, or -1 for a team
     buy_team: np.ndarray  # (B,) team index, or -1 for a skill
+    save_for_buy: bool  # policy.save_for_buy: keep gp for the next unaffordable item
     # R-CAM-25a
     mis_found: np.ndarray  # (M,) bool: found_by = "early_ears"
     miso_in_missions: bool
@@ -425,7 +426,7 @@ def compile_params(s: Scenario) -> Params:
         K=K, sk_names=tuple(sk_names), sk_cost=sk_cost, sk_bonus=sk_bonus, sk_num=sk_num, sk_den=sk_den,
         sk_mult_always=tuple(sk_always), sk_mult_adv=tuple(sk_adv), sk_ears=sk_ears, sk_nurse=sk_nurse,
         sk_gpt=sk_gpt, team_cost=-1 if costs.team is None else int(costs.team), B=B, buy_names=tuple(buys),
-        buy_skill=buy_skill, buy_team=buy_team, mis_found=mis_found,
+        buy_skill=buy_skill, buy_team=buy_team, save_for_buy=bool(s.policy.save_for_buy), mis_found=mis_found,
         miso_in_missions=bool(s.rules.miso_in_missions),
     )
 

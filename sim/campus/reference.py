@@ -274,9 +274,9 @@ class Turn:
         # 3. growth spending (free PCs only, in party order): purchases (R-CAM-9a), then the rest by the
         # R-CAM-40 growth policy
         for i in free:
-            self.purchases(i)
-            if g.gp[i] <= 0:
-                continue
+            waiting = self.purchases(i)
+            if g.gp[i] <= 0 or (waiting and p.save_for_buy):
+                continue  # policy.save_for_buy: it keeps its gp for the item it cannot afford yet
             if p.growth == "lowest":
                 g.base[i] = grow_lowest(g.base[i], g.gp[i])
                 g.gp[i] = 0
@@ -400,11 +400,12 @@ class Turn:
         g.status_by_turn.append(list(g.status))
 
     # ---------------------------------------------------------------- growth purchases (R-CAM-9a)
-    def purchases(self, i: int) -> None:
+    def purchases(self, i: int) -> bool:
         """R-CAM-9a: free PC i walks the policy's buy list in order and buys each item as soon as it can afford
         it (gp >= price), before the rest is spent by the growth policy. An item it already has, or cannot
         take (a team when it already belongs to one, or a team with team_max members in the game), is passed
-        over; the walk stops at the first item it cannot afford (the list is bought in order)."""
+        over; the walk stops at the first item it cannot afford (the list is bought in order). Returns whether
+        it stopped there (an item is waiting)."""
         p, g, t = self.p, self.g, self.t
         for b in range(p.B):
             if g.bought[i][b] > 0:
@@ -421,10 +422,11 @@ class Turn:
                     continue  # at most team_max members
                 cost = p.team_cost
             if g.gp[i] < cost:
-                break
+                return True
             g.gp[i] -= cost
             g.bought[i][b] = t
             self.terms[i] = pc_terms(p, i, g.bought[i])
+        return False
 
     # ---------------------------------------------------------------- confrontations (R-CAM-6..9)
     def rotation(self, loc: int, here: list[int]) -> list[list[int]]:
