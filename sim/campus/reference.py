@@ -214,8 +214,6 @@ class Turn:
         if not any(s in (FREE, CAPTURED) for s in g.status):
             g.status_by_turn.append(list(g.status))
             return
-        # every PC's skills in this game: its own and those it bought (R-CAM-9a)
-        self.terms = [pc_terms(p, i, g.bought[i]) for i in range(P)]
 
         # 1. preview: placements (R-CAM-20, R-CAM-50), miso bombs (R-CAM-15, R-CAM-57), options
         advs: list[Adv] = []

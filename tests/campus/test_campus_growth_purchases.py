@@ -119,6 +119,18 @@ def test_r_cam_9a_team_membership_team_max_and_one_team_per_pc():
     assert g.bought[2] == [2] and g.gp[2] == 2
 
 
+def test_r_cam_9a_one_team_per_pc():
+    """R-CAM-9a "one team per PC": P0 of team "B" (team_max 3, so "A" has room) does not buy "team:A": it keeps its
+    2 gp (+1 = 3) and stays in "B"."""
+    p = params_of(party=[{"name": "P0", "abilities": PC, "team": "B"}], growth=costs(team=2),
+                  policy={"buy": ["team:A"], "move": "avoid"})
+    g = new_game(p)
+    g.gp[0] = 2
+    play_both(p, g, 1, uniforms(p))
+    assert g.bought == [[0]] and g.gp == [3]
+    assert Turn(p, g, 2, uniforms(p)).terms[0].team == p.team_names.index("B")
+
+
 def test_r_cam_9a_bought_team_fights_as_a_team_the_same_turn():
     """R-CAM-9a then R-CAM-9: A (fight 10) and B (fight 20) each buy "team:A" (2 gp of 2). The hound (fight 15, fixed
     fight, reward 4) meets the team: side order A, B (the shuffle's draw 0.0 keeps it); A 10 < 15 is out and the
