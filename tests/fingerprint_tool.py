@@ -29,7 +29,7 @@ RUNS, SEED = 3_000, 20261202
 EARLIER_READING: dict[str, dict[str, object]] = {
     "escape": {},
     "restraint": {},
-    "campus": {},
+    "campus": {"rules.miso_in_missions": False},  # R-CAM-25a: miso bombs took no part in missions
     "formation": {},
 }
 

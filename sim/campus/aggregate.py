@@ -47,6 +47,9 @@ class CampusAggregate:
     wins_stance: np.ndarray = field(default=None)
     rescues_tried: int = 0
     rescues_won: int = 0
+    buy_names: tuple[str, ...] = ()
+    bought_count: np.ndarray = field(default=None)  # (B,) PCs over games that bought buy-list item b (R-CAM-9a)
+    bought_turn_sum: np.ndarray = field(default=None)  # (B,) the turns they bought it in, summed
 
     def __post_init__(self):
         P, T, z = len(self.pc_names), self.T, np.zeros
@@ -62,10 +65,12 @@ class CampusAggregate:
             setattr(self, name, z(len(self.template_names), dtype=np.int64))
         for name in ("duels_stance", "wins_stance"):
             setattr(self, name, z(3, dtype=np.int64))
+        for name in ("bought_count", "bought_turn_sum"):
+            setattr(self, name, z(len(self.buy_names), dtype=np.int64))
 
     @classmethod
     def empty(cls, p: Params) -> CampusAggregate:
-        return cls(p.T, tuple(p.pc_names), tuple(p.template_names))
+        return cls(p.T, tuple(p.pc_names), tuple(p.template_names), buy_names=tuple(p.buy_names))
 
     @property
     def P(self) -> int:
@@ -113,6 +118,10 @@ class CampusAggregate:
             getattr(self, name)[:] += a[name].astype(np.int64).sum(0)
         self.rescues_tried += int(a["rescues_tried"].sum())
         self.rescues_won += int(a["rescues_won"].sum())
+        if self.buy_names:
+            bought = a["bought"].astype(np.int64)  # (n, P, B)
+            self.bought_count += (bought > 0).sum((0, 1))
+            self.bought_turn_sum += bought.sum((0, 1))
         return self
 
     def merge(self, other: CampusAggregate) -> CampusAggregate:
@@ -122,7 +131,8 @@ class CampusAggregate:
         self.rescues_tried += other.rescues_tried
         self.rescues_won += other.rescues_won
         for name in ("final_counts", "status_by_turn", "end_turn_counts", "vitality_sum", "gp_sum", "captures_t",
-                     "checks_t", "escapes_t", "free_t", "duels_tmpl", "wins_tmpl", "duels_stance", "wins_stance"):
+                     "checks_t", "escapes_t", "free_t", "duels_tmpl", "wins_tmpl", "duels_stance", "wins_stance",
+                     "bought_count", "bought_turn_sum"):
             getattr(self, name)[:] += getattr(other, name)
         self._add_vitality(other.vitality_lo, other.vitality_counts)
         return self

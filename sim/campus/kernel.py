@@ -40,6 +40,8 @@ KParams = namedtuple("KParams", [
     "adv_fixed_stance", "eq_slots", "eq_n",
     "M", "mis_loc", "mis_first", "mis_last", "mis_chance", "mis_stance", "mis_each", "mis_target", "mis_reward",
     "mis_pen_vit", "mis_pen_ability", "mis_pen_amount",
+    "B", "team_cost", "miso_in_missions", "sk_cost", "sk_bonus", "sk_num", "sk_den", "sk_ears", "sk_nurse",
+    "sk_gpt", "buy_skill", "buy_team", "save_for_buy", "mis_found",
 ])
 
 Work = namedtuple("Work", [
@@ -47,12 +49,13 @@ Work = namedtuple("Work", [
     "grp_pc", "grp_first", "fought_boss", "here", "opp", "side_pc", "side_adv", "red_pc", "red_adv", "adv_st",
     "out_by", "sup_of", "failed", "codes", "prefer", "tmp", "team_tmp", "team_pcs", "team_start", "team_size",
     "team_order", "adv_at", "pcs_at", "score",
+    "bonus", "num", "den", "ears", "nurse", "gpt", "team", "a_bonus", "a_num", "a_den",
 ])
 
 Record = namedtuple("Record", [
     "base", "gp", "vit", "status", "room", "cap_turn", "end_turn", "status_by_turn", "captures_t", "checks_t",
     "escapes_t", "free_t", "duels_tmpl", "wins_tmpl", "duels_stance", "wins_stance", "rescues_tried",
-    "rescues_won",
+    "rescues_won", "bought",
 ])
 
 
@@ -87,17 +90,26 @@ def kernel_params(p: Params) -> KParams:
         mis_chance=f64(p.mis_chance), mis_stance=i64(p.mis_stance), mis_each=b(p.mis_each),
         mis_target=i64(p.mis_target), mis_reward=i64(p.mis_reward), mis_pen_vit=i64(p.mis_pen_vit),
         mis_pen_ability=i64(p.mis_pen_ability), mis_pen_amount=i64(p.mis_pen_amount),
+        B=int(p.B), team_cost=int(p.team_cost), miso_in_missions=bool(p.miso_in_missions),
+        sk_cost=i64(p.sk_cost), sk_bonus=i64(p.sk_bonus).reshape(p.K, 3), sk_num=i64(p.sk_num).reshape(p.K, 3, 2),
+        sk_den=i64(p.sk_den).reshape(p.K, 3, 2), sk_ears=b(p.sk_ears), sk_nurse=b(p.sk_nurse), sk_gpt=i64(p.sk_gpt),
+        buy_skill=i64(p.buy_skill), buy_team=i64(p.buy_team), save_for_buy=bool(p.save_for_buy),
+        mis_found=b(p.mis_found),
     )
 
 
 def new_work(p: Params) -> Work:
     """Scratch arrays for one game-turn, reused by every game of a call. ``adv_base`` holds the abilities of
     the adversaries present: a spawn slot's never change, so they are set here once; a miso bomb's are set
-    when it is placed."""
+    when it is placed. ``bonus`` .. ``team`` are the PCs' skill terms (R-CAM-30): their own skills, set here
+    once; with a buy list they are set again from the game's purchases every turn (R-CAM-9a). ``a_bonus``,
+    ``a_num``, ``a_den`` are the adversaries' (a miso bomb's: set when it is placed)."""
     P, A, L = p.P, max(p.A, 1), p.L
     z = np.zeros
     adv_base = z((A, 3), np.int64)
     adv_base[: p.S] = p.adv_base[: p.S]
+    a_bonus, a_num, a_den = z((A, 3), np.int64), np.ones((A, 3, 2), np.int64), np.ones((A, 3, 2), np.int64)
+    a_bonus[: p.A], a_num[: p.A], a_den[: p.A] = p.adv_bonus, p.adv_num, p.adv_den
     return Work(
         adv_present=z(A, np.bool_), adv_loc=z(A, np.int64), adv_base=adv_base, opt=z(L, np.bool_),
         opt_list=z(L, np.int64), dest=z(P, np.int64), named=z(P, np.int64), stance=z(P, np.int64),
@@ -108,6 +120,9 @@ def new_work(p: Params) -> Work:
         prefer=z(3, np.int64), tmp=z(max(L, P, A) + 1, np.int64), team_tmp=z(P, np.int64),
         team_pcs=z(P, np.int64), team_start=z(P, np.int64), team_size=z(P, np.int64), team_order=z(P, np.int64),
         adv_at=z(L, np.int64), pcs_at=z(L, np.int64), score=z(3, np.int64),
+        bonus=np.array(p.pc_bonus, np.int64), num=np.array(p.pc_num, np.int64), den=np.array(p.pc_den, np.int64),
+        ears=np.array(p.pc_ears, np.bool_), nurse=np.array(p.pc_nurse, np.bool_), gpt=np.array(p.pc_gpt, np.int64),
+        team=np.array(p.pc_team, np.int64), a_bonus=a_bonus, a_num=a_num, a_den=a_den,
     )
 
 
@@ -121,6 +136,7 @@ def new_record(p: Params, n: int) -> Record:
         escapes_t=z((n, T), np.int64), free_t=z((n, T), np.int64), duels_tmpl=z((n, p.n_templates), np.int64),
         wins_tmpl=z((n, p.n_templates), np.int64), duels_stance=z((n, 3), np.int64),
         wins_stance=z((n, 3), np.int64), rescues_tried=z(n, np.int64), rescues_won=z(n, np.int64),
+        bought=z((n, P, p.B), np.int16),
     )
 
 
@@ -194,33 +210,32 @@ def r_cam_3_value(base, reduction, bonus, num, den, unit):
 
 
 @step
-def pc_value(kp, rec, g, i, s, s2, red):
+def pc_value(kp, w, rec, g, i, s, s2, red):
     """PC i's value in stance s against stance s2 (R-CAM-2: the stance that beats the other doubles)."""
     adv = 1 if s == (s2 + 1) % 3 else 0
-    return r_cam_3_value(rec.base[g, i, s], red, kp.pc_bonus[i, s], kp.pc_num[i, s, adv], kp.pc_den[i, s, adv],
-                         kp.unit_den)
+    return r_cam_3_value(rec.base[g, i, s], red, w.bonus[i, s], w.num[i, s, adv], w.den[i, s, adv], kp.unit_den)
 
 
 @step
 def adv_value(kp, w, a, s, s2, red):
     adv = 1 if s == (s2 + 1) % 3 else 0
-    return r_cam_3_value(w.adv_base[a, s], red, kp.adv_bonus[a, s], kp.adv_num[a, s, adv], kp.adv_den[a, s, adv],
+    return r_cam_3_value(w.adv_base[a, s], red, w.a_bonus[a, s], w.a_num[a, s, adv], w.a_den[a, s, adv],
                          kp.unit_den)
 
 
 @step
-def plain_value(kp, base_row, i, s):
+def plain_value(kp, w, base_row, i, s):
     """A value without an opponent (``best``, missions): no stance advantage (R-CAM-30, R-CAM-56)."""
-    return r_cam_3_value(base_row[s], 0, kp.pc_bonus[i, s], kp.pc_num[i, s, 0], kp.pc_den[i, s, 0], kp.unit_den)
+    return r_cam_3_value(base_row[s], 0, w.bonus[i, s], w.num[i, s, 0], w.den[i, s, 0], kp.unit_den)
 
 
 @step
-def r_cam_40_best_stance(kp, base_row, i):
+def r_cam_40_best_stance(kp, w, base_row, i):
     """R-CAM-40 ``best``: the highest own value before the stance advantage; ties fight, flee, hide."""
     best = 0
     v0 = 0
     for s in range(3):  # a loop, not a call with a constant stance: numba compiles once per literal argument
-        v = plain_value(kp, base_row, i, s)
+        v = plain_value(kp, w, base_row, i, s)
         if s == 0 or v > v0:
             best, v0 = s, v
     return best
@@ -240,7 +255,7 @@ def r_cam_21_adversary_stance(kp, w, a, u, cur):
             return kp.stance_value
         if kp.stance_policy == 1:
             return pick(u, cur, 3)
-        return r_cam_40_best_stance(kp, w.adv_base[a], a - kp.S)
+        return r_cam_40_best_stance(kp, w, w.adv_base[a], a - kp.S)
     if kp.adv_fixed_stance[a] >= 0:
         return kp.adv_fixed_stance[a]
     x = draw(u, cur)
@@ -299,8 +314,12 @@ def r_cam_20_place_adversaries(kp, w, rec, g, t, u, cur):
                 loc = kp.plain[pick(u, cur, kp.plain.shape[0])]
                 w.adv_loc[a] = loc
                 w.adv_at[loc] += 1
-                for s in range(3):
+                for s in range(3):  # R-CAM-57: its final abilities and skills (bought ones too, R-CAM-9a)
                     w.adv_base[a, s] = rec.base[g, i, s]
+                    w.a_bonus[a, s] = w.bonus[i, s]
+                    for c in range(2):
+                        w.a_num[a, s, c] = w.num[i, s, c]
+                        w.a_den[a, s, c] = w.den[i, s, c]
 
 
 @step
@@ -386,14 +405,100 @@ def r_cam_40_move(kp, w, rec, g, n_opt, ears, u, cur):
 
 
 @step
-def r_cam_40_growth(kp, w, rec, g):
-    """R-CAM-40 growth: ``lowest`` (each gp to the lowest base ability, ties fight, flee, hide) or ``best``
-    (all gp to the ability of the best stance); free PCs only (R-CAM-5 step 3)."""
-    if kp.growth == 0:
+def gcd(a, b):
+    while b:
+        a, b = b, a % b
+    return a
+
+
+@step
+def r_cam_9a_add_skill(kp, w, i, k):
+    """R-CAM-9a: bought skill k joins PC i's terms (R-CAM-30: bonus added, multipliers multiplied as reduced
+    fractions, early ears, nursing and gp per turn added)."""
+    for s in range(3):
+        w.bonus[i, s] += kp.sk_bonus[k, s]
+        for c in range(2):
+            n = w.num[i, s, c] * kp.sk_num[k, s, c]
+            d = w.den[i, s, c] * kp.sk_den[k, s, c]
+            r = gcd(n, d)
+            w.num[i, s, c] = n // r
+            w.den[i, s, c] = d // r
+    w.ears[i] |= kp.sk_ears[k]
+    w.nurse[i] |= kp.sk_nurse[k]
+    w.gpt[i] += kp.sk_gpt[k]
+
+
+@step
+def r_cam_9a_terms(kp, w, rec, g):
+    """R-CAM-9a: every PC's terms in game g: its own skills, then what it bought (in buy-list order)."""
+    for i in range(kp.P):
+        for s in range(3):
+            w.bonus[i, s] = kp.pc_bonus[i, s]
+            for c in range(2):
+                w.num[i, s, c] = kp.pc_num[i, s, c]
+                w.den[i, s, c] = kp.pc_den[i, s, c]
+        w.ears[i] = kp.pc_ears[i]
+        w.nurse[i] = kp.pc_nurse[i]
+        w.gpt[i] = kp.pc_gpt[i]
+        w.team[i] = kp.pc_team[i]
+        for b in range(kp.B):
+            if rec.bought[g, i, b] > 0:
+                if kp.buy_skill[b] >= 0:
+                    r_cam_9a_add_skill(kp, w, i, kp.buy_skill[b])
+                else:
+                    w.team[i] = kp.buy_team[b]
+
+
+@step
+def r_cam_9a_purchases(kp, w, rec, g, t, i):
+    """R-CAM-9a: free PC i walks the buy list in order and buys each item as soon as it can afford it, before
+    the rest is spent by the growth policy. An item it has, or cannot take (a team when it is in one, a team
+    with team_max members in the game), is passed over; the walk stops at the first item it cannot afford.
+    Returns whether it stopped there (an item is waiting)."""
+    for b in range(kp.B):
+        if rec.bought[g, i, b] > 0:
+            continue
+        k = kp.buy_skill[b]
+        if k >= 0:
+            cost = kp.sk_cost[k]
+        else:
+            team = kp.buy_team[b]
+            if w.team[i] >= 0:
+                continue  # one team per PC
+            members = 0
+            for j in range(kp.P):
+                st = rec.status[g, j]
+                if w.team[j] == team and (st == FREE or st == CAPTURED):
+                    members += 1
+            if members >= kp.team_max:
+                continue
+            cost = kp.team_cost
+        if rec.gp[g, i] < cost:
+            return True
+        rec.gp[g, i] -= cost
+        rec.bought[g, i, b] = t
+        if k >= 0:
+            r_cam_9a_add_skill(kp, w, i, k)
+        else:
+            w.team[i] = kp.buy_team[b]
+    return False
+
+
+@step
+def r_cam_40_growth(kp, w, rec, g, t):
+    """R-CAM-5 step 3, free PCs only, in party order: purchases (R-CAM-9a), then R-CAM-40 growth: ``lowest``
+    (each gp to the lowest base ability, ties fight, flee, hide) or ``best`` (all gp to the ability of the best
+    stance)."""
+    if kp.growth == 0 and kp.B == 0:
         return
     for i in range(kp.P):
-        if not w.free0[i] or rec.gp[g, i] <= 0:
+        if not w.free0[i]:
             continue
+        waiting = False
+        if kp.B > 0:
+            waiting = r_cam_9a_purchases(kp, w, rec, g, t, i)
+        if kp.growth == 0 or rec.gp[g, i] <= 0 or (waiting and kp.save_for_buy):
+            continue  # policy.save_for_buy: it keeps its gp for the item it cannot afford yet
         if kp.growth == 1:
             b0, b1, b2 = rec.base[g, i, 0], rec.base[g, i, 1], rec.base[g, i, 2]  # in registers, not memory
             for _ in range(rec.gp[g, i]):
@@ -405,7 +510,7 @@ def r_cam_40_growth(kp, w, rec, g):
                     b0 += 1
             rec.base[g, i, 0], rec.base[g, i, 1], rec.base[g, i, 2] = b0, b1, b2
         else:
-            s = r_cam_40_best_stance(kp, rec.base[g, i], i)
+            s = r_cam_40_best_stance(kp, w, rec.base[g, i], i)
             rec.base[g, i, s] += rec.gp[g, i]
         rec.gp[g, i] = 0
 
@@ -413,14 +518,14 @@ def r_cam_40_growth(kp, w, rec, g):
 @step
 def pc_wins(kp, w, rec, g, i, s, a, s2):
     """R-CAM-2..4: PC i in stance s beats adversary a in stance s2 (a tie is no win)."""
-    return pc_value(kp, rec, g, i, s, s2, 0) > adv_value(kp, w, a, s2, s, 0)
+    return pc_value(kp, w, rec, g, i, s, s2, 0) > adv_value(kp, w, a, s2, s, 0)
 
 
 @step
 def adv_weights(kp, w, a, s2):
     """Stance probabilities as integers over weight_den (a miso bomb: all on its own best, R-CAM-57)."""
     if a >= kp.S:
-        return kp.weight_den if s2 == r_cam_40_best_stance(kp, w.adv_base[a], a - kp.S) else 0
+        return kp.weight_den if s2 == r_cam_40_best_stance(kp, w, w.adv_base[a], a - kp.S) else 0
     return kp.adv_wnum[a, s2]
 
 
@@ -479,7 +584,7 @@ def r_cam_40_stances(kp, w, rec, g, t, ears, u, cur):
         if kp.stance_policy == 1:
             w.stance[i] = pick(u, cur, 3)
             continue
-        best = r_cam_40_best_stance(kp, rec.base[g, i], i)
+        best = r_cam_40_best_stance(kp, w, rec.base[g, i], i)
         w.stance[i] = best
         if kp.stance_policy == 4:
             w.stance[i] = r_cam_40_equilibrium(kp, w, rec, g, t, i, ears, best, u, cur)
@@ -507,11 +612,19 @@ def r_cam_40_stances(kp, w, rec, g, t, ears, u, cur):
 
 # ------------------------------------------------------------------ 4. missions and confrontations
 @step
-def r_cam_25_missions(kp, w, rec, g, t, u, cur):
+def r_cam_25_missions(kp, w, rec, g, t, ears, u, cur):
     """R-CAM-25 / R-CAM-56: the sum (or each) of the present free PCs' values against the target; success pays
-    every participant, failure hits every participant; no free PC present: no effect (and no draw)."""
+    every participant, failure hits every participant; no free PC present: no effect (and no draw).
+    R-CAM-25a: a mission found by early ears occurs only while a PC with early ears is in the game; miso bombs
+    at the location take part when allowed and lower the total (each value in mode each) by their value."""
+    miso_ears = False  # R-CAM-25a: the adversary side has early ears (a miso bomb placed this turn holds them)
+    if kp.miso:
+        for i in range(kp.P):
+            miso_ears |= w.adv_present[kp.S + i] & w.ears[i]
     for m in range(kp.M):
         if not kp.mis_first[m] <= t <= kp.mis_last[m]:
+            continue
+        if kp.mis_found[m] and not ears:
             continue
         loc = kp.mis_loc[m]
         any_here = False
@@ -521,13 +634,21 @@ def r_cam_25_missions(kp, w, rec, g, t, u, cur):
         if not any_here or not chance(u, cur, kp.mis_chance[m]):
             continue
         s = kp.mis_stance[m]
-        total = 0
+        lower = 0
+        if kp.miso and kp.miso_in_missions and (miso_ears or not kp.mis_found[m]):
+            for i in range(kp.P):
+                a = kp.S + i
+                if w.adv_present[a] and w.adv_loc[a] == loc:
+                    v = r_cam_3_value(w.adv_base[a, s], 0, w.a_bonus[a, s], w.a_num[a, s, 0], w.a_den[a, s, 0],
+                                      kp.unit_den)
+                    lower += max(v, 0)
+        total = -lower
         ok = True
         for i in range(kp.P):
             if w.free0[i] and w.dest[i] == loc:
-                v = plain_value(kp, rec.base[g, i], i, s)
+                v = plain_value(kp, w, rec.base[g, i], i, s)
                 total += v
-                if v < kp.mis_target[m]:
+                if v - lower < kp.mis_target[m]:
                     ok = False
         if not kp.mis_each[m]:
             ok = total >= kp.mis_target[m]
@@ -559,13 +680,13 @@ def r_cam_6_rotation(kp, w, rec, g, loc, u, cur):
     n_pcs = 0
     tmp = w.team_tmp
     for i in range(P):  # PCs without a team fight alone
-        if w.free0[i] and rec.status[g, i] == FREE and w.dest[i] == loc and kp.pc_team[i] < 0:
+        if w.free0[i] and rec.status[g, i] == FREE and w.dest[i] == loc and w.team[i] < 0:
             singles[n_single] = i
             n_single += 1
     for k in range(kp.n_teams):  # the teams present, in team order
         m = 0
         for i in range(P):
-            if w.free0[i] and rec.status[g, i] == FREE and w.dest[i] == loc and kp.pc_team[i] == k:
+            if w.free0[i] and rec.status[g, i] == FREE and w.dest[i] == loc and w.team[i] == k:
                 tmp[m] = i
                 m += 1
         w.team_size[k] = 0
@@ -646,7 +767,7 @@ def r_cam_8_one_on_one(kp, w, rec, g, t, k, i, n_opp, u, cur):
     a = w.opp[pick(u, cur, n_opp)]
     sa = r_cam_21_adversary_stance(kp, w, a, u, cur)
     sp = w.stance[i]
-    pv = pc_value(kp, rec, g, i, sp, sa, 0)
+    pv = pc_value(kp, w, rec, g, i, sp, sa, 0)
     av = adv_value(kp, w, a, sa, sp, 0)
     win = pv > av
     record_duel(kp, rec, g, a, sp, win)
@@ -685,7 +806,7 @@ def r_cam_9_team_battle(kp, w, rec, g, t, k, n_opp, u, cur):
             w.adv_st[ja] = r_cam_21_adversary_stance(kp, w, a, u, cur)
         sa = w.adv_st[ja]
         sp = w.stance[i]
-        pv = pc_value(kp, rec, g, i, sp, sa, w.red_pc[ip])
+        pv = pc_value(kp, w, rec, g, i, sp, sa, w.red_pc[ip])
         av = adv_value(kp, w, a, sa, sp, w.red_adv[ja])
         record_duel(kp, rec, g, a, sp, pv > av)
         if pv > av:
@@ -767,7 +888,7 @@ def r_cam_30_nursing(kp, w, rec, g, u, cur):
     its location with the lowest vitality, one at random among ties."""
     tied = w.tmp
     for i in range(kp.P):
-        if not (kp.pc_nurse[i] and rec.status[g, i] == FREE):
+        if not (w.nurse[i] and rec.status[g, i] == FREE):
             continue
         low = 1 << 62
         m = 0
@@ -855,13 +976,13 @@ def r_cam_11_escape_checks(kp, w, rec, g, t, u, cur):
 
 # ------------------------------------------------------------------ the turn and the game
 @step
-def r_cam_51_early_ears(kp, rec, g):
+def r_cam_51_early_ears(kp, w, rec, g):
     """R-CAM-51: early ears count while their holder is in the game (free or captured). (A step of its own so
     that ``ears`` is never the constant False: numba would compile every step it is passed to twice.)"""
     ears = False
     for i in range(kp.P):
         st = rec.status[g, i]
-        ears |= ((st == FREE) | (st == CAPTURED)) & kp.pc_ears[i]
+        ears |= ((st == FREE) | (st == CAPTURED)) & w.ears[i]
     return ears
 
 
@@ -880,16 +1001,18 @@ def r_cam_5_turn(kp, w, rec, g, t, u, cur):
         n_free += free
         alive |= free | (st == CAPTURED)
     rec.free_t[g, t - 1] = n_free
-    ears = r_cam_51_early_ears(kp, rec, g)
+    if kp.B > 0:  # R-CAM-9a: the skills this game's PCs bought
+        r_cam_9a_terms(kp, w, rec, g)
+    ears = r_cam_51_early_ears(kp, w, rec, g)
     if alive:
         r_cam_20_place_adversaries(kp, w, rec, g, t, u, cur)  # 1. preview
         n_opt = r_cam_50_options(kp, w, u, cur)
         if kp.rescue:  # 2. declaration
             r_cam_40_rescue(kp, w, rec, g, t)
         r_cam_40_move(kp, w, rec, g, n_opt, ears, u, cur)
-        r_cam_40_growth(kp, w, rec, g)  # 3. growth spending
+        r_cam_40_growth(kp, w, rec, g, t)  # 3. growth spending (R-CAM-9a purchases first)
         r_cam_40_stances(kp, w, rec, g, t, ears, u, cur)
-        r_cam_25_missions(kp, w, rec, g, t, u, cur)  # 4. missions, then confrontations
+        r_cam_25_missions(kp, w, rec, g, t, ears, u, cur)  # 4. missions, then confrontations
         for loc in range(kp.L):
             r_cam_6_confrontations(kp, w, rec, g, t, loc, u, cur)
         r_cam_26_exits(kp, w, rec, g, t)
@@ -898,7 +1021,7 @@ def r_cam_5_turn(kp, w, rec, g, t, u, cur):
         for i in range(P):
             st = rec.status[g, i]
             in_game = (st == FREE) | (st == CAPTURED)
-            rec.gp[g, i] += in_game * (1 + kp.pc_gpt[i])  # 7. R-CAM-58 growth points (branch-free)
+            rec.gp[g, i] += in_game * (1 + w.gpt[i])  # 7. R-CAM-58 growth points (branch-free)
             if in_game & (rec.vit[g, i] <= 0):  # 8. R-CAM-15 game over
                 rec.status[g, i] = GAME_OVER
                 rec.end_turn[g, i] = t
@@ -924,6 +1047,7 @@ def new_game(kp, rec, g):
         a[g] = 0
     rec.rescues_tried[g] = 0
     rec.rescues_won[g] = 0
+    rec.bought[g] = 0
 
 
 @nb.njit(cache=True, _nrt=False, nogil=True)  # the one compiled entry point; threads may run it at once

@@ -9,7 +9,7 @@ from __future__ import annotations
 import difflib
 from typing import Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, ValidationError, model_validator
 
 from sim.errors import ScenarioError
 from sim.scenario import RunSettings, ScenarioBase, Strict
@@ -39,6 +39,11 @@ class CampusRules(Strict):
     fights: Literal["until_cleared", "once"] = Field("until_cleared", description=(
         "How often PCs fight at a location in a turn (R-CAM-6): until_cleared (until no adversary or no free PC is "
         "left) or once (each PC at most once a turn, teams first)."))
+    # R-CAM-25a / R-CAM-57: true (the seed, revised 2026-12) or false (the reading before: miso bombs take no
+    # part in missions, kept for comparison)
+    miso_in_missions: bool = Field(True, description=(
+        "A miso bomb at a mission's location takes part and lowers the mission's total by its value (R-CAM-25a); "
+        "false: miso bombs take no part in missions (the reading before the revision)."))
 
     @model_validator(mode="after")
     def _options_positive(self):
@@ -178,6 +183,10 @@ class Mission(Strict):
     reward: int = Field(0, ge=-BIG, le=BIG, description="gp every participant gains on success.")
     penalty: Penalty | None = Field(None, description=(
         "On failure: { vitality = n } or { ability = \"hide\", amount = n }; left out: none."))
+    # R-CAM-25a: a mission found by early ears occurs only while a PC with early ears is in the game
+    found_by: Literal["early_ears"] | None = Field(None, description=(
+        "\"early_ears\": the mission occurs in a turn only if a PC with early ears is in the game at the "
+        "preview (R-CAM-25a); left out: it occurs as scheduled."))
 
 
 SkillKind = Literal["bonus", "multiplier", "team", "early_ears", "nursing", "gp_per_turn"]
@@ -225,6 +234,57 @@ class Skill(Strict):
         return self
 
 
+MAX_PURCHASABLE = 50
+PurchasableKind = Literal["bonus", "multiplier", "early_ears", "nursing", "gp_per_turn"]
+
+
+class PurchasableSkill(Strict):
+    """R-CAM-9a: a skill PCs may buy with gp (any R-CAM-30 skill but a team: teams are bought with
+    ``growth.costs.team``)."""
+
+    name: str = Field(..., min_length=1, max_length=100, description=(
+        "The purchase's name, used in policy.buy (no colon)."))
+    cost: int = Field(..., ge=0, le=BIG, description="Its price in gp.")
+    kind: PurchasableKind = Field(..., description=(
+        "bonus, multiplier, early_ears, nursing or gp_per_turn (R-CAM-30); decides which other keys apply."))
+    stances: list[Stance] | None = Field(None, description=(
+        "bonus, multiplier: the stances it applies to; left out: all three."))
+    value: int | float | None = Field(None, description=(
+        "bonus: +n (integer); multiplier: xk (default 2); gp_per_turn: gp change each turn (integer)."))
+    when: Literal["always", "advantage"] | None = Field(None, description=(
+        "multiplier: always (default) or advantage (only when the stance beats the opponent's)."))
+
+    @model_validator(mode="after")
+    def _as_skill(self):
+        if ":" in self.name:
+            raise ValueError("a purchasable skill name without a colon (\"team:NAME\" buys a team)")
+        try:  # R-CAM-30's checks of a party skill
+            self.as_skill()
+        except ValidationError as exc:
+            raise ValueError(str(exc.errors()[0]["msg"]).removeprefix("Value error, ")) from None
+        return self
+
+    def as_skill(self) -> Skill:
+        return Skill(kind=self.kind, stances=self.stances, value=self.value, when=self.when)
+
+
+class GrowthCosts(Strict):
+    """[growth.costs] (R-CAM-9a): the gp price of each purchase; no prices, no purchases."""
+
+    team: int | None = Field(None, ge=0, le=BIG, description=(
+        "gp to join a named team (at most rules.team_max members in the game, one team per PC); left out: "
+        "team membership cannot be bought."))
+    skills: list[PurchasableSkill] = Field(default_factory=list, max_length=MAX_PURCHASABLE, description=(
+        "Purchasable skills: { name, cost, kind, ... } with the keys of a party skill (R-CAM-30)."))
+
+
+class Growth(Strict):
+    """[growth] (R-CAM-9a): what gp can buy besides abilities."""
+
+    costs: GrowthCosts = Field(default_factory=GrowthCosts, description=(
+        "Prices of skills and team membership in gp (R-CAM-9a)."))
+
+
 class PartyMember(Strict):
     """A player character, in party order."""
 
@@ -255,6 +315,14 @@ class CampusPolicy(Strict):
     growth: Literal["none", "lowest", "best"] = Field("none", description=(
         "Growth spending: none, lowest (each gp to the lowest ability) or best (all to the best stance's)."))
     rescue: bool = Field(False, description="Free PCs go to capture rooms to rescue captives they can free.")
+    # R-CAM-9a: bought in order as soon as affordable, before the rest is spent by the growth rule
+    buy: list[str] = Field(default_factory=list, max_length=MAX_PURCHASABLE + 1, description=(
+        "What every free PC buys in growth spending, in order, as soon as it can afford it, before spending the "
+        "rest by `growth` (R-CAM-9a): names of growth.costs.skills, or \"team:NAME\" to join team NAME."))
+    # project option (docs/decisions.md (Campus)): R-CAM-9a spends the rest by the growth rule every turn
+    save_for_buy: bool = Field(False, description=(
+        "true: a PC that cannot yet afford the next item of `buy` keeps its gp for it instead of spending them "
+        "by `growth` (a project option; R-CAM-9a as written spends the rest every turn)."))
 
 
 class Scenario(ScenarioBase):
@@ -271,6 +339,8 @@ class Scenario(ScenarioBase):
     missions: list[Mission] = Field(default_factory=list, max_length=200, description="Missions (R-CAM-25).")
     party: list[PartyMember] = Field(..., min_length=1, max_length=MAX_PARTY, description="The player characters.")
     policy: CampusPolicy = Field(default_factory=CampusPolicy, description="The built-in policies (R-CAM-40).")
+    growth: Growth = Field(default_factory=Growth, description=(
+        "What growth points buy besides abilities: [growth.costs] (R-CAM-9a)."))
 
 
 def _unknown(kind: str, given: str, valid: list[str], key: str) -> ScenarioError:
@@ -293,6 +363,16 @@ def _unique(values: list[str], key: str, what: str) -> None:
     for i, v in enumerate(values):
         if v in values[:i]:
             raise ScenarioError(f"expected unique {what}; given {v!r} twice", key=key.format(i=i))
+
+
+def _team_names(s: Scenario) -> list[str]:
+    """The teams the party names (party.team or a team skill), in party order."""
+    out: list[str] = []
+    for p in s.party:
+        for t in [p.team] + [sk.name for sk in p.skills if sk.kind == "team"]:
+            if t is not None and t not in out:
+                out.append(t)
+    return out
 
 
 def check_scenario(s: Scenario) -> None:
@@ -344,6 +424,22 @@ def check_scenario(s: Scenario) -> None:
                 raise _unknown("character", ex, names, f"party.{i}.exclude.{j}")
             if ex == p.name:
                 raise ScenarioError("a PC cannot exclude itself", key=f"party.{i}.exclude.{j}")
+    costs = s.growth.costs
+    skill_names = [sk.name for sk in costs.skills]
+    _unique(skill_names, "growth.costs.skills.{i}.name", "purchasable skill names")
+    valid_buys = skill_names + ([f"team:{t}" for t in _team_names(s)] if costs.team is not None else [])
+    for j, item in enumerate(s.policy.buy):
+        key = f"policy.buy.{j}"
+        if item.startswith("team:"):
+            if costs.team is None:
+                raise ScenarioError("team membership has no price: set growth.costs.team (R-CAM-9a)", key=key)
+            if not item[5:] or len(item) > 105:
+                raise ScenarioError(f"expected \"team:NAME\" with a team name of 1-100 characters; given {item!r}",
+                                    key=key)
+        elif item not in skill_names:
+            raise _unknown("purchase", item, valid_buys, key)
+        if item in s.policy.buy[:j]:
+            raise ScenarioError(f"expected each purchase at most once; given {item!r} twice", key=key)
     if ":" in s.policy.name:
         raise ScenarioError("custom policies are not supported for campus; use the built-in "
                             "move/stance/growth/rescue keys (R-CAM-40)", key="policy.name")

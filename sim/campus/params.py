@@ -110,6 +110,27 @@ class Params:
     has_teams: bool
     unit_den: bool  # every multiplier an integer: values need no division
     until_cleared: bool  # R-CAM-6 rules.fights: "until_cleared" (True) or "once"
+    # R-CAM-9a purchases: the purchasable skills of [growth.costs] and the policy's buy list
+    K: int
+    sk_names: tuple[str, ...]
+    sk_cost: np.ndarray  # (K,)
+    sk_bonus: np.ndarray  # (K, 3)
+    sk_num: np.ndarray  # (K, 3, 2) multiplier factor [always, always x advantage-only] as num / den
+    sk_den: np.ndarray  # (K, 3, 2)
+    sk_mult_always: tuple  # per skill, 3 Fractions
+    sk_mult_adv: tuple  # per skill, 3 Fractions (without the x2 of the stance advantage)
+    sk_ears: np.ndarray  # (K,) bool
+    sk_nurse: np.ndarray  # (K,) bool
+    sk_gpt: np.ndarray  # (K,)
+    team_cost: int  # -1: team membership has no price
+    B: int  # length of the buy list
+    buy_names: tuple[str, ...]
+    buy_skill: np.ndarray  # (B,) skill index, or -1 for a team
+    buy_team: np.ndarray  # (B,) team index, or -1 for a skill
+    save_for_buy: bool  # policy.save_for_buy: keep gp for the next unaffordable item
+    # R-CAM-25a
+    mis_found: np.ndarray  # (M,) bool: found_by = "early_ears"
+    miso_in_missions: bool
 
     @property
     def n_templates(self) -> int:
@@ -123,10 +144,15 @@ def _frac_pair(f: Fraction) -> tuple[int, int]:
 def member_terms(pc) -> tuple[tuple[int, int, int], tuple[Fraction, ...], tuple[Fraction, ...]]:
     """R-CAM-30 value terms of a PC's skills: (additive bonus per stance, multipliers that always count,
     multipliers that count only with the stance advantage, without the advantage's own x2)."""
+    return skill_terms(pc.skills)
+
+
+def skill_terms(skills) -> tuple[tuple[int, int, int], tuple[Fraction, ...], tuple[Fraction, ...]]:
+    """R-CAM-30 value terms of a list of skills (see :func:`member_terms`)."""
     bonus = [0, 0, 0]
     always = [Fraction(1)] * 3
     adv = [Fraction(1)] * 3
-    for sk in pc.skills:
+    for sk in skills:
         stances = [STANCES.index(x) for x in (sk.stances if sk.stances is not None else STANCES)]
         if sk.kind == "bonus":
             for st in stances:
@@ -216,8 +242,39 @@ def compile_params(s: Scenario) -> Params:
         mult_adv_all.append(tuple(adv))
         for ex in pc.exclude:
             pc_excl[i, names.index(ex)] = True
+    # ---- R-CAM-9a purchases: skills of [growth.costs] and the teams of the buy list
+    costs = s.growth.costs
+    K = len(costs.skills)
+    sk_cost = np.array([sk.cost for sk in costs.skills], np.int64)
+    sk_bonus = np.zeros((K, 3), np.int64)
+    sk_num = np.ones((K, 3, 2), np.int64)
+    sk_den = np.ones((K, 3, 2), np.int64)
+    sk_ears = np.array([sk.kind == "early_ears" for sk in costs.skills], bool)
+    sk_nurse = np.array([sk.kind == "nursing" for sk in costs.skills], bool)
+    sk_gpt = np.array([int(sk.value) if sk.kind == "gp_per_turn" else 0 for sk in costs.skills], np.int64)
+    sk_always, sk_adv = [], []
+    for k, sk in enumerate(costs.skills):
+        bonus, always, adv = skill_terms([sk.as_skill()])
+        sk_bonus[k] = bonus
+        sk_always.append(tuple(always))
+        sk_adv.append(tuple(adv))
+        for st in range(3):
+            sk_num[k, st, 0], sk_den[k, st, 0] = _frac_pair(always[st])
+            sk_num[k, st, 1], sk_den[k, st, 1] = _frac_pair(always[st] * adv[st])
+    buys = s.policy.buy
+    B = len(buys)
+    buy_skill = np.full(B, -1, np.int64)
+    buy_team = np.full(B, -1, np.int64)
+    sk_names = [sk.name for sk in costs.skills]
+    for b, item in enumerate(buys):
+        if item.startswith("team:"):
+            if item[5:] not in team_names:
+                team_names.append(item[5:])
+            buy_team[b] = team_names.index(item[5:])
+        else:
+            buy_skill[b] = sk_names.index(item)
     # a team needs two members to ever fight a team battle
-    has_teams = any(np.sum(pc_team == k) >= 2 for k in range(len(team_names)))
+    has_teams = any(np.sum(pc_team == k) >= 2 for k in range(len(team_names))) or bool((buy_team >= 0).any())
 
     # ---- adversary slots (R-CAM-20, R-CAM-50)
     tmpl_index = {a.name: i for i, a in enumerate(s.adversaries)}
@@ -340,6 +397,7 @@ def compile_params(s: Scenario) -> Params:
         [STANCES.index(m.penalty.ability) if m.penalty and m.penalty.ability else -1 for m in ms], np.int64
     )
     mis_pen_amount = np.array([(m.penalty.amount or 0) if m.penalty else 0 for m in ms], np.int64)
+    mis_found = np.array([m.found_by == "early_ears" for m in ms], bool)
 
     pol = s.policy
     stance_policy = STANCE_POLICIES.index(pol.stance)
@@ -363,12 +421,54 @@ def compile_params(s: Scenario) -> Params:
         mis_pen_ability=mis_pen_ability, mis_pen_amount=mis_pen_amount, move_avoid=pol.move == "avoid",
         stance_policy=stance_policy, stance_value=STANCES.index(pol.stance_value), growth=pol.growth,
         rescue=pol.rescue, has_teams=has_teams,
-        unit_den=bool((pc_den == 1).all() and (adv_den == 1).all()),
+        unit_den=bool((pc_den == 1).all() and (adv_den == 1).all() and (sk_den == 1).all()),
         until_cleared=s.rules.fights == "until_cleared",
+        K=K, sk_names=tuple(sk_names), sk_cost=sk_cost, sk_bonus=sk_bonus, sk_num=sk_num, sk_den=sk_den,
+        sk_mult_always=tuple(sk_always), sk_mult_adv=tuple(sk_adv), sk_ears=sk_ears, sk_nurse=sk_nurse,
+        sk_gpt=sk_gpt, team_cost=-1 if costs.team is None else int(costs.team), B=B, buy_names=tuple(buys),
+        buy_skill=buy_skill, buy_team=buy_team, save_for_buy=bool(s.policy.save_for_buy), mis_found=mis_found,
+        miso_in_missions=bool(s.rules.miso_in_missions),
     )
 
 
-def miso_best(params: Params, i: int, base) -> int:
-    """R-CAM-57: a miso bomb's own `best` stance on its final base abilities."""
-    return best_stance(tuple(int(x) for x in base), tuple(int(x) for x in params.pc_bonus[i]),
-                       params.pc_mult_always[i])
+@dataclass(frozen=True)
+class Terms:
+    """A PC's skill terms in one game: its own skills plus those it bought (R-CAM-30, R-CAM-9a)."""
+
+    bonus: tuple[int, int, int]
+    mult_always: tuple[Fraction, Fraction, Fraction]
+    mult_adv: tuple[Fraction, Fraction, Fraction]
+    ears: bool
+    nurse: bool
+    gpt: int
+    team: int  # team index or -1
+
+
+def pc_terms(params: Params, i: int, bought) -> Terms:
+    """R-CAM-9a: PC i's terms given ``bought`` (its row of the buy list: the turn each item was bought, 0 never);
+    a bought skill adds its bonus, multiplies its multipliers and adds its flags to the PC's own skills."""
+    p = params
+    bonus = [int(x) for x in p.pc_bonus[i]]
+    always = list(p.pc_mult_always[i])
+    adv = list(p.pc_mult_adv[i])
+    ears, nurse, gpt, team = bool(p.pc_ears[i]), bool(p.pc_nurse[i]), int(p.pc_gpt[i]), int(p.pc_team[i])
+    for b in range(p.B):
+        if bought[b] <= 0:
+            continue
+        k = int(p.buy_skill[b])
+        if k < 0:
+            team = int(p.buy_team[b])
+            continue
+        for st in range(3):
+            bonus[st] += int(p.sk_bonus[k, st])
+            always[st] *= p.sk_mult_always[k][st]
+            adv[st] *= p.sk_mult_adv[k][st]
+        ears |= bool(p.sk_ears[k])
+        nurse |= bool(p.sk_nurse[k])
+        gpt += int(p.sk_gpt[k])
+    return Terms(tuple(bonus), tuple(always), tuple(adv), ears, nurse, gpt, team)
+
+
+def miso_best(terms: Terms, base) -> int:
+    """R-CAM-57: a miso bomb's own `best` stance on its final base abilities (with the skills it ended with)."""
+    return best_stance(tuple(int(x) for x in base), terms.bonus, terms.mult_always)

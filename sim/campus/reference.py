@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from sim.campus.params import CAPTURED, CLEARED, FREE, GAME_OVER, Params, miso_best
+from sim.campus.params import CAPTURED, CLEARED, FREE, GAME_OVER, Params, miso_best, pc_terms
 from sim.campus.rules import Fighter, best_stance, duel, grow_lowest, plain_value, team_battle
 from sim.campus.stances import draw_stance, equilibrium_mix, matrix_code
 
@@ -60,6 +60,7 @@ class Game:
     end_turn: list[int]
     T: int
     n_templates: int
+    bought: list[list[int]] = field(default_factory=list)  # R-CAM-9a: per PC, the turn each buy item was bought
     status_by_turn: list[list[int]] = field(default_factory=list)
     captures_t: list[int] = field(default_factory=list)
     checks_t: list[int] = field(default_factory=list)
@@ -93,6 +94,7 @@ def new_game(p: Params) -> Game:
         end_turn=[0] * P,
         T=p.T,
         n_templates=p.n_templates,
+        bought=[[0] * p.B for _ in range(P)],
     )
 
 
@@ -102,6 +104,8 @@ class Turn:
 
     def __init__(self, p: Params, g: Game, t: int, rng):
         self.p, self.g, self.t, self.rng = p, g, t, rng
+        # every PC's skills in this game: its own and those it bought (R-CAM-9a)
+        self.terms = [pc_terms(p, i, g.bought[i] if g.bought else ()) for i in range(p.P)]
 
     # ---------------------------------------------------------------- draws (sim.campus.params conventions)
     def pick(self, m: int, label) -> int:
@@ -128,14 +132,18 @@ class Turn:
 
     # ---------------------------------------------------------------- helpers
     def pc_fighter(self, i: int, stance: int) -> Fighter:
-        p = self.p
+        p, tm = self.p, self.terms[i]
         return Fighter(
-            name=p.pc_names[i], stance=stance, base=tuple(self.g.base[i]), bonus=tuple(map(int, p.pc_bonus[i])),
-            mult_always=p.pc_mult_always[i], mult_advantage=p.pc_mult_adv[i], tag=i,
+            name=p.pc_names[i], stance=stance, base=tuple(self.g.base[i]), bonus=tm.bonus,
+            mult_always=tm.mult_always, mult_advantage=tm.mult_adv, tag=i,
         )
 
     def adv_fighter(self, a: Adv, stance: int | None) -> Fighter:
         p = self.p
+        if self.is_miso(a):  # R-CAM-57: its bonus and multiplier skills, bought ones too (R-CAM-9a)
+            tm = self.terms[a.slot - p.S]
+            return Fighter(name=p.template_names[p.adv_template[a.slot]], stance=stance, base=a.base,
+                           bonus=tm.bonus, mult_always=tm.mult_always, mult_advantage=tm.mult_adv, reward=0, tag=a)
         return Fighter(
             name=p.template_names[p.adv_template[a.slot]], stance=stance, base=a.base,
             bonus=tuple(map(int, p.adv_bonus[a.slot])), mult_always=p.adv_mult_always[a.slot],
@@ -158,7 +166,7 @@ class Turn:
                 return p.stance_value
             if p.stance_policy == 1:
                 return self.pick(3, label)
-            return miso_best(p, a.slot - p.S, a.base)
+            return miso_best(self.terms[a.slot - p.S], a.base)
         if p.adv_fixed_stance[a.slot] >= 0:
             return int(p.adv_fixed_stance[a.slot])
         u = self.rng.u(label)
@@ -169,7 +177,7 @@ class Turn:
         p = self.p
         if self.is_miso(a):
             w = [0, 0, 0]
-            w[miso_best(p, a.slot - p.S, a.base)] = p.weight_den
+            w[miso_best(self.terms[a.slot - p.S], a.base)] = p.weight_den
             return w
         return [int(x) for x in p.adv_wnum[a.slot]]
 
@@ -229,7 +237,7 @@ class Turn:
             options = list(range(p.L))
         self.advs = advs
         # R-CAM-51: early ears count while their holder is in the game (free or captured)
-        ears = any(p.pc_ears[i] and g.status[i] in (FREE, CAPTURED) for i in range(P))
+        ears = any(self.terms[i].ears and g.status[i] in (FREE, CAPTURED) for i in range(P))
         occupied = {a.loc for a in advs}
 
         # 2. declaration: rescue assignment, destination (R-CAM-40)
@@ -261,15 +269,17 @@ class Turn:
                 choices = safe or options
             dest[i] = choices[self.pick(len(choices), ("pc_move", i))]
 
-        # 3. growth spending (free PCs only; R-CAM-40 growth policies)
+        # 3. growth spending (free PCs only, in party order): purchases (R-CAM-9a), then the rest by the
+        # R-CAM-40 growth policy
         for i in free:
-            if g.gp[i] <= 0:
-                continue
+            waiting = self.purchases(i)
+            if g.gp[i] <= 0 or (waiting and p.save_for_buy):
+                continue  # policy.save_for_buy: it keeps its gp for the item it cannot afford yet
             if p.growth == "lowest":
                 g.base[i] = grow_lowest(g.base[i], g.gp[i])
                 g.gp[i] = 0
             elif p.growth == "best":
-                s = best_stance(g.base[i], p.pc_bonus[i], p.pc_mult_always[i])
+                s = best_stance(g.base[i], self.terms[i].bonus, self.terms[i].mult_always)
                 g.base[i][s] += g.gp[i]
                 g.gp[i] = 0
 
@@ -278,17 +288,30 @@ class Turn:
         for i in free:
             stance[i] = self.choose_stance(i, dest[i], advs, ears)
 
-        # 4a. missions (R-CAM-25, R-CAM-56)
+        # 4a. missions (R-CAM-25, R-CAM-56, R-CAM-25a)
+        # R-CAM-25a: the adversary side has early ears when a miso bomb placed this turn holds them
+        miso_ears = any(self.terms[a.slot - p.S].ears for a in advs if self.is_miso(a))
         for m in range(p.M):
             if not p.mis_first[m] <= t <= p.mis_last[m]:
                 continue
+            if p.mis_found[m] and not ears:
+                continue  # R-CAM-25a: found by early ears, and no PC with early ears is in the game
             part = [i for i in free if dest[i] == p.mis_loc[m]]
             if not part or not self.chance(p.mis_chance[m], ("missions", m)):
                 continue  # a mission with no free PC present has no effect (and draws nothing)
             s = int(p.mis_stance[m])
-            vals = [plain_value(g.base[i], p.pc_bonus[i], p.pc_mult_always[i], s) for i in part]
+            vals = [plain_value(g.base[i], self.terms[i].bonus, self.terms[i].mult_always, s) for i in part]
             target = int(p.mis_target[m])
-            ok = all(v >= target for v in vals) if p.mis_each[m] else sum(vals) >= target
+            # R-CAM-25a: miso bombs here take part (always, when allowed) and lower the total by their value in
+            # the mission's stance (never raising it); in mode "each" every participant's value is lowered
+            lower = 0
+            if p.miso_in_missions and (miso_ears or not p.mis_found[m]):
+                for a in advs:
+                    if self.is_miso(a) and a.loc == p.mis_loc[m]:
+                        tm = self.terms[a.slot - p.S]
+                        lower += max(plain_value(a.base, tm.bonus, tm.mult_always, s), 0)
+            vals_low = [v - lower for v in vals]
+            ok = all(v >= target for v in vals_low) if p.mis_each[m] else sum(vals) - lower >= target
             for i in part:
                 if ok:
                     g.gp[i] += int(p.mis_reward[m])
@@ -315,7 +338,7 @@ class Turn:
 
         # 5. nursing (R-CAM-30, R-CAM-55)
         for i in range(P):
-            if not (p.pc_nurse[i] and g.status[i] == FREE):
+            if not (self.terms[i].nurse and g.status[i] == FREE):
                 continue
             others = [j for j in free if j != i and g.status[j] == FREE and dest[j] == dest[i]]
             if not others:
@@ -366,13 +389,42 @@ class Turn:
         # 7. growth points (R-CAM-58)
         for i in range(P):
             if g.status[i] in (FREE, CAPTURED):
-                g.gp[i] += 1 + int(p.pc_gpt[i])
+                g.gp[i] += 1 + self.terms[i].gpt
         # 8. game over (R-CAM-15)
         for i in range(P):
             if g.status[i] in (FREE, CAPTURED) and g.vit[i] <= 0:
                 g.status[i] = GAME_OVER
                 g.end_turn[i] = t
         g.status_by_turn.append(list(g.status))
+
+    # ---------------------------------------------------------------- growth purchases (R-CAM-9a)
+    def purchases(self, i: int) -> bool:
+        """R-CAM-9a: free PC i walks the policy's buy list in order and buys each item as soon as it can afford
+        it (gp >= price), before the rest is spent by the growth policy. An item it already has, or cannot
+        take (a team when it already belongs to one, or a team with team_max members in the game), is passed
+        over; the walk stops at the first item it cannot afford (the list is bought in order). Returns whether
+        it stopped there (an item is waiting)."""
+        p, g, t = self.p, self.g, self.t
+        for b in range(p.B):
+            if g.bought[i][b] > 0:
+                continue
+            k = int(p.buy_skill[b])
+            if k >= 0:
+                cost = int(p.sk_cost[k])
+            else:
+                team = int(p.buy_team[b])
+                if self.terms[i].team >= 0:
+                    continue  # one team per PC
+                members = sum(1 for j in range(p.P) if self.terms[j].team == team and g.status[j] in (FREE, CAPTURED))
+                if members >= p.team_max:
+                    continue  # at most team_max members
+                cost = p.team_cost
+            if g.gp[i] < cost:
+                return True
+            g.gp[i] -= cost
+            g.bought[i][b] = t
+            self.terms[i] = pc_terms(p, i, g.bought[i])
+        return False
 
     # ---------------------------------------------------------------- confrontations (R-CAM-6..9)
     def rotation(self, loc: int, here: list[int]) -> list[list[int]]:
@@ -383,8 +435,8 @@ class Turn:
         by_team: dict[int, list[int]] = {}
         singles = []
         for i in here:
-            if p.pc_team[i] >= 0:
-                by_team.setdefault(int(p.pc_team[i]), []).append(i)
+            if self.terms[i].team >= 0:
+                by_team.setdefault(self.terms[i].team, []).append(i)
             else:
                 singles.append(i)
         teams = []
@@ -488,7 +540,7 @@ class Turn:
             return p.stance_value
         if p.stance_policy == 1:
             return self.pick(3, ("pc_stance", i))
-        best = best_stance(g.base[i], p.pc_bonus[i], p.pc_mult_always[i])
+        best = best_stance(g.base[i], self.terms[i].bonus, self.terms[i].mult_always)
         if p.stance_policy == 2:
             return best
         if p.stance_policy == 4:
@@ -574,4 +626,5 @@ def games_to_arrays(p: Params, games: list[Game]) -> dict[str, np.ndarray]:
         "wins_stance": np.array([g.wins_stance for g in games], np.int64).reshape(len(games), 3),
         "rescues_tried": np.array([g.rescues_tried for g in games], np.int64),
         "rescues_won": np.array([g.rescues_won for g in games], np.int64),
+        "bought": np.array([g.bought for g in games], np.int16).reshape(len(games), p.P, p.B),
     }

@@ -117,6 +117,12 @@ def _answer(result, s: dict, agg) -> str:
     if s.get("rescues_tried_per_game"):
         lines.append(f"Rescues: {s['rescues_tried_per_game']:.2f} tried per game, "
                      f"{fmt_pct(s['rescue_success_rate'] or 0)} succeed.")
+    if s.get("bought_rate_by_item"):  # R-CAM-9a
+        turns = s["bought_turn_by_item"]
+        lines.append("Purchases: " + "; ".join(
+            f"{item} bought by {fmt_pct(rate)} of PCs"
+            + (f" (in turn {turns[item]:.1f} on average)" if turns[item] else "")
+            for item, rate in s["bought_rate_by_item"].items()) + ".")
     return answer(question, lines)
 
 
@@ -132,6 +138,14 @@ def _inputs(scen) -> str:
         value = getattr(r, key, None) if key == "fights" else getattr(scen, key, None)
         if value is not None:
             pairs.append((key, str(getattr(value, "name", value))))
+    if r.miso_bomb:  # R-CAM-25a: the reading used
+        pairs.append(("miso bombs in missions", "take part, lower the total" if r.miso_in_missions else "no part"))
+    costs = scen.growth.costs
+    if scen.policy.buy:  # R-CAM-9a
+        prices = {sk.name: sk.cost for sk in costs.skills}
+        pairs.append(("purchases (in order)", ", ".join(
+            f"{item} ({prices.get(item, costs.team)} gp)" for item in scen.policy.buy)
+            + ("; saving for the next" if scen.policy.save_for_buy else "")))
     pcs = []
     for m in scen.party:
         skills = []

@@ -88,6 +88,9 @@ def runs_frame(params: Params, a: dict[str, np.ndarray], start: int = 0) -> pd.D
     for k, s in enumerate(STANCES):
         cols[f"duels_stance_{s}"] = a["duels_stance"][:, k].astype(np.int16)
         cols[f"wins_stance_{s}"] = a["wins_stance"][:, k].astype(np.int16)
+    for i in range(params.P):  # R-CAM-9a: the turn each buy-list item was bought (0: never); only with a buy list
+        for b, item in enumerate(params.buy_names):
+            cols[f"pc{i}_bought_{item}"] = a["bought"][:, i, b].astype(np.int16)
     return pd.DataFrame(cols)
 
 
@@ -140,6 +143,11 @@ def summarize(params: Params, agg: CampusAggregate, runs: int, seed: int) -> dic
         "rescue_success_rate": _ratio(won, tried),
         "mean_turns": params.T,
     }
+    if params.B:  # R-CAM-9a: per buy-list item, the share of PCs (over games) that bought it and the mean turn
+        summary["bought_rate_by_item"] = {
+            item: float(agg.bought_count[b] / (n * P)) for b, item in enumerate(params.buy_names)}
+        summary["bought_turn_by_item"] = {
+            item: _ratio(agg.bought_turn_sum[b], agg.bought_count[b]) for b, item in enumerate(params.buy_names)}
     summary.update(provenance(s, seed, runs))
     # which uniform decides what (sim.campus.params): a new layout changes every per-run result once
     summary["random_layout"] = RANDOM_LAYOUT

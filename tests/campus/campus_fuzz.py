@@ -127,3 +127,40 @@ def random_scenario_dict(seed: int) -> dict:
 
 def random_scenario(seed: int):
     return parse_scenario(random_scenario_dict(seed), f"<fuzz {seed}>")
+
+
+def random_purchase_scenario_dict(seed: int) -> dict:
+    """A random scenario with R-CAM-9a purchases ([growth.costs], policy.buy, save_for_buy) and R-CAM-25a missions
+    (found_by, miso bombs in missions); its own draws come after the base scenario's."""
+    d = random_scenario_dict(seed)
+    g = np.random.default_rng([seed, 9])
+    skills = []
+    for k in range(int(g.integers(1, 4))):
+        kind = str(g.choice(["bonus", "multiplier", "early_ears", "nursing", "gp_per_turn"]))
+        sk = {"name": f"S{k}", "cost": int(g.integers(0, 6)), "kind": kind}
+        if kind == "bonus":
+            sk.update(stances=[STANCES[int(g.integers(0, 3))]], value=int(g.integers(-1, 5)))
+        elif kind == "multiplier":
+            sk.update(stances=[STANCES[int(g.integers(0, 3))]], value=float(g.choice([0.5, 1.5, 2, 3])),
+                      when=str(g.choice(["always", "advantage"])))
+        elif kind == "gp_per_turn":
+            sk["value"] = int(g.integers(-1, 3))
+        skills.append(sk)
+    costs = {"skills": skills}
+    buy = [sk["name"] for sk in skills if g.random() < 0.8]
+    if g.random() < 0.7:
+        costs["team"] = int(g.integers(0, 5))
+        buy.insert(int(g.integers(0, len(buy) + 1)), f"team:{g.choice(['X', 'Y', 'Z'])}")
+    d["growth"] = {"costs": costs}
+    d["policy"]["buy"] = buy
+    d["policy"]["save_for_buy"] = bool(g.random() < 0.5)
+    for m in d["missions"]:
+        if g.random() < 0.5:
+            m["found_by"] = "early_ears"
+    if g.random() < 0.2:
+        d["rules"]["miso_in_missions"] = False
+    return d
+
+
+def random_purchase_scenario(seed: int):
+    return parse_scenario(random_purchase_scenario_dict(seed), f"<fuzz purchases {seed}>")

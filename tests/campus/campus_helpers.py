@@ -89,6 +89,8 @@ def kernel_turn(p, g, t, drawn):
     rec.status[0] = g.status
     rec.room[0] = g.room
     rec.cap_turn[0] = g.cap_turn
+    if p.B:
+        rec.bought[0] = g.bought  # R-CAM-9a: what the PCs bought so far
     used = play_turn(p, rec, 0, t, drawn)
     return rec, used
 
@@ -108,6 +110,7 @@ def play_both(p, g, t, u):
     assert rec.duels_stance[0].tolist() == g.duels_stance
     assert rec.duels_tmpl[0].tolist() == g.duels_tmpl
     assert rec.captures_t[0].tolist() == g.captures_t
+    assert rec.bought[0].tolist() == [list(row) for row in g.bought]
     return g
 
 
