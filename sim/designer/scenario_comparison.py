@@ -134,11 +134,13 @@ def _run_and_write(scenario, out, runs, seed, n_jobs, write_runs, target_error, 
         store = ChunkStore(chunk_dir, fp)
         with execution(backend, scheduler, store=store, progress=show_progress, allow_code=allow_code):
             if streams:
-                if write_runs:  # every part is (re)written from the chunks, resumed or not
-                    _clear_runs(runs_dir)
-                    runs_dir.mkdir(parents=True, exist_ok=True)
+                fresh = []
 
                 def sink(index: int, part: bytes) -> None:
+                    if not fresh:  # every part is (re)written from the chunks, resumed or not; nothing is
+                        _clear_runs(runs_dir)  # touched before the first chunk (a refused run writes nothing)
+                        runs_dir.mkdir(parents=True, exist_ok=True)
+                        fresh.append(True)
                     atomic_write_bytes(runs_dir / f"part-{index:06d}.parquet", part)
 
                 result = sim.simulate(scenario, runs=runs, seed=seed, n_jobs=n_jobs, keep_runs=False,
