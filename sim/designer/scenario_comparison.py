@@ -62,8 +62,9 @@ def output_folders(scenarios: list, base: Path) -> list[Path]:
     out = []
     for s in scenarios:
         name = s.slug
-        if name in used:
-            name = f"{name}_{Path(s.source).stem}"
+        if name in used:  # the file's stem, reduced like a slug (no separators, no "..", no control characters)
+            stem = "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in Path(s.source).stem.lower())
+            name = f"{name}_{stem.strip('_') or 'scenario'}"
         k = 2
         candidate = name
         while candidate in used or candidate == "index":
