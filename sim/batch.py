@@ -20,6 +20,7 @@ import dataclasses
 import hashlib
 import json
 import os
+import stat
 import sys
 import tempfile
 from collections.abc import Callable, Iterator
@@ -62,49 +63,69 @@ def chunks(n_runs: int) -> list[Chunk]:
 # resumable chunk store
 
 
+MAX_CHUNK_BYTES = 256 * 1024 * 1024  # a stored chunk larger than this is not read (recomputed instead)
+
+
 class ChunkStore:
     """Finished chunks of one run, kept in ``folder`` with a manifest naming what made them.
 
     The fingerprint (scenario hash, seed, runs, kind, engine, package version) must match for a
-    folder to be reused: a changed scenario with the same folder is refused, never mixed. Each
-    chunk is written atomically (write then rename), so an interrupted run (SIGINT, SIGKILL) leaves
-    only whole chunks, and the next run continues from them with exactly the same result."""
+    folder to be reused: a changed scenario with the same folder is refused, never mixed. Each chunk
+    file carries the hash of that fingerprint and its own index, checked when it is loaded, so a
+    chunk of another run (another seed, say) or one copied to another index is computed again, never
+    used. Each chunk is written atomically (write then rename), so an interrupted run (SIGINT,
+    SIGKILL) leaves only whole chunks, and the next run continues from them with exactly the same
+    result. Nothing is written until the first chunk is finished: a run refused before that leaves
+    no trace."""
 
     def __init__(self, folder: str | Path, fingerprint: dict[str, Any]):
         self.folder = Path(folder)
         self.fingerprint = {k: fingerprint[k] for k in sorted(fingerprint)}
-        self.folder.mkdir(parents=True, exist_ok=True)
+        self.run_id = fingerprint_hash(self.fingerprint)
         manifest = self.folder / "manifest.json"
-        if manifest.exists():
+        if manifest.exists() or manifest.is_symlink():
             try:
+                if os.lstat(manifest).st_size > 1_000_000:
+                    raise ValueError("too large")
                 old = json.loads(manifest.read_text())
             except (OSError, ValueError):
                 old = None
             if old != self.fingerprint:
                 diff = sorted(k for k in set(old or {}) | set(self.fingerprint)
-                              if (old or {}).get(k) != self.fingerprint.get(k))
+                              if (old if isinstance(old, dict) else {}).get(k) != self.fingerprint.get(k))
                 raise ScenarioError(
                     f"output folder {self.folder.parent} holds chunks of a different run ({', '.join(diff)} "
                     "changed); use another --out folder or delete it")
-        else:
-            atomic_write_bytes(manifest, json.dumps(self.fingerprint, indent=1).encode())
 
     def _path(self, index: int) -> Path:
         return self.folder / f"chunk-{index:06d}.npz"
 
     def load(self, index: int) -> Any | None:
-        """The stored result of chunk ``index``, or None when it is missing or malformed (then it is
-        recomputed). Chunks are data only (:func:`encode_chunk`): loading one never runs code."""
+        """The stored result of chunk ``index``, or None when it is missing, malformed, too large, or made
+        by another run or for another index (then it is recomputed). Chunks are data only
+        (:func:`encode_chunk`): loading one never runs code."""
         path = self._path(index)
-        if not path.is_file():
+        try:
+            st = os.lstat(path)
+        except OSError:
+            return None
+        if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_CHUNK_BYTES:  # size checked before reading
             return None
         try:
-            return decode_chunk(path.read_bytes())
+            stored = decode_chunk(path.read_bytes(), max_bytes=MAX_CHUNK_BYTES)
         except Exception:  # noqa: BLE001 - any damage (truncated, crafted, foreign) means "recompute"
             return None
+        if (not isinstance(stored, dict) or stored.get("run") != self.run_id or stored.get("index") != index
+                or "result" not in stored):
+            return None  # another run's chunk, or one copied to another index: recompute
+        return stored["result"]
 
     def save(self, index: int, result: Any) -> None:
-        atomic_write_bytes(self._path(index), encode_chunk(result))
+        manifest = self.folder / "manifest.json"
+        if not manifest.exists():  # the first finished chunk creates the store
+            self.folder.mkdir(parents=True, exist_ok=True)
+            atomic_write_bytes(manifest, json.dumps(self.fingerprint, indent=1).encode())
+        atomic_write_bytes(self._path(index), encode_chunk({"run": self.run_id, "index": index, "result": result}))
 
     def finished(self) -> int:
         return len(list(self.folder.glob("chunk-*.npz")))
@@ -117,6 +138,41 @@ class ChunkStore:
                 path.unlink()
         with contextlib.suppress(OSError):
             self.folder.rmdir()
+
+
+def check_npz(data: bytes, max_bytes: int = MAX_CHUNK_BYTES) -> None:
+    """Refuse, before anything is inflated or allocated, an ``.npz`` that is not what :func:`encode_chunk`
+    writes: compressed members (a small file could expand to gigabytes), declared sizes beyond the file's own
+    length or ``max_bytes``, or an array header declaring more data than its member holds."""
+    import io
+    import zipfile
+
+    if len(data) > max_bytes:
+        raise ValueError("chunk too large")
+    with zipfile.ZipFile(io.BytesIO(data)) as zf:
+        infos = zf.infolist()
+        if len(infos) > 100_000:
+            raise ValueError("too many members")
+        declared = 0
+        for info in infos:
+            if info.compress_type != zipfile.ZIP_STORED or info.file_size != info.compress_size:
+                raise ValueError("compressed member")
+            declared += info.file_size
+        if declared > len(data):
+            raise ValueError("declared sizes exceed the file")
+        for info in infos:
+            with zf.open(info) as fh:
+                version = np.lib.format.read_magic(fh)
+                if version == (1, 0):
+                    shape, _, dtype = np.lib.format.read_array_header_1_0(fh, max_header_size=10_000)
+                elif version == (2, 0):
+                    shape, _, dtype = np.lib.format.read_array_header_2_0(fh, max_header_size=10_000)
+                else:
+                    raise ValueError(f"array format {version} is not one this package writes")
+                if dtype.hasobject:
+                    raise ValueError("object array")
+                if int(np.prod(shape, dtype=object)) * dtype.itemsize > info.file_size:
+                    raise ValueError("array header declares more data than stored")
 
 
 # --------------------------------------------------------------------------------------------
@@ -164,12 +220,13 @@ def encode_chunk(value: Any) -> bytes:
     return buf.getvalue()
 
 
-def decode_chunk(data: bytes) -> Any:
-    """The value :func:`encode_chunk` stored. Reads arrays with ``allow_pickle=False`` and rebuilds
-    dataclasses only of classes already imported from the ``sim`` package (nothing is imported,
-    nothing is executed); raises on anything else."""
+def decode_chunk(data: bytes, max_bytes: int = MAX_CHUNK_BYTES) -> Any:
+    """The value :func:`encode_chunk` stored. Checks the file first (:func:`check_npz`), reads arrays with
+    ``allow_pickle=False`` and rebuilds dataclasses only of classes already imported from the ``sim``
+    package (nothing is imported, nothing is executed); raises on anything else."""
     import io
 
+    check_npz(data, max_bytes)
     with np.load(io.BytesIO(data), allow_pickle=False) as npz:
         arrays = {k: npz[k] for k in npz.files}
     tree = json.loads(arrays.pop(_TREE).tobytes().decode())

@@ -619,9 +619,20 @@ def _cmd_schema(args) -> int:
 COMMANDS["schema"] = _cmd_schema
 
 
+def _check_limits(args) -> None:
+    """Flags that bound work, checked before anything runs or is written (sim/limits.py, docs/limits.md)."""
+    from sim.limits import check_jobs, check_max_states, check_runs
+
+    check_jobs(getattr(args, "jobs", None))
+    check_max_states(getattr(args, "max_states", None))
+    check_runs(getattr(args, "runs", None))
+    check_runs(getattr(args, "max_runs", None), "--max-runs")
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
+        _check_limits(args)
         return COMMANDS[args.command](args)
     except SimError as exc:
         print(f"error: {exc}", file=sys.stderr)

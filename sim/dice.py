@@ -182,7 +182,10 @@ class DiceExpr:
         return sum(sign * int(modifiers[name]) for sign, name in self.abilities)
 
     def distribution(self, modifiers: dict[str, int] | None = None) -> dict[int, float]:
-        """Exact distribution ``value -> probability``."""
+        """Exact distribution ``value -> probability`` (refused beyond the exact-analysis dice limit)."""
+        from sim.limits import check_exact_dice
+
+        check_exact_dice(self)
         counts = {self.constant + self.ability_part(modifiers): 1}
         denom = 1
         for t in self.dice:

@@ -35,6 +35,7 @@ from sim.scenario import KIND_NAMES
 ROOT = Path(__file__).resolve().parent.parent  # the project folder (docs/, scenarios/)
 SCHEMA_DIR = Path("docs") / "schema"
 FORMAT_DIR = Path("docs") / "scenario-format"
+LIMITS_PAGE = Path("docs") / "limits.md"
 # Draft 7: the draft TOML editors (taplo, Even Better TOML) have supported longest. pydantic's output fits it
 # once a $ref with sibling keywords (ignored beside $ref before 2019-09) is wrapped in allOf.
 SCHEMA_URL = "http://json-schema.org/draft-07/schema#"
@@ -452,6 +453,9 @@ def generated_files(root: Path = ROOT) -> dict[Path, str]:
     for kind in KIND_NAMES:
         files[SCHEMA_DIR / f"{kind}.schema.json"] = schema_text(kind)
         files[FORMAT_DIR / f"{kind}.md"] = markdown(kind, root)
+    from sim.limits import limits_markdown
+
+    files[LIMITS_PAGE] = limits_markdown()  # the numbers of sim/limits.py and the models, never typed by hand
     return files
 
 

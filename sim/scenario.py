@@ -22,9 +22,9 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
 from sim import kinds
 from sim.errors import ScenarioError
+from sim.limits import MAX_FILE_BYTES, MAX_NAME_CHARS, check_data, check_toml_text
 
 KIND_NAMES = kinds.NAMES
-MAX_FILE_BYTES = 1_000_000
 
 
 class Strict(BaseModel):
@@ -51,7 +51,7 @@ class ScenarioBase(Strict):
     """Fields every kind shares (docs/scenario-format/)."""
 
     kind: str = Field(..., description="The rule system the scenario is written for.")
-    name: str = Field("", max_length=200, description=(
+    name: str = Field("", max_length=MAX_NAME_CHARS, description=(
         "A short title, shown in reports; the default report folder is named after it (else the file name)."))
     description: str = Field("", max_length=10_000, description=(
         "Free text: the design question the scenario asks; shown at the top of the report."))
@@ -217,6 +217,7 @@ def parse_scenario(data: dict, file: str = "<memory>") -> ScenarioBase:
     except ScenarioError as exc:
         raise ScenarioError(exc.detail, file=file, key="kind") from None
     model: type[ScenarioBase] = contract.scenario_model
+    check_data(data, file)  # array lengths, control characters (sim/limits.py)
     try:
         scenario = model.model_validate(data)
     except ValidationError as exc:
@@ -239,13 +240,20 @@ def load_scenario(path: str | Path) -> ScenarioBase:
     p = Path(path)
     if not p.is_file():
         raise ScenarioError("no such scenario file", file=file)
-    raw = p.read_bytes()
+    try:
+        if p.stat().st_size > MAX_FILE_BYTES:  # checked before reading: a huge file is never read
+            raise ScenarioError(f"file larger than {MAX_FILE_BYTES:,} bytes", file=file)
+        with p.open("rb") as fh:
+            raw = fh.read(MAX_FILE_BYTES + 1)
+    except OSError as exc:
+        raise ScenarioError(f"cannot read the file ({exc.strerror or exc})", file=file) from None
     if len(raw) > MAX_FILE_BYTES:
-        raise ScenarioError(f"file larger than {MAX_FILE_BYTES} bytes", file=file)
+        raise ScenarioError(f"file larger than {MAX_FILE_BYTES:,} bytes", file=file)
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise ScenarioError(f"not valid UTF-8 (byte {exc.start})", file=file) from None
+    check_toml_text(text, file)  # key depth and nesting, before the parser sees them
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:

@@ -137,7 +137,7 @@ def test_every_kinds_chunks_round_trip_through_the_store(kind, tmp_path):
 
 def test_store_refuses_a_changed_scenario(tmp_path):
     scenario = sim.load_scenario(ESCAPE)
-    ChunkStore(tmp_path / "chunks", fingerprint_of(scenario, 5, 30_000))
+    ChunkStore(tmp_path / "chunks", fingerprint_of(scenario, 5, 30_000)).save(0, {"x": 1})  # the store exists
     with pytest.raises(sim.ScenarioError, match="different run.*seed"):
         ChunkStore(tmp_path / "chunks", fingerprint_of(scenario, 6, 30_000))
     other = sim.load_scenario(ROOT / "scenarios" / "escape" / "lone_rogue.toml")
@@ -253,7 +253,7 @@ def test_cli_refuses_a_changed_scenario_in_an_interrupted_folder(tmp_path, capsy
 
     scenario = sim.load_scenario(ESCAPE)
     out = tmp_path / "out"
-    ChunkStore(out / ".chunks", fingerprint_of(scenario, 99, 1000, streamed=True, runs_written=True))
+    ChunkStore(out / ".chunks", fingerprint_of(scenario, 99, 1000, streamed=True, runs_written=True)).save(0, {})
     assert main(["run", str(ESCAPE), "--runs", "1000", "--seed", "3", "--out", str(out), "--quiet"]) == 2
     assert "different run" in capsys.readouterr().err
 

@@ -107,6 +107,17 @@ def test_cli_refusals(tmp_path, capsys):
     assert "no such scenario file" in err[0] and "in use" in err[1] and "--allow-remote" in err[2]
 
 
+def _studio_url(server) -> str:
+    """The link the studio printed (it carries the per-launch token the page requires)."""
+    import re
+
+    for line in iter(server.stdout.readline, b""):
+        m = re.search(rb"http://\S+/studio\?token=[\w-]+", line)
+        if m:
+            return m.group(0).decode()
+    raise AssertionError("the studio printed no link with a token")
+
+
 def _chromium() -> str | None:
     return shutil.which("chromium") or (os.path.exists("/usr/bin/chromium") and "/usr/bin/chromium") or None
 
@@ -139,7 +150,7 @@ def test_page_updates_in_headless_chromium(tmp_path):
             page = browser.new_page(viewport={"width": 1400, "height": 1000})
             errors: list[str] = []
             page.on("pageerror", lambda e: errors.append(str(e)))
-            page.goto(f"http://127.0.0.1:{port}/studio")
+            page.goto(_studio_url(server))  # the printed link carries the launch token
             value = page.locator(".current-value")
             value.wait_for(timeout=60_000)
             assert float(value.get_attribute("data-value")) == sim.exact(scenario)["escape_rate"]

@@ -405,6 +405,7 @@ def check_scenario(s: Scenario) -> None:
             for j, lid in enumerate(sp.locations):
                 if lid not in loc_ids:
                     raise _unknown("location", lid, loc_ids, f"spawns.{i}.locations.{j}")
+            _unique(sp.locations, f"spawns.{i}.locations.{{i}}", "location ids in a spawn")  # issue 28
     if sum(sp.count for sp in s.spawns) > MAX_SPAWN_SLOTS:
         raise ScenarioError(f"at most {MAX_SPAWN_SLOTS} adversaries in all spawn entries together", key="spawns")
     for i, m in enumerate(s.missions):

@@ -155,7 +155,10 @@ def parse_axis(spec: str) -> GridAxis:
             raise ScenarioError(f"expected STEP > 0; given {step!r}", key=key)
         if stop < start:
             raise ScenarioError(f"expected START <= STOP; given {rhs!r}", key=key)
-        count = math.floor((stop - start) / step + 1e-9) + 1
+        span = (stop - start) / step
+        if not math.isfinite(span) or span >= MAX_GRID_POINTS:  # 1:2:1e-320 overflows: refuse, not a traceback
+            raise ScenarioError(f"expected at most {MAX_GRID_POINTS} grid points; {rhs!r} gives more", key=key)
+        count = math.floor(span + 1e-9) + 1
         if count > MAX_GRID_POINTS:
             raise ScenarioError(f"expected at most {MAX_GRID_POINTS} grid points; given {count}", key=key)
         if all(isinstance(v, int) for v in (start, stop, step)):

@@ -63,8 +63,9 @@ def output_folders(scenarios: list, base: Path) -> list[Path]:
     out = []
     for s in scenarios:
         name = s.slug
-        if name in used:
-            name = f"{name}_{Path(s.source).stem}"
+        if name in used:  # the file's stem, reduced like a slug (no separators, no "..", no control characters)
+            stem = "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in Path(s.source).stem.lower())
+            name = f"{name}_{stem.strip('_') or 'scenario'}"
         k = 2
         candidate = name
         while candidate in used or candidate == "index":
@@ -135,11 +136,13 @@ def _run_and_write(scenario, out, runs, seed, n_jobs, write_runs, target_error, 
         store = ChunkStore(chunk_dir, fp)
         with execution(backend, scheduler, store=store, progress=show_progress, allow_code=allow_code):
             if streams:
-                if write_runs:  # every part is (re)written from the chunks, resumed or not
-                    _clear_runs(runs_dir)
-                    runs_dir.mkdir(parents=True, exist_ok=True)
+                fresh = []
 
                 def sink(index: int, part: bytes) -> None:
+                    if not fresh:  # every part is (re)written from the chunks, resumed or not; nothing is
+                        _clear_runs(runs_dir)  # touched before the first chunk (a refused run writes nothing)
+                        runs_dir.mkdir(parents=True, exist_ok=True)
+                        fresh.append(True)
                     atomic_write_bytes(runs_dir / f"part-{index:06d}.parquet", part)
 
                 result = sim.simulate(scenario, runs=runs, seed=seed, n_jobs=n_jobs, keep_runs=False,

@@ -389,6 +389,24 @@ def main_compare(args) -> int:
     return 0
 
 
+def _default_policies(scenario, allow_code: bool) -> list[str]:
+    """The built-in policies and the scenario's own (issue 28: never dropped silently). Its own policy naming
+    code runs only with --allow-code; without it, it is left out and a line on stderr says so and why."""
+    from sim.errors import one_line
+    from sim.escape.policy import names_code
+
+    own = scenario.policy.name
+    policies = list(DEFAULT_POLICIES)
+    if own in policies:
+        return policies
+    if names_code(own) and not allow_code:
+        print(one_line(f"note: {scenario.source}: the scenario's own policy {own!r} names Python code, so it is left "
+                       "out of the comparison; add --allow-code to include it (importing it runs that code)"),
+              file=sys.stderr)
+        return policies
+    return [*policies, own]
+
+
 def run_compare(args) -> tuple[ComparisonResult, Path]:
     """Validate ``args``, compare and write the report; returns the result and the output folder."""
     import sim
@@ -399,7 +417,8 @@ def run_compare(args) -> tuple[ComparisonResult, Path]:
         raise SimError(f"--jobs: expected -1 or an integer >= 1, got {jobs}")
     scenario = sim.load_scenario(args.scenario)
     try:
-        policies = parse_policies(args.policies) if args.policies else list(DEFAULT_POLICIES)
+        policies = parse_policies(args.policies) if args.policies else _default_policies(
+            scenario, getattr(args, "allow_code", False))
         res = compare(scenario, policies, runs=args.runs, seed=args.seed, n_jobs=jobs,
                       allow_code=getattr(args, "allow_code", False))
     except ScenarioError as exc:

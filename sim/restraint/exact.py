@@ -146,6 +146,11 @@ def duel_exact(p: Params) -> dict:
 
 def damage_distribution(p: Params, pool: int) -> dict[int, float]:
     """Exact distribution of one round's stimulus for ``pool``; rolls below 0 count as 0."""
+    from sim.limits import MAX_EXACT_DICE_FACES
+
+    if sum(p.die_sides) > MAX_EXACT_DICE_FACES:  # the convolution's cost grows with the square of this
+        raise ExactUnsupported(f"composure.stimulus has {sum(p.die_sides):,} faces in all (count x sides); exact "
+                               f"analysis takes at most {MAX_EXACT_DICE_FACES:,}; use Monte Carlo")
     counts = {p.pool_constant[pool]: 1.0}
     for sides, sign in zip(p.die_sides, p.die_signs, strict=True):
         nxt: dict[int, float] = defaultdict(float)

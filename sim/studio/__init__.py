@@ -54,15 +54,21 @@ def cmd_studio(args) -> int:
         if not args.allow_remote:
             raise ScenarioError(f"{args.address} can be reached from other machines; add --allow-remote to "
                                 "listen there anyway", key="--address")
-        print(f"warning: the studio listens on {args.address}:{args.port}; anyone who can reach it can run "
-              "simulations and write files into its output folder", file=sys.stderr)
+        print(f"warning: the studio listens on {args.address}:{args.port}, which other machines can reach. Anyone "
+              "who has the link with its token (below) can use it as you can: run simulations on this machine "
+              "for as long as they like, read the scenario and its results, and write scenario files and reports "
+              "into its output folder (nowhere else). The token travels unencrypted (http): anyone who can watch "
+              "the network can copy it.", file=sys.stderr)
     check_port(args.address, args.port)
     try:
         from sim.studio.app import serve
     except ImportError as exc:
         raise ScenarioError(f"the studio needs the optional extra: pip install 'sim[studio]' ({exc.name} is "
                             "missing)") from None
-    print(f"studio for {scenario.source}: http://{args.address}:{args.port}/studio (Ctrl-C to stop)",
-          file=sys.stderr)
-    serve(scenario, port=args.port, address=args.address, show=not args.no_browser, out_dir=args.out)
+    from sim.studio.security import new_token
+
+    token = new_token()  # required by every page and websocket request (sim/studio/security.py)
+    print(f"studio for {scenario.source}: http://{args.address}:{args.port}/studio?token={token} "
+          "(open this link; Ctrl-C to stop)", file=sys.stderr, flush=True)
+    serve(scenario, port=args.port, address=args.address, show=not args.no_browser, out_dir=args.out, token=token)
     return 0

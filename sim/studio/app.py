@@ -18,6 +18,7 @@ from matplotlib.figure import Figure
 
 from sim.errors import SimError
 from sim.studio.model import Answer, Studio, label
+from sim.studio.security import TokenAuth, confined
 
 REFINE_SECONDS_CAP = 20.0
 TICK_MS = 300
@@ -234,7 +235,7 @@ def studio_app(scenario, out_dir: str | Path | None = None, studio: Studio | Non
 
     def on_save(_event) -> None:
         try:
-            path = studio.save(state["values"], save_path.value)
+            path = studio.save(state["values"], confined(out_dir, save_path.value))  # only into out_dir
         except (SimError, OSError) as exc:
             message.object = f'<p style="color:#b00">Not saved: {html.escape(str(exc))}</p>'
             return
@@ -242,7 +243,7 @@ def studio_app(scenario, out_dir: str | Path | None = None, studio: Studio | Non
 
     def on_report(_event) -> None:
         try:
-            path = studio.report(state["values"], out_dir / "variant")
+            path = studio.report(state["values"], confined(out_dir, out_dir / "variant", suffix=None))
         except (SimError, OSError) as exc:
             message.object = f'<p style="color:#b00">No report: {html.escape(str(exc))}</p>'
             return
@@ -263,13 +264,24 @@ def studio_app(scenario, out_dir: str | Path | None = None, studio: Studio | Non
     return layout
 
 
-def serve(scenario, port: int, address: str = "127.0.0.1", show: bool = True, out_dir: str | Path | None = None):
-    """Serve the studio until interrupted (one Studio shared by the sessions of this process)."""
+def serve(scenario, port: int, address: str = "127.0.0.1", show: bool = True, out_dir: str | Path | None = None,
+          token: str | None = None):
+    """Serve the studio until interrupted (one Studio shared by the sessions of this process). Every request
+    needs ``token`` (sim/studio/security.py); ``show`` opens the browser at the URL that carries it."""
+    import threading
+    import webbrowser
+
+    from sim.studio.security import new_token
+
+    token = token or new_token()
     studio = Studio(scenario)
 
     def page():
         return studio_app(scenario, out_dir=out_dir, studio=studio)
 
-    pn.serve({"studio": page}, port=port, address=address, show=show, title="sim studio",
-             websocket_origin=[f"{address}:{port}", f"localhost:{port}"], threaded=False,
-             print_url=False)
+    if show:
+        url = f"http://{'127.0.0.1' if address in ('0.0.0.0', '::') else address}:{port}/studio?token={token}"
+        threading.Timer(1.0, webbrowser.open, [url]).start()
+    pn.serve({"studio": page}, port=port, address=address, show=False, title="sim studio",
+             websocket_origin=[f"{address}:{port}", f"localhost:{port}", f"127.0.0.1:{port}"], threaded=False,
+             print_url=False, auth_provider=TokenAuth(token, port))
