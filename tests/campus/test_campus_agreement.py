@@ -53,6 +53,36 @@ CASES = {
 }
 
 
+# R-CAM-9a purchases (skills of every kind, a team) and R-CAM-25a found missions with miso bombs
+GROWTH = {"costs": {"team": 2, "skills": [
+    {"name": "sig", "cost": 3, "kind": "multiplier", "stances": ["fight"], "value": 2},
+    {"name": "third", "cost": 2, "kind": "multiplier", "stances": ["hide"], "value": 1.5, "when": "advantage"},
+    {"name": "ears", "cost": 1, "kind": "early_ears"}, {"name": "nurse", "cost": 2, "kind": "nursing"},
+    {"name": "vet", "cost": 1, "kind": "gp_per_turn", "value": 1}, {"name": "drill", "cost": 0, "kind": "bonus",
+                                                                     "value": 1}]}}
+FOUND = [{**m, "found_by": "early_ears"} if k == 0 else m for k, m in enumerate(MISSIONS)]
+LOOSE_PARTY = [{k: v for k, v in pc.items() if k != "team" or pc["name"] in "AD"} for pc in TEAM_PARTY]  # B, C, E: none
+PURCHASE_CASES = {
+    "buy all, lowest": ({"move": "avoid", "stance": "counter", "growth": "lowest", "rescue": True,
+                         "buy": ["ears", "team:z", "sig", "third", "nurse", "vet", "drill"]}, {}),
+    "buy, save, miso, found": ({"stance": "best", "growth": "best", "save_for_buy": True,
+                                "buy": ["drill", "sig", "team:x", "ears"]}, {"miso_bomb": True, "vitality": 1}),
+    "buy, miso, found, once": ({"stance": "random", "growth": "lowest", "buy": ["vet", "third", "team:y"]},
+                               {"miso_bomb": True, "vitality": 2, "fights": "once", "miso_in_missions": False}),
+}
+
+
+@pytest.mark.parametrize("case", sorted(PURCHASE_CASES))
+def test_r_cam_9a_r_cam_25a_reference_equals_kernel_on_same_draws(case):
+    """R-CAM-9a purchases (every skill kind, teams) and R-CAM-25a (found missions, miso bombs in missions): both
+    engines give identical per-game records on the same seed."""
+    policy, rules = PURCHASE_CASES[case]
+    p = params_of(party=LOOSE_PARTY, adversaries=ADVS, locations=LOCS, spawns=SPAWNS, missions=FOUND,
+                  policy=policy, rules={"turns": 12, **rules}, growth=GROWTH)
+    assert p.B > 0 and p.mis_found.any()
+    assert kernel_matches_reference(p, 60, seed=7)
+
+
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_r_cam_41_reference_equals_kernel_on_same_draws(case):
     """R-CAM-41: both engines give identical per-game records on the same seed (teams R-CAM-9, bosses R-CAM-7,
