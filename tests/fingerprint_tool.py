@@ -30,7 +30,7 @@ EARLIER_READING: dict[str, dict[str, object]] = {
     "escape": {},
     "restraint": {},
     "campus": {},
-    "formation": {},
+    "formation": {"rules.attack_types": "listed", "policy.movement": "fixed"},  # R-MDK-6, R-MDK-11 (issue 24)
 }
 
 
