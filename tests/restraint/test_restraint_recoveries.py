@@ -171,9 +171,10 @@ def test_r_rst_32_33_monte_carlo_within_4se_of_exact(case):
 
 
 def test_overload_dazed_rounds_is_validated():
+    from restraint_helpers import scenario_data
+
     from sim.errors import ScenarioError
     from sim.scenario import parse_scenario
-    from restraint_helpers import scenario_data
 
     with pytest.raises(ScenarioError) as err:
         parse_scenario(scenario_data(overload={"dazed_rounds": -1}), file="bad.toml")
