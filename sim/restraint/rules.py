@@ -62,7 +62,7 @@ FOCUS_SIDES = 8  # absolute focus: 1d8 + casting mod
 
 
 def channel_divinity_uses(cls: str, level: int) -> int:
-    """R-ESC-14b / R-RST-32: cleric 0 at 1, 1 at 2-5, 2 at 6-17, 3 at 18-20; paladin 0 at 1-2, 1 from 3."""
+    """R-RST-32: cleric 0 at 1, 1 at 2-5, 2 at 6-17, 3 at 18-20; paladin 0 at 1-2, 1 from 3."""
     if cls == "cleric":
         return 0 if level < 2 else (1 if level < 6 else (2 if level < 18 else 3))
     if cls == "paladin":
@@ -71,7 +71,7 @@ def channel_divinity_uses(cls: str, level: int) -> int:
 
 
 def ki_points(cls: str, level: int) -> int:
-    """R-ESC-14b / R-RST-32: a monk's ki points, its level from level 2 (0 at level 1)."""
+    """R-RST-32 (as the escape challenge): a monk's ki points, its level from level 2 (0 at level 1)."""
     return level if (cls == "monk" and level >= 2) else 0
 
 

@@ -127,7 +127,7 @@ def rounds_to_overload_table(maxima: pd.DataFrame, damage: dict[int, float]) -> 
 
 
 # R-RST-23 class recoveries per long rest (5e resource counts) and R-RST-12 escape features.
-channel_divinity_uses = R.channel_divinity_uses  # R-ESC-14b / R-RST-32
+channel_divinity_uses = R.channel_divinity_uses  # R-RST-32 (as the escape challenge)
 
 
 def bardic_die(level: int) -> int:

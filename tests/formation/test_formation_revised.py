@@ -205,3 +205,14 @@ def test_summary_states_the_reading():
     out = sim.simulate(s, runs=50, seed=1).summary
     assert out["reading"] == {"attack_types": "both", "movement": "best", "recall_above": None}
     assert np.isfinite(out["skirmish_win_a"])
+
+
+def test_report_states_the_reading():
+    """The report's inputs name the readings used (R-MDK-6, R-MDK-11, R-MDK-5)."""
+    from sim.formation.report import reading_text
+
+    s = sim.load_scenario("scenarios/formation/overflow_front.toml")
+    assert 'attack_types = "both"' in reading_text(s) and 'movement = "best"' in reading_text(s)
+    earlier = parse_scenario({"kind": "formation", "name": "t", "rules": {"attack_types": "listed"},
+                              "policy": {"movement": "fixed"}})
+    assert '"listed"' in reading_text(earlier) and '"fixed"' in reading_text(earlier)

@@ -79,7 +79,7 @@ def test_r_rst_32_channel_divinity_at_or_below_half():
 
 
 def test_r_rst_32_ki_from_level_2_only():
-    """A monk's ki is its level from level 2, 0 at level 1 (R-ESC-14b): a level-1 monk under the race of the
+    """A monk's ki is its level from level 2, 0 at level 1 (R-RST-32): a level-1 monk under the race of the
     test above overloads in round 3 like a pool without recoveries; a level-2 monk (2 ki) does not before
     round 4 (R2 2 → 3..6; its second point can fire in R3 only if it is back at or below 3 with composure > 0)."""
     one = exact(_race("monk", 1, 6, "2", 5))
@@ -179,3 +179,11 @@ def test_overload_dazed_rounds_is_validated():
     with pytest.raises(ScenarioError) as err:
         parse_scenario(scenario_data(overload={"dazed_rounds": -1}), file="bad.toml")
     assert "overload.dazed_rounds" in str(err.value)
+
+
+def test_report_states_the_reading(tmp_path):
+    """The report names the readings used (R-RST-32, R-RST-33) and the duel's overloads."""
+    res = sim.simulate(_duel(), runs=50, seed=1)
+    html = (sim.restraint.write_report(res, tmp_path)).read_text()
+    assert "rules.recoveries = true" in html and "rules.overload_in_duel = true" in html
+    assert "overloads 2.00 times" in html
