@@ -31,15 +31,15 @@ NO_SKIRMISH = -1
 
 # unit attributes (rows of P)
 (P_SIDE, P_AREA, P_ATTACK, P_ATTACKS, P_COMBAT, P_EVADE, P_DAMAGE, P_ARMOR, P_HP, P_TROOP, P_TROOP_SIZE,
- P_SUPER, P_GRAPPLE, P_STAMINA, P_RESOLVE, P_MASTER, P_WITHDRAW, P_CALLS) = range(18)
-N_P = 18
+ P_SUPER, P_GRAPPLE, P_STAMINA, P_RESOLVE, P_MASTER, P_WITHDRAW, P_CALLS, P_SLAVE, P_RECALL) = range(20)
+N_P = 20
 # settings (entries of C)
 C_AMBUSH_SIDE, C_MARGIN, C_MIN_DAMAGE, C_FOCUS, C_POLICY, C_CHOICE, C_MOVEMENT = range(7)
 N_C = 7
 POLICY_CODES = {"greedy": 0, "first": 1, "random": 2}
 # one run's state (rows of S)
-S_HP, S_ALIVE, S_PRESENT, S_ENTERED, S_PARTNER, S_INITIATOR, S_GKIND, S_AREA, S_WITHDRAWN = range(9)
-N_S = 9
+S_HP, S_ALIVE, S_PRESENT, S_ENTERED, S_PARTNER, S_INITIATOR, S_GKIND, S_AREA, S_WITHDRAWN, S_ENTRY_HP = range(10)
+N_S = 10
 # layout columns as plain module constants (numba freezes them at compile time)
 UNIT_COLS = L.UNIT_COLS
 ATTACK_0, ATTACK_1 = L.ATTACK_DICE
@@ -47,7 +47,7 @@ DEFENSE_0, DEFENSE_1 = L.DEFENSE_DICE
 LEAVE_0, LEAVE_1 = L.LEAVE_DICE
 HOLD_0, HOLD_1 = L.HOLD_DICE
 TARGET_PICK, VICTIM_PICK, ROLEPLAY_D4 = L.TARGET_PICK, L.VICTIM_PICK, L.ROLEPLAY_D4
-STATE_FIELDS = ("hp", "alive", "present", "entered", "partner", "initiator", "gkind", "area", "withdrawn")
+STATE_FIELDS = ("hp", "alive", "present", "entered", "partner", "initiator", "gkind", "area", "withdrawn", "entry_hp")
 
 
 # --------------------------------------------------------------------------------------------
@@ -190,7 +190,7 @@ def compile_arrays(p: Params):
     """(P, C, order, EX) for the compiled functions."""
     rows = [p.side, p.area, p.attack, p.attacks, p.combat, p.evade, p.damage, p.armor, p.hp, p.troop,
             p.troop_size, p.super_perception, p.grapple, p.stamina, p.resolve, p.master, p.withdraw_hp,
-            [len(c) > 0 for c in p.companions]]
+            [len(c) > 0 for c in p.companions], p.slave, p.recall_hp]
     P = np.array([np.asarray(r, dtype=np.int64) for r in rows], dtype=np.int64).reshape(N_P, p.n_units)
     C = np.array([p.ambush_side, p.margin_damage, p.min_damage, p.focus_target, POLICY_CODES[p.policy],
                   p.choice == "min_penalty", p.movement == "best"], dtype=np.int64)
@@ -207,6 +207,7 @@ def init_state(p: Params, n: int) -> np.ndarray:
     S[:, S_PRESENT] = p.master < 0  # R-MDK-5: called units wait
     S[:, S_PARTNER] = -1
     S[:, S_AREA] = p.area
+    S[:, S_ENTRY_HP] = p.hp  # R-MDK-5: hp when it last entered the combat
     return S
 
 
@@ -283,7 +284,7 @@ def attack_score(P, C, EX, S, j, k, t, pen, passive):
     a grappled pair for a non-magic attack (``expected_damage``)."""
     if C[C_CHOICE] == 1:
         return -pen
-    count = EX[j, k, 1 if pen else 0, 1 if S[S_PARTNER, j] >= 0 else 0, 1 if passive else 0]
+    count = EX[j, k, 1 if pen else 0, 1 if (S[S_PARTNER, j] >= 0 and t != MAGIC) else 0, 1 if passive else 0]
     if S[S_PARTNER, k] >= 0 and t != MAGIC:
         return count
     return 2 * count
@@ -364,8 +365,10 @@ def leave_grapple(P, C, S, row, j):
 @njit(cache=True, inline="always")
 def withdraw(P, S, j):
     """R-MDK-5: a slave monster below the policy's threshold withdraws to the dark prison with its
-    own action (not while another holds it). Returns True if it did."""
-    if S[S_HP, j] < P[P_WITHDRAW, j] and (S[S_PARTNER, j] < 0 or S[S_INITIATOR, j]):
+    own action (not while another holds it; one called back once it is hurt after its return).
+    Returns True if it did."""
+    if (S[S_HP, j] < P[P_WITHDRAW, j] and S[S_HP, j] < S[S_ENTRY_HP, j]
+            and (S[S_PARTNER, j] < 0 or S[S_INITIATOR, j])):
         release(S, j)
         S[S_PRESENT, j] = 0
         S[S_WITHDRAWN, j] = 1
@@ -375,23 +378,32 @@ def withdraw(P, S, j):
 
 @njit(cache=True, inline="always")
 def call_companion(P, S, j, r):
-    """R-MDK-5: with no companion in combat, call the next waiting one (costs the action)."""
+    """R-MDK-5: one summon and one slave of a master in combat at a time; call the first (file order)
+    waiting one, or withdrawn slave with hp above recall_above, whose kind has none in combat (costs the
+    master's action; it acts from the next round)."""
     if not P[P_CALLS, j]:
         return False
     U = P.shape[1]
-    pending = -1
+    busy_summon = False
+    busy_slave = False
     for c in range(U):
-        if P[P_MASTER, c] != j:
+        if P[P_MASTER, c] == j and onfield(S, c):
+            if P[P_SLAVE, c]:
+                busy_slave = True
+            else:
+                busy_summon = True
+    for c in range(U):
+        if P[P_MASTER, c] != j or S[S_PRESENT, c]:
             continue
-        if onfield(S, c):
-            return False
-        if pending < 0 and not S[S_PRESENT, c] and not S[S_WITHDRAWN, c]:
-            pending = c
-    if pending < 0:
-        return False
-    S[S_PRESENT, pending] = 1
-    S[S_ENTERED, pending] = r
-    return True
+        if busy_slave if P[P_SLAVE, c] else busy_summon:
+            continue
+        if not S[S_WITHDRAWN, c] or (P[P_RECALL, c] > 0 and S[S_HP, c] >= P[P_RECALL, c]):
+            S[S_PRESENT, c] = 1
+            S[S_WITHDRAWN, c] = 0
+            S[S_ENTERED, c] = r
+            S[S_ENTRY_HP, c] = S[S_HP, c]
+            return True
+    return False
 
 
 @njit(cache=True)
@@ -447,8 +459,11 @@ def attack(P, C, EX, S, row, j, free_by2, cand_k, cand_t):
     grapple_try = False
     kind = P[P_ATTACK, j]
     penalty = 0
+    contact = g >= 0 and S[S_INITIATOR, j] == 1  # the grappler keeps up its own contact action
     if g >= 0:
         target = g
+        if not contact and (P[P_ATTACKS, j] >> MAGIC) & 1:
+            kind = MAGIC  # R-MDK-10 (revised 2026-12): magic takes no grapple penalty, so it casts
     else:
         count = 0
         if P[P_GRAPPLE, j] != G_NONE:  # R-MDK-9 contact needed
@@ -473,11 +488,13 @@ def attack(P, C, EX, S, row, j, free_by2, cand_k, cand_t):
         victim = S[S_PARTNER, target]  # R-MDK-10 random victim
 
     modifier = -penalty
-    if g >= 0:
-        modifier -= GRAPPLE_PENALTY
-    if (P[P_GRAPPLE, j] == G_TRAINING or P[P_GRAPPLE, j] == G_SERVICE) and (
-            grapple_try or (g >= 0 and S[S_INITIATOR, j])):
-        modifier += face(row[base + ROLEPLAY_D4], 4) - 1  # R-MDK-13
+    if g >= 0 and (contact or kind != MAGIC):
+        modifier -= GRAPPLE_PENALTY  # R-MDK-10: attacks only, none on magic
+    bonus = 0
+    if (P[P_GRAPPLE, j] == G_TRAINING or P[P_GRAPPLE, j] == G_SERVICE) and (grapple_try or contact):
+        bonus = face(row[base + ROLEPLAY_D4], 4) - 1  # R-MDK-13
+    modifier += bonus
+    service = P[P_GRAPPLE, j] == G_SERVICE and (grapple_try or contact)
     sa, ca, fa = dark(row[base + ATTACK_0], row[base + ATTACK_1])
     sd, cd, fd = dark(row[base + DEFENSE_0], row[base + DEFENSE_1])
     a_total = P[P_COMBAT, j] + modifier - sa
@@ -486,7 +503,9 @@ def attack(P, C, EX, S, row, j, free_by2, cand_k, cand_t):
     if not active_wins(a_total, ca, fa, d_total, cd, fd):
         return False
     dmg = P[P_DAMAGE, j] - P[P_ARMOR, victim]
-    if C[C_MARGIN]:
+    if service:
+        dmg += bonus  # R-MDK-13 (revised 2026-12): service value with the bonus only, no success value
+    elif C[C_MARGIN]:
         dmg += a_total - d_total
     S[S_HP, victim] -= max(C[C_MIN_DAMAGE], dmg)
     if S[S_HP, victim] <= 0:

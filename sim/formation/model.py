@@ -118,6 +118,14 @@ class Skirmish(Strict):
         "Target number of the focus check that ends a training grapple."))
 
 
+class FormationRules(Strict):
+    """Rule switches of the formation kind (RULES.md section 4)."""
+
+    attack_types: Literal["both", "listed"] = Field("both", description=(  # R-MDK-6 (revised 2026-12)
+        "both: every physical attacker without an `attacks` list has melee and ranged and chooses before each "
+        "attack (the seed); listed: a unit has exactly its `attacks`, or its single `attack` (the earlier reading)."))
+
+
 class FormationPolicy(Strict):
     """The skirmish policy (docs/decisions.md (Formation)).
 
@@ -126,17 +134,21 @@ class FormationPolicy(Strict):
     issue 18); ``name`` breaks ties among the best targets. ``movement`` (R-MDK-11): ``fixed`` units
     keep their areas, ``best`` units move to the area where their best attack is best.
     ``withdraw_below`` (R-MDK-5): a slave monster below this fraction of its hp withdraws to the
-    dark prison with its own action (off when absent)."""
+    dark prison with its own action (off when absent); ``recall_above`` (R-MDK-5): its master calls a withdrawn
+    slave back (the master's action) when its hp is above this fraction of its hp (off when absent)."""
 
     name: Literal["greedy", "first", "random"] = Field("greedy", description=(
         "Tie-break among the targets with the least penalty: greedy, first or random."))
     choice: Literal["expected_damage", "min_penalty"] = Field("expected_damage", description=(
         "How a unit picks attack type and target (R-MDK-6): expected_damage or min_penalty."))
-    movement: Literal["fixed", "best"] = Field("fixed", description=(
-        "fixed: units keep their areas; best: units move (no action) to the area where their best attack does best "
-        "(R-MDK-11)."))
+    movement: Literal["fixed", "best"] = Field("best", description=(  # R-MDK-11 (revised 2026-12: default best)
+        "best: units move (no action) to the area where their best attack does best (R-MDK-11, the seed); fixed: "
+        "units keep their areas (the earlier reading)."))
     withdraw_below: float | None = Field(None, gt=0, le=1, description=(
         "A slave monster below this fraction of its hp withdraws to the dark prison (R-MDK-5); left out: never."))
+    recall_above: float | None = Field(None, ge=0, lt=1, description=(  # R-MDK-5 (revised 2026-12)
+        "A withdrawn slave whose hp is above this fraction of its hp is called back by its master (the master's "
+        "action, R-MDK-5); left out: never called back."))
 
 
 class Scenario(ScenarioBase):
@@ -150,6 +162,7 @@ class Scenario(ScenarioBase):
     session: Session = Field(default_factory=Session, description="DP income of one session (R-MDK-21).")
     skirmish: Skirmish = Field(default_factory=Skirmish, description="The skirmish and its damage model.")
     policy: FormationPolicy = Field(default_factory=FormationPolicy, description="Target choice in the skirmish.")
+    rules: FormationRules = Field(default_factory=FormationRules, description="Rule switches (R-MDK-6).")
 
 
 def check_scenario(s: Scenario) -> None:
@@ -170,6 +183,15 @@ def check_scenario(s: Scenario) -> None:
         if master.summoner:
             raise ScenarioError("a summoner must itself be on the field at the start (no chains)",
                                 key=f"units.{i}.summoner")
+    pol = s.policy
+    if pol.recall_above is not None:
+        if pol.withdraw_below is None:
+            raise ScenarioError("recall_above needs policy.withdraw_below (only a withdrawn slave is called back)",
+                                key="policy.recall_above")
+        if pol.recall_above >= pol.withdraw_below:
+            raise ScenarioError(f"expected recall_above below withdraw_below ({pol.withdraw_below}); given "
+                                f"{pol.recall_above} (a withdrawn slave's hp is below withdraw_below)",
+                                key="policy.recall_above")
     for i, u in enumerate(s.units):
         if u.attacks is not None and len(set(u.attacks)) != len(u.attacks):
             raise ScenarioError(f"expected each attack type once; given {u.attacks!r}", key=f"units.{i}.attacks")
@@ -216,6 +238,7 @@ class Params:
     master: np.ndarray  # int16, -1 = on the field at the start
     slave: np.ndarray  # bool, R-MDK-5
     withdraw_hp: np.ndarray  # int32: a slave with hp below this withdraws (0 = never), R-MDK-5
+    recall_hp: np.ndarray  # int32: a withdrawn slave with hp at least this is called back (0 = never), R-MDK-5
     companions: tuple[tuple[int, ...], ...]  # per unit, the units it calls, in file order
     order: tuple[int, ...]  # acting order
     # ambush and session
@@ -263,8 +286,19 @@ def compile_params(s: Scenario) -> Params:
         # hp < frac × max hp  <=>  hp < ceil(frac × max hp) for integer hp
         return math.ceil(frac * u.hp) if (frac is not None and u.slave) else 0
 
+    recall = s.policy.recall_above
+
+    def recall_hp(u: Unit) -> int:
+        # hp > frac × max hp  <=>  hp >= floor(frac × max hp) + 1 for integer hp
+        return math.floor(recall * u.hp) + 1 if (recall is not None and u.slave) else 0
+
     def types(u: Unit) -> list[str]:
-        return list(u.attacks) if u.attacks is not None else [u.attack]
+        # R-MDK-6 (revised 2026-12): every physical attacker has melee and ranged unless it lists its types
+        if u.attacks is not None:
+            return list(u.attacks)
+        if s.rules.attack_types == "both" and u.attack != "magic":
+            return [u.attack] + [t for t in ("melee", "ranged") if t != u.attack]
+        return [u.attack]
     return Params(
         names=tuple(u.name for u in units),
         side=arr((SIDES.index(u.side) for u in units), np.int8),
@@ -286,6 +320,7 @@ def compile_params(s: Scenario) -> Params:
         master=master,
         slave=arr((u.slave for u in units), bool),
         withdraw_hp=arr((withdraw_hp(u) for u in units), np.int32),
+        recall_hp=arr((recall_hp(u) for u in units), np.int32),
         companions=companions,
         order=order,
         ambusher_base=a_base,

@@ -73,6 +73,7 @@ class _Field:
         self.gkind = [G_NONE] * n
         self.area = [int(a) for a in p.area]  # R-MDK-11: movement changes it
         self.withdrawn = [False] * n  # R-MDK-5: withdrawn to the dark prison
+        self.entry_hp = [int(h) for h in p.hp]  # R-MDK-5: hp when it last entered the combat
         self.winner = NO_SKIRMISH
 
     def onfield(self) -> list[bool]:
@@ -107,7 +108,7 @@ def attack_score(p: Params, field: _Field, onfield, j: int, k: int, t: int, area
     penalty = attack_penalty(p, onfield, j, k, t, area)[0]
     if p.choice == "min_penalty":
         return -penalty
-    grappled = GRAPPLE_PENALTY if field.partner[j] >= 0 else 0
+    grappled = GRAPPLE_PENALTY if (field.partner[j] >= 0 and t != MAGIC) else 0  # R-MDK-10: none on magic
     diff = int(p.combat[j]) - penalty - grappled - (int(p.evade[k]) - passive)
     count = expected_damage_count(diff, int(p.damage[j]) - int(p.armor[k]), p.margin_damage, p.min_damage)
     shared = field.partner[k] >= 0 and t != MAGIC
@@ -173,22 +174,31 @@ def unit_turn(p: Params, field: _Field, j: int, r: int, f6, f4, u_row, free: boo
             field.release(j)
 
     # R-MDK-5 withdrawal: a slave monster below the policy's threshold withdraws to the dark prison
-    # with its own action and leaves the skirmish (not while another holds it in a grapple).
-    if field.hp[j] < p.withdraw_hp[j] and (field.partner[j] < 0 or field.initiator[j]):
+    # with its own action and leaves the skirmish (not while another holds it in a grapple); one called
+    # back withdraws again once it is hurt after its return.
+    if (field.hp[j] < p.withdraw_hp[j] and field.hp[j] < field.entry_hp[j]
+            and (field.partner[j] < 0 or field.initiator[j])):
         field.release(j)
         field.present[j] = False
         field.withdrawn[j] = True
         _check_end(p, field)
         return
 
-    # R-MDK-5 summons and slave monsters: one in combat at a time; calling costs the action.
+    # R-MDK-5 summons and slave monsters: one summon and one slave of a master in combat at a time;
+    # calling one costs the master's action: a waiting one, or a withdrawn slave whose hp is above
+    # policy.recall_above (revised 2026-12); it acts from the next round.
     comps = p.companions[j]
-    if comps and not any(field.alive[c] and field.present[c] for c in comps):
-        pending = [c for c in comps if not field.present[c] and not field.withdrawn[c]]
-        if pending:
-            field.present[pending[0]] = True
-            field.entered[pending[0]] = r
-            return
+    if comps:
+        busy = {bool(p.slave[c]) for c in comps if field.alive[c] and field.present[c]}
+        for c in comps:
+            if bool(p.slave[c]) in busy or field.present[c]:
+                continue
+            if not field.withdrawn[c] or (p.recall_hp[c] and field.hp[c] >= p.recall_hp[c]):
+                field.present[c] = True
+                field.withdrawn[c] = False
+                field.entered[c] = r
+                field.entry_hp[c] = field.hp[c]
+                return
 
     onfield = field.onfield()
 
@@ -201,8 +211,11 @@ def unit_turn(p: Params, field: _Field, j: int, r: int, f6, f4, u_row, free: boo
     g = field.partner[j]
     grapple_try = False
     kind = int(p.attack[j])
+    contact = g >= 0 and field.initiator[j]  # the grappler keeps up its own contact action
     if g >= 0:
         target, penalty = g, 0  # inside a grapple the pair attack each other (R-MDK-10)
+        if not contact and int(p.attacks[j]) >> MAGIC & 1:
+            kind = MAGIC  # R-MDK-10 (revised 2026-12): magic takes no grapple penalty, so it casts
     else:
         cands: list[int] = []
         if p.grapple[j] != G_NONE:  # R-MDK-9: grappling needs contact
@@ -225,10 +238,13 @@ def unit_turn(p: Params, field: _Field, j: int, r: int, f6, f4, u_row, free: boo
             victim = field.partner[target]
 
     modifier = -penalty
-    if g >= 0:
-        modifier -= GRAPPLE_PENALTY  # R-MDK-10
-    if p.grapple[j] in (G_TRAINING, G_SERVICE) and (grapple_try or (g >= 0 and field.initiator[j])):
-        modifier += roleplay_bonus(f4[base + L.ROLEPLAY_D4])  # R-MDK-13
+    if g >= 0 and (contact or kind != MAGIC):
+        modifier -= GRAPPLE_PENALTY  # R-MDK-10: -2 on attacks inside a grapple, none on magic
+    bonus = 0
+    if p.grapple[j] in (G_TRAINING, G_SERVICE) and (grapple_try or contact):
+        bonus = roleplay_bonus(f4[base + L.ROLEPLAY_D4])  # R-MDK-13
+    modifier += bonus
+    service = p.grapple[j] == G_SERVICE and (grapple_try or contact)
     a_roll = dark_roll(f6[base + L.ATTACK_DICE[0]], f6[base + L.ATTACK_DICE[1]])
     d_roll = dark_roll(f6[base + L.DEFENSE_DICE[0]], f6[base + L.DEFENSE_DICE[1]])
     a_total = int(p.combat[j]) + modifier - a_roll.sum  # R-MDK-1
@@ -237,7 +253,9 @@ def unit_turn(p: Params, field: _Field, j: int, r: int, f6, f4, u_row, free: boo
         return
     # R-MDK-14 damage model; R-MDK-4 armor
     dmg = int(p.damage[j]) - int(p.armor[victim])
-    if p.margin_damage:
+    if service:
+        dmg += bonus  # R-MDK-13 (revised 2026-12): the service value with the bonus only, no success value
+    elif p.margin_damage:
         dmg += a_total - d_total
     field.hp[victim] -= max(p.min_damage, dmg)
     if field.hp[victim] <= 0:

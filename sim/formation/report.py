@@ -125,6 +125,20 @@ def _answer(scenario, s: dict, exact: dict | None) -> str:
     return answer(question, lines)
 
 
+def reading_text(scenario) -> str:
+    """The rule readings the skirmish used (R-MDK-5, R-MDK-6, R-MDK-11), in words."""
+    pol = scenario.policy
+    types = ("every physical attacker has melee and ranged (R-MDK-6, rules.attack_types = \"both\", the seed)"
+             if scenario.rules.attack_types == "both" else
+             "each unit has only its listed types (R-MDK-6, rules.attack_types = \"listed\", the earlier reading)")
+    move = ("units move freely to their best area (R-MDK-11, policy.movement = \"best\", the seed)"
+            if pol.movement == "best" else
+            "units keep their areas (R-MDK-11, policy.movement = \"fixed\", the earlier reading)")
+    recall = ("withdrawn slaves are never called back" if pol.recall_above is None else
+              f"a withdrawn slave above {pol.recall_above:.0%} of its hp is called back (R-MDK-5)")
+    return f"{types}; {move}; {recall}"
+
+
 def _inputs(scenario) -> str:
     a, sess, sk = scenario.ambush, scenario.session, scenario.skirmish
     pairs = [("ambush", f"side {a.side}: athletics {TERMS['athletics']} {a.ambusher_athletics}, powered armor "
@@ -134,7 +148,8 @@ def _inputs(scenario) -> str:
              ("skirmish", "off" if not sk.enabled else
               f"up to {sk.max_rounds} rounds, order {sk.order}, damage {sk.damage_model} (min {sk.min_damage}), "
               f"ambush {'on' if sk.ambush else 'off'}"),
-             ("target choice", scenario.policy.name)]
+             ("target choice", scenario.policy.name),
+             ("reading", reading_text(scenario))]
     rows = [[u.name, u.side, u.area, u.attack, str(u.combat), str(u.evade), str(u.damage), str(u.hp), str(u.stars),
              ", ".join(f for f, on in (("troop", u.troop), ("summoned", u.summoned),
                                         ("super-perception", u.super_perception)) if on)

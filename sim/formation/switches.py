@@ -22,9 +22,9 @@ WITHDRAW_SEED = 0.5  # the threshold shown in the table (a designer's typical "h
 
 def _variant(scenario: Scenario, policy: dict, both_attacks: bool) -> Scenario:
     units = [u.model_copy(update={"attacks": None}) for u in scenario.units]
-    if both_attacks:
-        units = [u if u.attack == "magic" else u.model_copy(update={"attacks": ["melee", "ranged"]}) for u in units]
-    return scenario.model_copy(update={"units": units, "policy": scenario.policy.model_copy(update=policy)})
+    rules = scenario.rules.model_copy(update={"attack_types": "both" if both_attacks else "listed"})  # R-MDK-6
+    return scenario.model_copy(update={"units": units, "rules": rules,
+                                       "policy": scenario.policy.model_copy(update=policy)})
 
 
 def _outcome(scenario: Scenario, runs: int, seed: int) -> dict:

@@ -27,6 +27,7 @@ class ChunkResult:
     either: np.ndarray  # (rounds,) incapacitated or arms >= complete (R-RST-13)
     checks: np.ndarray  # (rounds,) escape checks made in the round, summed over runs
     overloaded: np.ndarray  # (pools, composure_rounds) runs overloaded by the end of round k
+    dazed: np.ndarray  # (rounds,) runs whose target was dazed in the round (R-RST-33)
 
 
 #: per-run integer columns whose sums the aggregate keeps (the summary's means)
@@ -58,6 +59,9 @@ class RestraintAggregate:
     taken_out: np.ndarray = None  # (rounds + 1,) runs by the first round incapacitated or arms complete
     overload_at: np.ndarray = None  # (pools, composure_rounds + 1) runs by the round of first overload
     craving_sum: np.ndarray = None  # (pools,) maximum lost to craving, summed over runs
+    recoveries_sum: np.ndarray = None  # (pools,) recoveries made in the race, summed over runs (R-RST-32)
+    dazed: np.ndarray = None  # (rounds,) runs whose target was dazed in the round (R-RST-33)
+    overloads_sum: int = 0  # the target's overloads in the duel, summed over runs (R-RST-33)
 
     def __post_init__(self):
         z, r = np.zeros, self.rounds
@@ -70,6 +74,8 @@ class RestraintAggregate:
             setattr(self, name, z(r + 1, dtype=np.int64))
         self.overload_at = z((self.n_pools, self.composure_rounds + 1), dtype=np.int64)
         self.craving_sum = z(self.n_pools, dtype=np.int64)
+        self.recoveries_sum = z(self.n_pools, dtype=np.int64)
+        self.dazed = z(r, dtype=np.int64)
 
     @classmethod
     def empty(cls, p: Params) -> RestraintAggregate:
@@ -85,6 +91,9 @@ class RestraintAggregate:
         self.arms_complete += chunk.arms_complete
         self.either += chunk.either
         self.checks_by_round += chunk.checks
+        self.dazed += chunk.dazed
+        if "overloads" in cols:
+            self.overloads_sum += int(cols["overloads"].sum(dtype=np.int64))
         for name in SUMMED:
             self.sums[name] += int(cols[name].sum(dtype=np.int64))
         checks = cols["escape_checks"].astype(np.int64)
@@ -103,17 +112,21 @@ class RestraintAggregate:
             self.overload_at[pool] += _histogram(cols[f"overload_round{suffix}"], self.composure_rounds + 1)
             if p.craving:
                 self.craving_sum[pool] += int(cols[f"craving{suffix}"].sum(dtype=np.int64))
+            if f"recoveries{suffix}" in cols:
+                self.recoveries_sum[pool] += int(cols[f"recoveries{suffix}"].sum(dtype=np.int64))
         return self
 
     def merge(self, other: RestraintAggregate) -> RestraintAggregate:
         """Fold another aggregate (another chunk's) in."""
         self.runs += other.runs
         for name in ("level_counts", "incapacitated", "arms_complete", "either", "checks_by_round", "final_levels",
-                     "first_incapacitated", "first_arms_complete", "taken_out", "overload_at", "craving_sum"):
+                     "first_incapacitated", "first_arms_complete", "taken_out", "overload_at", "craving_sum",
+                     "recoveries_sum", "dazed"):
             getattr(self, name)[...] += getattr(other, name)
         for name in SUMMED:
             self.sums[name] += other.sums[name]
         self.checks_sumsq += other.checks_sumsq
+        self.overloads_sum += other.overloads_sum
         return self
 
     # ---- what the summary reads

@@ -10,7 +10,7 @@ over the composure left.
 from __future__ import annotations
 
 from collections import defaultdict
-from functools import lru_cache
+from functools import cache, lru_cache
 
 import numpy as np
 
@@ -21,7 +21,8 @@ from sim.restraint.rules import Params
 
 MAX_EXACT_STATES = 200_000
 
-State = tuple[tuple[int, ...], int, int]  # (levels, rages left, ranger uses left)
+State = tuple  # (levels, rages left, ranger uses left[, composure pool state of the duel, R-RST-33])
+Pool = tuple[int, int, int, int, int]  # (composure, craving, uses left, immune this next round, dazed rounds left)
 
 
 @lru_cache(maxsize=4096)
@@ -32,35 +33,36 @@ def _contest_win(binder_mod: int, target_mod: int, penalty: bool) -> float:
 def _binder_step(p: Params, dist: dict[State, float]) -> dict[State, float]:
     """R-RST-9 … R-RST-11, R-RST-27, R-RST-28 over a distribution."""
     out: dict[State, float] = defaultdict(float)
-    for (levels, rages, ranger), prob in dist.items():
+    for state, prob in dist.items():
+        levels = state[0]
         slot = R.binding_slot(p, levels)
         if slot is None:
-            out[(levels, rages, ranger)] += prob
+            out[state] += prob
             continue
         target_mod = R.contest_modifier(p.str_score, p.dex_score, levels)
         win = _contest_win(p.binder_mod, target_mod, p.flank_penalty)
         raised = list(levels)
         raised[slot] = R.bound_level(levels[slot], p.method_action, p.flank_extra)
-        out[(tuple(raised), rages, ranger)] += prob * win
-        out[(levels, rages, ranger)] += prob * (1 - win)
+        out[(tuple(raised), *state[1:])] += prob * win
+        out[state] += prob * (1 - win)
     return out
 
 
 def _check_branches(p: Params, state: State, slot: int) -> list[tuple[State, float]]:
     """R-RST-3, R-RST-12, R-RST-29 … R-RST-31: the states after one escape check, with probabilities."""
-    levels, rages, ranger = state
+    levels, rages, ranger, *rest = state
     spec, num = R.best_check(p, levels, slot, rages)
     extra = 0
     if R.ranger_spends(p, num, ranger):
         ranger -= 1
         extra = p.ranger_bonus
     success = spec.numerator(extra) / CHECK_DENOMINATOR
-    fail_state = (levels, rages, ranger)
+    fail_state = (levels, rages, ranger, *rest)
     if success <= 0.0:
         return [(fail_state, 1.0)]
     dropped = list(levels)
     dropped[slot] = R.dropped_level(levels[slot], spec.rage)
-    win_state = (tuple(dropped), rages - (1 if spec.rage else 0), ranger)
+    win_state = (tuple(dropped), rages - (1 if spec.rage else 0), ranger, *rest)
     if success >= 1.0:
         return [(win_state, 1.0)]
     return [(win_state, success), (fail_state, 1.0 - success)]
@@ -71,6 +73,9 @@ def _target_step(p: Params, dist: dict[State, float]) -> tuple[dict[State, float
     checks = 0.0
     after_bonus: dict[State, float] = defaultdict(float)
     for state, prob in dist.items():
+        if _dazed(state):  # R-RST-33: a dazed target makes no escape attempt
+            after_bonus[state] += prob
+            continue
         slot = R.bonus_action_slot(state[0])
         if slot is None:
             after_bonus[state] += prob
@@ -80,7 +85,7 @@ def _target_step(p: Params, dist: dict[State, float]) -> tuple[dict[State, float
             after_bonus[nxt] += prob * q
     out: dict[State, float] = defaultdict(float)
     for state, prob in after_bonus.items():
-        slot = R.action_slot(p, state[0], state[1])
+        slot = None if _dazed(state) else R.action_slot(p, state[0], state[1])
         if slot is None:
             out[state] += prob
             continue
@@ -90,20 +95,47 @@ def _target_step(p: Params, dist: dict[State, float]) -> tuple[dict[State, float
     return out, checks
 
 
+def _dazed(state: State) -> bool:
+    """R-RST-33: the duel pool (4th element, when composure runs alongside the duel) has dazed rounds left."""
+    return len(state) > 3 and state[3][4] > 0
+
+
+def _composure_step(p: Params, dist: dict[State, float], damage: dict[int, float]) -> tuple[dict, float]:
+    """R-RST-33: the stimulus at the end of a duel round on the duel pool; also the expected overloads."""
+    out: dict[State, float] = defaultdict(float)
+    overloads = 0.0
+    for state, prob in dist.items():
+        for d, q in damage.items():
+            for pool, w, over, _ in composure_branches(p, 0, state[3], d):
+                out[(*state[:3], pool)] += prob * q * w
+                if over:
+                    overloads += prob * q * w
+    return out, overloads
+
+
 def duel_distribution(p: Params):
-    """Yield, for each duel round, the state distribution at its end and the expected checks made."""
+    """Yield, for each duel round, the state distribution at its end, the expected checks made, P(dazed in the
+    round) and the expected overloads in it (R-RST-33; 0 without composure in the duel)."""
     dist: dict[State, float] = {(tuple(p.initial_levels), p.rages, p.ranger_uses): 1.0}
+    damage = None
+    if p.duel_overload:  # R-RST-33: the target's composure runs alongside the duel
+        dist = {(*state, _pool_start(p, 0)): prob for state, prob in dist.items()}
+        damage = damage_distribution(p, 0)
     for _ in range(p.rounds):
         checks = 0.0
+        dazed = sum(prob for state, prob in dist.items() if _dazed(state))
         if p.binder_first:
             dist = _binder_step(p, dist)
             dist, checks = _target_step(p, dist)
         else:
             dist, checks = _target_step(p, dist)
             dist = _binder_step(p, dist)
+        overloads = 0.0
+        if damage is not None:
+            dist, overloads = _composure_step(p, dist, damage)
         if len(dist) > MAX_EXACT_STATES:
             raise ExactUnsupported(f"more than {MAX_EXACT_STATES} duel states; use simulation")
-        yield dist, checks
+        yield dist, checks, dazed, overloads
 
 
 def duel_exact(p: Params) -> dict:
@@ -111,9 +143,12 @@ def duel_exact(p: Params) -> dict:
     incap, arms, either, checks_by_round = [], [], [], []
     level_dist = np.zeros((p.rounds, R.N_SLOTS, R.N_LEVELS))
     rages_left = ranger_left = 0.0
-    for r, (dist, checks) in enumerate(duel_distribution(p)):
+    dazed_by_round, overloads = [], 0.0
+    for r, (dist, checks, dazed, overloaded) in enumerate(duel_distribution(p)):
+        dazed_by_round.append(dazed)
+        overloads += overloaded
         pi = pa = pe = 0.0
-        for (levels, _, _), prob in dist.items():
+        for (levels, *_), prob in dist.items():
             inc = R.is_incapacitated(p, levels)
             ac = levels[R.ARMS] >= R.COMPLETE
             pi += prob * inc
@@ -128,7 +163,8 @@ def duel_exact(p: Params) -> dict:
         if r == p.rounds - 1:
             rages_left = sum(prob * st[1] for st, prob in dist.items())
             ranger_left = sum(prob * st[2] for st, prob in dist.items())
-    return {
+    out = {} if not p.duel_overload else {"mean_overloads": overloads, "dazed_by_round": dazed_by_round}
+    return out | {
         "incapacitated_by_round": incap,
         "arms_complete_by_round": arms,
         "incapacitated_or_arms_complete_by_round": either,
@@ -209,8 +245,16 @@ def composure_exact(p: Params) -> dict:
     out = {}
     for pool, name in enumerate(p.pool_names):
         damage = damage_distribution(p, pool)
-        by_round = overload_by_round(p.pool_max[pool], damage, p.composure_rounds)
-        mean = float(expected_rounds_to_overload(p.pool_max[pool], damage)[-1])
+        recoveries = None
+        if _has_recoveries(p, pool):  # R-RST-32: the chain over the pool state
+            race = race_with_recoveries(p, pool, damage)
+            by_round, mean, recoveries = race["overload_by_round"], race["mean_rounds_to_overload"], \
+                race["mean_recoveries"]
+            mean = np.inf if mean is None else mean
+        else:
+            by_round = overload_by_round(p.pool_max[pool], damage, p.composure_rounds)
+            mean = float(expected_rounds_to_overload(p.pool_max[pool], damage)[-1])
+            recoveries = 0.0 if p.recoveries else None
         craving = None
         if p.craving:  # R-RST-22: expected maximum lost through the horizon (rolls until the overload)
             mean_damage = sum(d * q for d, q in damage.items())
@@ -218,7 +262,97 @@ def composure_exact(p: Params) -> dict:
             craving = float(mean_damage * sum(alive_before))
         out[name] = {
             "overload_by_round": by_round,
-            "mean_rounds_to_overload": None if not np.isfinite(mean) else mean,
+            "mean_rounds_to_overload": None if not np.isfinite(mean) else float(mean),
             "mean_craving": craving,
+            "mean_recoveries": recoveries,
         }
     return out
+
+
+# ---------------------------------------------------------------------------------------------
+# R-RST-32 / R-RST-33: one pool's composure step with recoveries, as branches (rules.composure_step)
+
+
+def _pool_start(p: Params, pool: int) -> Pool:
+    return (p.pool_max[pool], 0, p.pool_uses[pool] if p.pool_uses else 0, 0, 0)
+
+
+@cache
+def _d20_at_least(need: int) -> float:
+    return min(20, max(0, 21 - need)) / 20
+
+
+def composure_branches(p: Params, pool: int, state: Pool, damage: int) -> list[tuple[Pool, float, bool, bool]]:
+    """The pool states after ``damage`` hits ``state`` at the end of a round, exactly as
+    :func:`sim.restraint.rules.composure_step`: (state, probability, overloaded, recovered). Craving is kept
+    at most the maximum (beyond it nothing changes: every use of the maximum is clamped at 0)."""
+    comp, craving, uses, immune, dazed = state
+    top_max = p.pool_max[pool]
+    if p.craving:
+        craving = min(top_max, craving + damage)
+    top = max(0, top_max - craving)
+    if dazed > 0:
+        dazed -= 1
+        return [((top if dazed == 0 else comp, craving, uses, 0, dazed), 1.0, False, False)]
+    comp = max(0, min(comp - damage, top))
+    if damage > 0 and comp == 0:
+        if immune:
+            return [((0, craving, uses, 0, 0), 1.0, False, False)]
+        out = []
+        fail = 1.0
+        if p.pool_focus and p.pool_focus[pool]:
+            mod = p.pool_focus_mod[pool]
+            win = _d20_at_least(10 + damage // 2 - mod)
+            fail = 1.0 - win
+            if win > 0:
+                for f in range(1, R.FOCUS_SIDES + 1):
+                    out.append(((min(max(0, f + mod), top), craving, uses, 1, 0), win / R.FOCUS_SIDES, False, True))
+        if fail > 0:
+            after = (0, craving, uses, 0, p.dazed_rounds) if p.dazed_rounds > 0 else (top, craving, uses, 0, 0)
+            out.append((after, fail, True, False))
+        return out
+    if uses > 0 and comp <= top // 2:
+        return [((min(comp + f, top), craving, uses - 1, 0, 0), 1 / R.RECOVERY_SIDES, False, True)
+                for f in range(1, R.RECOVERY_SIDES + 1)]
+    return [((comp, craving, uses, 0, 0), 1.0, False, False)]
+
+
+def _has_recoveries(p: Params, pool: int) -> bool:
+    return bool(p.pool_focus and (p.pool_focus[pool] or p.pool_uses[pool] > 0))
+
+
+def race_with_recoveries(p: Params, pool: int, damage: dict[int, float], max_rounds: int = 100_000) -> dict:
+    """R-RST-24 / R-RST-32: the race of one pool with its class's recoveries, as a chain over its pool state
+    until the first overload: overload by round, mean rounds to overload (summed to a survival below 1e-13),
+    expected recoveries in the race's rounds and the survival before each round."""
+    dist: dict[Pool, float] = {_pool_start(p, pool): 1.0}
+    overloaded = 0.0
+    by_round, alive_before = [], []
+    recoveries = 0.0
+    mean_rounds = 0.0
+    r = 0
+    while dist and r < max(max_rounds, p.composure_rounds):
+        r += 1
+        alive = sum(dist.values())
+        mean_rounds += alive
+        if r <= p.composure_rounds:
+            alive_before.append(alive)
+        nxt: dict[Pool, float] = defaultdict(float)
+        for state, prob in dist.items():
+            for d, q in damage.items():
+                for new, w, over, rec in composure_branches(p, pool, state, d):
+                    mass = prob * q * w
+                    if over:
+                        overloaded += mass
+                    else:
+                        nxt[new] += mass
+                    if rec and r <= p.composure_rounds:
+                        recoveries += mass
+        dist = {k: v for k, v in nxt.items() if v > 0}
+        if r <= p.composure_rounds:
+            by_round.append(min(1.0, overloaded))
+        elif sum(dist.values()) < 1e-13:
+            break
+    finite = sum(dist.values()) < 1e-9
+    return {"overload_by_round": by_round, "mean_rounds_to_overload": mean_rounds if finite else None,
+            "mean_recoveries": recoveries, "alive_before": alive_before}

@@ -43,7 +43,12 @@ DENOMINATOR = CHECK_DENOMINATOR
 # compiled scenario (entries of K)
 (K_ROUNDS, K_HORIZON, K_COMPOSURE_ROUNDS, K_POOL_STACKING, K_HAS_BINDER, K_BINDER_MOD, K_METHOD_ACTION,
  K_FLANK_PENALTY, K_FLANK_EXTRA, K_BINDABLE, K_BINDER_FIRST, K_STR, K_DEX, K_INT, K_CLASS_BONUS, K_RANGER_BONUS,
- K_RANGER_USES, K_RAGES, K_CRAVING, K_N_POOLS, K_N_DICE) = range(21)
+ K_RANGER_USES, K_RAGES, K_CRAVING, K_N_POOLS, K_N_DICE, K_REC_COLS, K_DUEL_OVERLOAD, K_DAZED_ROUNDS) = range(24)
+# one composure pool's state (columns of a pool row): R-RST-21/22/32/33
+(PS_COMPOSURE, PS_CRAVING, PS_USES, PS_IMMUNE, PS_DAZED, PS_OVERLOADS, PS_RECOVERIES) = range(7)
+N_PS = 7
+REC_D20, REC_DIE = R.REC_D20, R.REC_DIE
+FOCUS_SIDES, RECOVERY_SIDES = R.FOCUS_SIDES, R.RECOVERY_SIDES
 # one duel's state (entries of T after the seven levels)
 T_RAGES, T_RANGER, T_CHECKS, T_SUCCESSES, T_BINDINGS = range(N_SLOTS, N_SLOTS + 5)
 N_T = N_SLOTS + 5
@@ -62,17 +67,18 @@ def check_table() -> np.ndarray:
 
 
 def compile_arrays(p: Params):
-    """(K, bind_slots, initial levels, pool maxima, pool constants, die sides, die signs)."""
+    """(K, bind_slots, initial levels, pool maxima, pool constants, die sides, die signs, and per pool:
+    absolute focus, its casting mod, channel divinity / ki uses)."""
     K = np.array([p.rounds, p.horizon, p.composure_rounds, p.stacking == "pool", p.has_binder, p.binder_mod,
                   p.method_action, p.flank_penalty, p.flank_extra, p.bindable_condition, p.binder_first,
                   p.str_score, p.dex_score, p.int_score, p.class_bonus, p.ranger_bonus, p.ranger_uses, p.rages,
-                  p.craving, p.n_pools, p.n_dice], dtype=np.int64)
+                  p.craving, p.n_pools, p.n_dice, p.rec_cols, p.duel_overload, p.dazed_rounds], dtype=np.int64)
 
     def arr(values):
         return np.asarray(list(values), dtype=np.int64).reshape(-1)
 
     return (K, arr(p.bind_slots), arr(p.initial_levels), arr(p.pool_max), arr(p.pool_constant),
-            arr(p.die_sides), arr(p.die_signs))
+            arr(p.die_sides), arr(p.die_signs), arr(p.pool_focus), arr(p.pool_focus_mod), arr(p.pool_uses))
 
 
 @njit(cache=True)
@@ -220,28 +226,81 @@ def binder_turn(K, bind_slots, T, row):
 
 
 @njit(cache=True)
-def composure_round(K, pool_constant, die_sides, die_signs, composure, craving, overload, row, round_no):
-    """R-RST-21 / R-RST-22 / R-RST-24: the stimulus wears each pool down until its first overload."""
-    if round_no > K[K_COMPOSURE_ROUNDS]:
-        return
+def composure_step(K, pool_max, focus, focus_mod, pool, st, damage, d20, die, round_no):
+    """R-RST-21/22/32/33 (R-ESC-34/35): ``damage`` hits the pool state row ``st`` at the end of round
+    ``round_no`` (``sim.restraint.rules.composure_step``); returns True on an overload."""
+    if K[K_CRAVING]:
+        st[PS_CRAVING] += damage
+    top = pool_max[pool] - st[PS_CRAVING]
+    if st[PS_DAZED] > 0:  # dazed: stays at 0, ignores damage; resets after its last dazed round
+        st[PS_DAZED] -= 1
+        if st[PS_DAZED] == 0:
+            st[PS_COMPOSURE] = max(0, top)
+        return False
+    st[PS_COMPOSURE] = max(0, min(st[PS_COMPOSURE] - damage, top))
+    if damage > 0 and st[PS_COMPOSURE] == 0:
+        if round_no <= st[PS_IMMUNE]:
+            return False  # absolute focus immunity
+        if focus[pool] and d20 + focus_mod[pool] >= 10 + damage // 2:  # R-RST-32 absolute focus
+            st[PS_COMPOSURE] = min(max(0, die + focus_mod[pool]), max(0, top))
+            st[PS_IMMUNE] = round_no + 1
+            st[PS_RECOVERIES] += 1
+            return False
+        st[PS_OVERLOADS] += 1  # R-RST-21 overload
+        if K[K_DAZED_ROUNDS] > 0:
+            st[PS_DAZED] = K[K_DAZED_ROUNDS]
+        else:
+            st[PS_COMPOSURE] = max(0, top)
+        return True
+    if st[PS_USES] > 0 and st[PS_COMPOSURE] <= max(0, top) // 2:  # R-RST-32 channel divinity / ki
+        st[PS_USES] -= 1
+        st[PS_RECOVERIES] += 1
+        st[PS_COMPOSURE] = min(st[PS_COMPOSURE] + die, max(0, top))
+    return False
+
+
+@njit(cache=True)
+def composure_round(K, pool_max, pool_constant, die_sides, die_signs, focus, focus_mod, pools, overload, row,
+                    round_no):
+    """R-RST-21/22/24/32: the stimulus wears each race pool down until its first overload, with its class's
+    recoveries; R-RST-33: the duel pool (row ``n_pools`` of ``pools``) on the target's dice, through the duel."""
     n_dice = K[K_N_DICE]
-    for pool in range(K[K_N_POOLS]):
-        if overload[pool]:
+    n_pools = K[K_N_POOLS]
+    for pool in range(n_pools):
+        duel_turn = pool == 0 and K[K_DUEL_OVERLOAD] and round_no <= K[K_ROUNDS]
+        race_turn = round_no <= K[K_COMPOSURE_ROUNDS] and overload[pool] == 0
+        if not (duel_turn or race_turn):
             continue
         damage = pool_constant[pool]
         for d in range(n_dice):
             damage += die_signs[d] * face(row[COL_STIMULUS + pool * n_dice + d], die_sides[d])
         damage = max(0, damage)
-        composure[pool] = max(0, composure[pool] - damage)
-        if K[K_CRAVING]:
-            craving[pool] += damage
-        if damage > 0 and composure[pool] == 0:
+        d20 = 0
+        die = 0
+        if K[K_REC_COLS]:
+            first = COL_STIMULUS + n_pools * n_dice + 2 * pool
+            d20 = face(row[first + REC_D20], 20)
+            die = face(row[first + REC_DIE], FOCUS_SIDES if focus[pool] else RECOVERY_SIDES)
+        if race_turn and composure_step(K, pool_max, focus, focus_mod, pool, pools[pool], damage, d20, die,
+                                        round_no):
             overload[pool] = round_no
+        if duel_turn:
+            composure_step(K, pool_max, focus, focus_mod, pool, pools[n_pools], damage, d20, die, round_no)
+
+
+@njit(cache=True)
+def init_pools(K, pool_max, uses, pools):
+    """Every race pool (and the duel pool, row ``n_pools``, the target's) full, with its uses."""
+    for pool in range(pools.shape[0]):
+        src = 0 if pool == K[K_N_POOLS] else pool
+        pools[pool, :] = 0
+        pools[pool, PS_COMPOSURE] = pool_max[src]
+        pools[pool, PS_USES] = uses[src]
 
 
 @njit(cache=True, nogil=True)  # the one entry point: threads may run several chunks at once
-def _run_all(K, bind_slots, initial, pool_max, pool_constant, die_sides, die_signs, table, u,
-             levels_out, checks_out, final, composure, craving, overload):
+def _run_all(K, bind_slots, initial, pool_max, pool_constant, die_sides, die_signs, focus, focus_mod, uses, table,
+             u, levels_out, checks_out, dazed_out, final, pools_out, overload):
     """Every duel of the block ``u`` (horizon, n, n_cols), one after another (R-RST-13)."""
     n = u.shape[1]
     T = np.zeros(N_T, dtype=np.int64)
@@ -256,34 +315,44 @@ def _run_all(K, bind_slots, initial, pool_max, pool_constant, die_sides, die_sig
         T[T_CHECKS] = 0
         T[T_SUCCESSES] = 0
         T[T_BINDINGS] = 0
-        composure[i, :] = pool_max
+        pools = pools_out[i]
+        init_pools(K, pool_max, uses, pools)
+        duel = K[K_N_POOLS]
         for r in range(K[K_HORIZON]):
             row = u[r, i]
             if r < K[K_ROUNDS]:
+                # R-RST-33: a dazed target makes no escape attempt this round
+                dazed = K[K_DUEL_OVERLOAD] and pools[duel, PS_DAZED] > 0
+                dazed_out[i, r] = dazed
                 if K[K_BINDER_FIRST]:  # R-RST-13 initiative
                     binder_turn(K, bind_slots, T, row)
-                    checks_out[i, r] = target_turn(K, table, T, row, net, static, auto_fail, rage)
+                    if not dazed:
+                        checks_out[i, r] = target_turn(K, table, T, row, net, static, auto_fail, rage)
                 else:
-                    checks_out[i, r] = target_turn(K, table, T, row, net, static, auto_fail, rage)
+                    if not dazed:
+                        checks_out[i, r] = target_turn(K, table, T, row, net, static, auto_fail, rage)
                     binder_turn(K, bind_slots, T, row)
                 levels_out[i, r, :] = T[:N_SLOTS]
-            composure_round(K, pool_constant, die_sides, die_signs, composure[i], craving[i], overload[i], row,
-                            r + 1)
+            composure_round(K, pool_max, pool_constant, die_sides, die_signs, focus, focus_mod, pools, overload[i],
+                            row, r + 1)
         final[i, :] = T
 
 
 def run_kernel(p: Params, u: np.ndarray) -> Trace:
     """All runs of the block ``u`` (horizon, n, n_cols)."""
     n = u.shape[1]
-    K, bind_slots, initial, pool_max, pool_constant, die_sides, die_signs = compile_arrays(p)
+    K, bind_slots, initial, pool_max, pool_constant, die_sides, die_signs, focus, focus_mod, uses = compile_arrays(p)
     levels = np.zeros((n, p.rounds, N_SLOTS), dtype=np.int8)
     checks = np.zeros((n, p.rounds), dtype=np.int8)
+    dazed = np.zeros((n, p.rounds), dtype=np.bool_)
     final = np.zeros((n, N_T), dtype=np.int64)
-    composure = np.zeros((n, p.n_pools), dtype=np.int32)
-    craving = np.zeros((n, p.n_pools), dtype=np.int32)
+    pools = np.zeros((n, p.n_pools + 1, N_PS), dtype=np.int64)  # the race's pools, then the duel's
     overload = np.zeros((n, p.n_pools), dtype=np.int16)
-    _run_all(K, bind_slots, initial, pool_max, pool_constant, die_sides, die_signs, check_table(),
-             np.ascontiguousarray(u, dtype=np.float64), levels, checks, final, composure, craving, overload)
+    if not p.n_pools:  # no stimulus: nothing to index
+        focus = focus_mod = uses = pool_max = np.zeros(1, dtype=np.int64)
+    _run_all(K, bind_slots, initial, pool_max, pool_constant, die_sides, die_signs, focus, focus_mod, uses,
+             check_table(), np.ascontiguousarray(u, dtype=np.float64), levels, checks, dazed, final, pools, overload)
+    race = pools[:, : p.n_pools]
     state = DuelState(
         levels=final[:, :N_SLOTS].astype(np.int8),
         rages=final[:, T_RAGES].astype(np.int8),
@@ -291,11 +360,13 @@ def run_kernel(p: Params, u: np.ndarray) -> Trace:
         checks=final[:, T_CHECKS].astype(np.int16),
         successes=final[:, T_SUCCESSES].astype(np.int16),
         bindings=final[:, T_BINDINGS].astype(np.int16),
-        composure=composure,
-        craving=craving,
+        composure=race[:, :, PS_COMPOSURE].astype(np.int32),
+        craving=race[:, :, PS_CRAVING].astype(np.int32),
         overload_round=overload,
+        recoveries=race[:, :, PS_RECOVERIES].astype(np.int16),
+        overloads=pools[:, p.n_pools, PS_OVERLOADS].astype(np.int16),
     )
-    return Trace(levels=levels, checks_by_round=checks, final=state)
+    return Trace(levels=levels, checks_by_round=checks, final=state, dazed=dazed)
 
 
 def work_arrays():
@@ -304,4 +375,4 @@ def work_arrays():
             np.zeros(3, dtype=np.bool_))
 
 
-__all__ = ["binder_turn", "composure_round", "run_kernel", "target_turn", "work_arrays"]
+__all__ = ["binder_turn", "composure_round", "init_pools", "run_kernel", "target_turn", "work_arrays"]

@@ -39,7 +39,20 @@ class RestraintRules(Strict):
 
     dice_stacking: DiceStacking = Field("cancel", description=(  # R-GEN-4, R-RST-31
         "How several bonus and penalty dice combine (R-GEN-4): cancel or pool."))
+    recoveries: bool = Field(True, description=(  # R-RST-32 (revised 2026-12)
+        "Class recoveries in the composure race: absolute focus, channel divinity, ki (R-RST-32, the seed); "
+        "false: none (the earlier tables)."))
+    overload_in_duel: bool = Field(True, description=(  # R-RST-33 (revised 2026-12)
+        "With a composure.stimulus the target's composure runs alongside the duel and an overload dazes it "
+        "(R-RST-33, the seed); false: the duel ignores composure (the earlier reading)."))
 
+
+class Overload(Strict):
+    """R-RST-33: what an overload in the duel does."""
+
+    dazed_rounds: int = Field(1, ge=0, le=MAX_ROUNDS, description=(
+        "Rounds the target is dazed after an overload in the duel (no escape attempt), then its composure "
+        "resets to the maximum minus craving (R-RST-33)."))
 
 
 class Binder(Strict):
@@ -150,12 +163,14 @@ class Scenario(ScenarioBase):
 
     kind: Literal["restraint"] = Field(..., description="The rule system: restraints in combat and composure pools.")
     run: RestraintRun = Field(default_factory=RestraintRun, description="Runs, seed and the duel's rounds.")
-    rules: RestraintRules = Field(default_factory=RestraintRules, description="Dice stacking.")
+    rules: RestraintRules = Field(default_factory=RestraintRules, description=(
+        "Dice stacking and the rule switches of R-RST-32 and R-RST-33."))
     binder: Binder | None = Field(None, description="The binding side; left out: nobody binds (escapes only).")
     target: Target = Field(..., description="The character being bound.")
     table: EffectTable = Field(default_factory=EffectTable, description="The combat effect table (R-RST-14).")
     composure: Composure = Field(default_factory=Composure, description="Composure pools and the stimulus (R-RST-24).")
     policy: RestraintPolicy = Field(default_factory=RestraintPolicy, description="The target's escape policy.")
+    overload: Overload = Field(default_factory=Overload, description="Overload in the duel (R-RST-33).")
 
 
 def check_scenario(s: Scenario) -> None:

@@ -29,6 +29,8 @@ class Target:
     composure: list[int] = field(default_factory=list)
     craving: list[int] = field(default_factory=list)
     overload_round: list[int] = field(default_factory=list)
+    pools: list[R.Pool] = field(default_factory=list)  # the race's pools (R-RST-24, R-RST-32)
+    duel: R.Pool | None = None  # R-RST-33: the target's composure alongside the duel
 
 
 def binder_turn(p: Params, t: Target, d20: np.ndarray) -> None:
@@ -84,55 +86,81 @@ def stimulus_damage(p: Params, pool: int, row: np.ndarray) -> int:
     return max(0, total)
 
 
+def recovery_faces(p: Params, pool: int, row: np.ndarray) -> tuple[int, int]:
+    """R-RST-32: the pool's absolute-focus d20 and its d8 (focus) or 1d6 (channel divinity, ki); 0, 0 when
+    no recovery column is drawn."""
+    if not p.rec_cols:
+        return 0, 0
+    sides = R.FOCUS_SIDES if p.pool_focus[pool] else R.RECOVERY_SIDES
+    return (int(faces_from_uniform(row[p.recovery_col(pool, R.REC_D20)], 20)),
+            int(faces_from_uniform(row[p.recovery_col(pool, R.REC_DIE)], sides)))
+
+
 def composure_round(p: Params, t: Target, row: np.ndarray, round_no: int) -> None:
-    """R-RST-21 / R-RST-22 / R-RST-24: the stimulus wears each pool down until its first overload."""
-    if round_no > p.composure_rounds:
-        return
+    """R-RST-21 / R-RST-22 / R-RST-24 / R-RST-32: the stimulus wears each pool of the race down until its first
+    overload, with its class's recoveries; R-RST-33: the target's duel pool, on the same dice, goes on through
+    the duel's rounds (dazed after an overload, then reset)."""
     for pool in range(p.n_pools):
-        if t.overload_round[pool]:
+        duel_turn = pool == 0 and t.duel is not None and round_no <= p.rounds
+        race_turn = round_no <= p.composure_rounds and not t.overload_round[pool]
+        if not (duel_turn or race_turn):
             continue
         damage = stimulus_damage(p, pool, row)
-        t.composure[pool] = max(0, t.composure[pool] - damage)
-        if p.craving:
-            t.craving[pool] += damage
-        if damage > 0 and t.composure[pool] == 0:
-            t.overload_round[pool] = round_no
+        d20, die = recovery_faces(p, pool, row)
+        if race_turn:
+            st = t.pools[pool]
+            if R.composure_step(p, pool, st, damage, d20, die, round_no):
+                t.overload_round[pool] = round_no
+            t.composure[pool], t.craving[pool] = st.composure, st.craving
+        if duel_turn:
+            R.composure_step(p, pool, t.duel, damage, d20, die, round_no)
 
 
-def reference_run(p: Params, u: np.ndarray) -> tuple[Target, np.ndarray, np.ndarray]:
-    """One duel from its uniform rows ``u`` (horizon, n_cols)."""
-    t = Target(
+def new_target(p: Params) -> Target:
+    """The target at the start of a duel: starting levels, full pools (R-RST-25)."""
+    return Target(
         levels=list(p.initial_levels),
         rages=p.rages,
         ranger=p.ranger_uses,
         composure=list(p.pool_max),
         craving=[0] * p.n_pools,
         overload_round=[0] * p.n_pools,
+        pools=[R.new_pool(p, pool) for pool in range(p.n_pools)],
+        duel=R.new_pool(p, 0) if p.duel_overload else None,
     )
+
+
+def reference_run(p: Params, u: np.ndarray) -> tuple[Target, np.ndarray, np.ndarray, np.ndarray]:
+    """One duel from its uniform rows ``u`` (horizon, n_cols)."""
+    t = new_target(p)
     levels = np.zeros((p.rounds, R.N_SLOTS), dtype=np.int8)
     checks = np.zeros(p.rounds, dtype=np.int8)
+    dazed = np.zeros(p.rounds, dtype=np.bool_)
     for r in range(p.horizon):
         row = u[r]
         if r < p.rounds:
             d20 = faces_from_uniform(row[: R.COL_STIMULUS], 20)
+            # R-RST-33: a dazed target makes no escape attempt this round (only a move or an attack)
+            dazed[r] = t.duel is not None and t.duel.dazed_left > 0
             if p.binder_first:  # R-RST-13 initiative
                 binder_turn(p, t, d20)
-                checks[r] = target_turn(p, t, d20)
+                checks[r] = 0 if dazed[r] else target_turn(p, t, d20)
             else:
-                checks[r] = target_turn(p, t, d20)
+                checks[r] = 0 if dazed[r] else target_turn(p, t, d20)
                 binder_turn(p, t, d20)
             levels[r] = t.levels
         composure_round(p, t, row, r + 1)
-    return t, levels, checks
+    return t, levels, checks, dazed
 
 
 def run_reference(p: Params, u: np.ndarray) -> Trace:
     """All runs of the block ``u`` (horizon, n, n_cols), one at a time."""
     n = u.shape[1]
     levels, checks = empty_trace_arrays(p, n)
+    dazed = np.zeros((n, p.rounds), dtype=np.bool_)
     finals = []
     for i in range(n):
-        t, levels[i], checks[i] = reference_run(p, u[:, i, :])
+        t, levels[i], checks[i], dazed[i] = reference_run(p, u[:, i, :])
         finals.append(t)
     pools = p.n_pools
     final = DuelState(
@@ -145,5 +173,7 @@ def run_reference(p: Params, u: np.ndarray) -> Trace:
         composure=np.array([t.composure for t in finals], dtype=np.int32).reshape(n, pools),
         craving=np.array([t.craving for t in finals], dtype=np.int32).reshape(n, pools),
         overload_round=np.array([t.overload_round for t in finals], dtype=np.int16).reshape(n, pools),
+        recoveries=np.array([[st.recoveries for st in t.pools] for t in finals], dtype=np.int16).reshape(n, pools),
+        overloads=np.array([t.duel.overloads if t.duel else 0 for t in finals], dtype=np.int16),
     )
-    return Trace(levels=levels, checks_by_round=checks, final=final)
+    return Trace(levels=levels, checks_by_round=checks, final=final, dazed=dazed)

@@ -229,7 +229,22 @@ def _answer(result: SimulationResult, exact: dict | None) -> str:
                      "of runs.")
         if exact and exact.get("mean_rounds_to_overload") is not None:
             lines.append(f"Mean rounds until the target's overload (exact): {exact['mean_rounds_to_overload']:.2f}.")
+    if "mean_overloads" in summary:  # R-RST-33
+        dazed = summary.get("dazed_by_round") or [0.0]
+        lines.append(f"In the duel the target overloads {summary['mean_overloads']:.2f} times on average and is "
+                     f"dazed (no escape attempt) in round {len(dazed)} in {dazed[-1]:.1%} of duels (R-RST-33).")
     return answer(question, lines)
+
+
+def reading_text(s) -> str:
+    """The rule readings used (R-RST-31 … R-RST-33), in words."""
+    rec = ("class recoveries in the composure race: absolute focus, channel divinity, ki (R-RST-32, "
+           "rules.recoveries = true, the seed)" if s.rules.recoveries else
+           "no class recoveries in the composure race (R-RST-32, rules.recoveries = false, the earlier tables)")
+    duel = (f"an overload in the duel dazes the target for {s.overload.dazed_rounds} round(s) (R-RST-33, "
+            "rules.overload_in_duel = true, the seed)" if s.rules.overload_in_duel else
+            "the duel ignores composure (R-RST-33, rules.overload_in_duel = false, the earlier reading)")
+    return f"{rec}; {duel}; a druid adds its wis mod only when positive (R-RST-31)"
 
 
 def _inputs(s, p) -> str:
@@ -253,7 +268,8 @@ def _inputs(s, p) -> str:
     pairs = [("stimulus per round", f"{c.stimulus} ({c.kind})" if c.stimulus else "none"),
              ("rounds", str(c.rounds or s.run.rounds)),
              ("party pools", ", ".join(f"{m.name} ({m.class_} {m.level})" for m in c.party) or "none"),
-             ("dice stacking", s.rules.dice_stacking), ("duel rounds", str(s.run.rounds))]
+             ("dice stacking", s.rules.dice_stacking), ("duel rounds", str(s.run.rounds)),
+             ("reading", reading_text(s))]
     blocks.append(section("Composure and run settings", definitions(pairs), level=3))
     return join(*blocks)
 
@@ -329,7 +345,8 @@ def write_report(result: SimulationResult, out_dir, exact_summary: dict | None =
     if p.n_pools:
         expected = rounds_to_overload_table(table_, damage_distribution(p, 0))
         sections.append(section(
-            f"Expected rounds until overload under {s.composure.stimulus} per round (R-RST-24, exact)",
+            f"Expected rounds until overload under {s.composure.stimulus} per round (R-RST-24, exact, without the "
+            "class recoveries of R-RST-32)",
             table_html(expected, float_format="{:.1f}"),
             image=_heat_map(expected, "Expected rounds until overload", "level", "class",
                             out / "overload_heat.png", "{:.1f}"),

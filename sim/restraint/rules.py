@@ -51,7 +51,28 @@ COL_BINDER = 0  # binder's contest d20
 COL_TARGET = (1, 2)  # target's contest d20 and its flank penalty die (R-RST-11)
 COL_BONUS = (3, 4, 5)  # bonus-action escape check: up to 3 d20 (pool stacking)
 COL_ACTION = (6, 7, 8)  # action escape check
-COL_STIMULUS = 9  # then n_dice columns per composure pool
+COL_STIMULUS = 9  # then n_dice columns per composure pool; then, when some pool has a recovery (R-RST-32),
+# two columns per pool: REC_D20 (absolute focus check) and REC_DIE (its d8, or the 1d6 of channel divinity / ki)
+REC_D20, REC_DIE = 0, 1
+
+# R-RST-32 / R-ESC-14: absolute focus and its casting ability
+FOCUS_CASTING = {"wizard": "int", "artificer": "int", "sorcerer": "cha"}
+RECOVERY_SIDES = 6  # channel divinity and ki: 1d6
+FOCUS_SIDES = 8  # absolute focus: 1d8 + casting mod
+
+
+def channel_divinity_uses(cls: str, level: int) -> int:
+    """R-RST-32: cleric 0 at 1, 1 at 2-5, 2 at 6-17, 3 at 18-20; paladin 0 at 1-2, 1 from 3."""
+    if cls == "cleric":
+        return 0 if level < 2 else (1 if level < 6 else (2 if level < 18 else 3))
+    if cls == "paladin":
+        return 0 if level < 3 else 1
+    return 0
+
+
+def ki_points(cls: str, level: int) -> int:
+    """R-RST-32 (as the escape challenge): a monk's ki points, its level from level 2 (0 at level 1)."""
+    return level if (cls == "monk" and level >= 2) else 0
 
 
 def rages_per_day(level: int) -> int:
@@ -98,6 +119,13 @@ class Params:
     die_sides: tuple[int, ...]  # one entry per die of the stimulus
     die_signs: tuple[int, ...]
     craving: bool  # R-RST-22
+    recoveries: bool = False  # R-RST-32 switch
+    pool_focus: tuple[bool, ...] = ()  # R-RST-32: absolute focus (wizard, sorcerer, artificer)
+    pool_focus_mod: tuple[int, ...] = ()  # its casting modifier
+    pool_uses: tuple[int, ...] = ()  # R-RST-32: channel divinity or ki uses (0: none)
+    rec_cols: bool = False  # two recovery columns per pool are drawn
+    duel_overload: bool = False  # R-RST-33: the target's composure runs alongside the duel
+    dazed_rounds: int = 1  # R-RST-33
 
     @property
     def n_pools(self) -> int:
@@ -109,7 +137,11 @@ class Params:
 
     @property
     def n_cols(self) -> int:
-        return COL_STIMULUS + self.n_pools * self.n_dice
+        return COL_STIMULUS + self.n_pools * self.n_dice + (2 * self.n_pools if self.rec_cols else 0)
+
+    def recovery_col(self, pool: int, which: int) -> int:
+        """Column of pool ``pool``'s absolute-focus d20 (``REC_D20``) or recovery die (``REC_DIE``)."""
+        return COL_STIMULUS + self.n_pools * self.n_dice + 2 * pool + which
 
     def stimulus_cols(self, pool: int) -> range:
         start = COL_STIMULUS + pool * self.n_dice
@@ -132,7 +164,7 @@ def compile_params(s: Scenario) -> Params:
     if t.class_ == "rogue":
         class_bonus = prof  # R-RST-12 / R-RST-31
     elif t.class_ == "druid":
-        class_bonus = ability_modifier(scores["wis"])  # negative too (R-RST-31)
+        class_bonus = max(0, ability_modifier(scores["wis"]))  # R-RST-31: only when positive (「可以」)
     ranger_uses = prof if (t.class_ == "ranger" and t.favoured_terrain) else 0
     rages = rages_per_day(t.level) if t.class_ == "barbarian" else 0
     b = s.binder
@@ -163,6 +195,16 @@ def compile_params(s: Scenario) -> Params:
             expr.constant + expr.ability_part({a: ability_modifier(m[3][a]) for a in ABILITIES}) for m in members
         )
     composure_rounds = c.rounds if c.rounds is not None else s.run.rounds
+    recoveries = bool(s.rules.recoveries and pool_max)
+    focus, focus_mod, uses = (), (), ()
+    if pool_max:
+        classes = [(t.class_, t.level, scores)] + [(m.class_, m.level, m.scores.as_dict()) for m in c.party]
+        # R-RST-32: each pool uses its class's volume-1 recoveries (none with the switch off)
+        focus = tuple(recoveries and cls in FOCUS_CASTING for cls, _, _ in classes)
+        focus_mod = tuple(ability_modifier(sc[FOCUS_CASTING[cls]]) if cls in FOCUS_CASTING else 0
+                          for cls, _, sc in classes)
+        uses = tuple((channel_divinity_uses(cls, lv) + ki_points(cls, lv)) if recoveries else 0
+                     for cls, lv, _ in classes)
     return Params(
         rounds=s.run.rounds,
         horizon=max(s.run.rounds, composure_rounds if pool_max else 0),
@@ -192,6 +234,13 @@ def compile_params(s: Scenario) -> Params:
         die_sides=tuple(sides),
         die_signs=tuple(signs),
         craving=c.kind == "craving",
+        recoveries=recoveries,
+        pool_focus=focus,
+        pool_focus_mod=focus_mod,
+        pool_uses=uses,
+        rec_cols=any(focus) or any(u > 0 for u in uses),
+        duel_overload=bool(s.rules.overload_in_duel and pool_max),
+        dazed_rounds=s.overload.dazed_rounds,
     )
 
 
@@ -378,3 +427,69 @@ def contest_win_probability(binder_mod: int, target_mod: int, penalty: bool) -> 
 def is_incapacitated(p: Params, levels) -> bool:
     """R-RST-7 / R-RST-26: body >= 1, or the scenario's condition is incapacitated."""
     return p.incapacitated_condition or levels[BODY] >= LIGHT
+
+
+# ---------------------------------------------------------------------------------------------
+# R-RST-21, R-RST-22, R-RST-32, R-RST-33 (with R-ESC-34 / R-ESC-35): one pool's composure at the end of a round
+
+
+@dataclass
+class Pool:
+    """One composure pool's state: composure left, maximum lost to craving, channel divinity / ki uses left,
+    the last round of absolute-focus immunity, dazed rounds left, overloads and recoveries made."""
+
+    composure: int
+    craving: int = 0
+    uses: int = 0
+    immune_until: int = 0
+    dazed_left: int = 0
+    overloads: int = 0
+    recoveries: int = 0
+
+
+def new_pool(p: Params, pool: int) -> Pool:
+    return Pool(composure=p.pool_max[pool], uses=p.pool_uses[pool] if p.pool_uses else 0)
+
+
+def composure_step(p: Params, pool: int, st: Pool, damage: int, d20: int, die: int, round_no: int) -> bool:
+    """The stimulus ``damage`` (already >= 0) hits ``st`` at the end of round ``round_no``; returns True when the
+    pool overloads. ``d20`` / ``die``: the pool's recovery faces this round (absolute focus d20 and d8, or the
+    1d6 of channel divinity / ki; read only when used).
+
+    Order (R-ESC-34, R-RST-32): a dazed pool stays at 0 and ignores damage (craving still lowers the maximum),
+    and resets to maximum − craving at the end of its last dazed round; otherwise damage lowers composure (a
+    craving also the maximum); at 0 after damage > 0 a pool immune from absolute focus stays at 0, else
+    absolute focus is tried (d20 + casting mod >= 10 + floor(damage / 2): composure 1d8 + mod, capped, immune
+    through the next round), else it overloads (dazed ``dazed_rounds``, or reset at once when 0). A pool not
+    overloaded and left at or below half its maximum − craving (round down) spends one channel divinity or ki
+    use: + 1d6, capped at maximum − craving."""
+    if p.craving:
+        st.craving += damage  # R-RST-22 / R-ESC-34: counted once, also while dazed
+    top = p.pool_max[pool] - st.craving
+    if st.dazed_left > 0:
+        st.dazed_left -= 1
+        if st.dazed_left == 0:
+            st.composure = max(0, top)
+        return False
+    st.composure = max(0, min(st.composure - damage, top))
+    if damage > 0 and st.composure == 0:
+        if round_no <= st.immune_until:
+            return False  # R-ESC-35: no overload until the end of the round after a focus success
+        if p.pool_focus and p.pool_focus[pool]:  # R-RST-32 / R-ESC-14 absolute focus, always attempted
+            mod = p.pool_focus_mod[pool]
+            if d20 + mod >= 10 + damage // 2:
+                st.composure = min(max(0, die + mod), max(0, top))
+                st.immune_until = round_no + 1
+                st.recoveries += 1
+                return False
+        st.overloads += 1  # R-RST-21
+        if p.dazed_rounds > 0:
+            st.dazed_left = p.dazed_rounds
+        else:
+            st.composure = max(0, top)
+        return True
+    if st.uses > 0 and st.composure <= max(0, top) // 2:  # R-RST-32 channel divinity / ki, one use a round
+        st.uses -= 1
+        st.recoveries += 1
+        st.composure = min(st.composure + die, max(0, top))
+    return False

@@ -54,6 +54,10 @@ def summarize_trace(p: Params, trace: Trace) -> ChunkResult:
         columns[f"overload_round{suffix}"] = f.overload_round[:, pool]
         if p.craving:
             columns[f"craving{suffix}"] = f.craving[:, pool]
+        if p.recoveries:  # R-RST-32: recoveries made in the race (only with the switch on)
+            columns[f"recoveries{suffix}"] = f.recoveries[:, pool]
+    if p.duel_overload:  # R-RST-33: the target's overloads in the duel (only with the switch on)
+        columns["overloads"] = f.overloads
     # runs per (round, slot, level) in one counting pass
     cell = (np.arange(p.rounds)[:, None] * R.N_SLOTS + np.arange(R.N_SLOTS)[None, :]) * R.N_LEVELS
     level_counts = np.bincount((cell[None, :, :] + levels).ravel(),
@@ -69,6 +73,7 @@ def summarize_trace(p: Params, trace: Trace) -> ChunkResult:
         either=(incap | arms).sum(axis=0).astype(np.int64),
         checks=trace.checks_by_round.sum(axis=0, dtype=np.int64),
         overloaded=overloaded.reshape(p.n_pools, p.composure_rounds).astype(np.int64),
+        dazed=trace.dazed.sum(axis=0).astype(np.int64),
     )
 
 
@@ -101,6 +106,11 @@ def _composure_common(s: Scenario, p: Params) -> dict:
         "party_composure": party,
         "composure_table": {cls: [int(v) for v in row] for cls, row in table.iterrows()},
     }
+
+
+def reading(scenario: Scenario) -> dict:
+    """The rule readings used (issue 24): R-RST-32 recoveries, R-RST-33 overload in the duel."""
+    return {"recoveries": scenario.rules.recoveries, "overload_in_duel": scenario.rules.overload_in_duel}
 
 
 def runs_frame(columns: dict[str, np.ndarray], start: int = 0) -> pd.DataFrame:
@@ -140,6 +150,15 @@ def summarize(scenario: Scenario, p: Params, agg: RestraintAggregate, runs: int,
         }
         if p.craving:
             summary["mean_craving"] = agg.mean_craving(0)
+        if p.recoveries:  # R-RST-32
+            summary["mean_recoveries"] = float(agg.recoveries_sum[0] / runs)
+            summary["party_mean_recoveries"] = {
+                name: float(agg.recoveries_sum[i] / runs) for i, name in enumerate(p.pool_names) if i > 0
+            }
+        if p.duel_overload:  # R-RST-33
+            summary["mean_overloads"] = float(agg.overloads_sum / runs)
+            summary["dazed_by_round"] = (agg.dazed / runs).tolist()
+    summary["reading"] = reading(scenario)
     summary["incapacitated_by_round_se"] = [standard_error(x, runs) for x in summary["incapacitated_by_round"]]
     summary.update(provenance(scenario, seed, runs))
     return summary
@@ -202,6 +221,9 @@ def supports_exact(scenario: Scenario) -> bool:
     p = compile_params(scenario)
     moving = {s for s in p.bind_slots} | {s for s, v in enumerate(p.initial_levels) if v}
     bound = (R.N_LEVELS ** len(moving)) * (p.rages + 1) * (p.ranger_uses + 1)
+    if p.duel_overload:  # R-RST-33: the duel pool's composure, dazed rounds, uses and craving join the state
+        uses = p.pool_uses[0] + 1
+        bound *= (p.pool_max[0] + 1) * (p.dazed_rounds + 1) * uses * (p.pool_max[0] + 1 if p.craving else 1) * 2
     return bound <= X.MAX_EXACT_STATES and p.rounds <= 200
 
 
@@ -230,5 +252,9 @@ def exact(scenario: Scenario) -> dict:
         }
         if p.craving:
             summary["mean_craving"] = target["mean_craving"]
+        if p.recoveries:  # R-RST-32
+            summary["mean_recoveries"] = target["mean_recoveries"]
+            summary["party_mean_recoveries"] = {name: comp[name]["mean_recoveries"] for name in p.pool_names[1:]}
+    summary["reading"] = reading(scenario)
     summary.update(provenance(scenario, None, None))
     return summary

@@ -27,6 +27,8 @@ class DuelState:
     composure: np.ndarray  # (n, pools) int32: composure left (R-RST-21)
     craving: np.ndarray  # (n, pools) int32: maximum lost to craving (R-RST-22)
     overload_round: np.ndarray  # (n, pools) int16: round of the first overload, 0 = none yet
+    recoveries: np.ndarray  # (n, pools) int16: recoveries made in the race (R-RST-32)
+    overloads: np.ndarray  # (n,) int16: the target's overloads in the duel (R-RST-33)
 
 
 @dataclass(frozen=True)
@@ -36,6 +38,7 @@ class Trace:
     levels: np.ndarray  # (n, rounds, 7) int8 (R-RST-26: after both sides acted)
     checks_by_round: np.ndarray  # (n, rounds) int8: escape checks made in each round
     final: DuelState
+    dazed: np.ndarray  # (n, rounds) bool: the target was dazed in the round (R-RST-33)
 
 
 def draw_uniforms(p: Params, n: int, rng: np.random.Generator) -> np.ndarray:

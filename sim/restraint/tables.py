@@ -127,12 +127,7 @@ def rounds_to_overload_table(maxima: pd.DataFrame, damage: dict[int, float]) -> 
 
 
 # R-RST-23 class recoveries per long rest (5e resource counts) and R-RST-12 escape features.
-def channel_divinity_uses(cls: str, level: int) -> int:
-    if cls == "cleric":
-        return 0 if level < 2 else (1 if level < 6 else (2 if level < 18 else 3))
-    if cls == "paladin":
-        return 0 if level < 3 else 1
-    return 0
+channel_divinity_uses = R.channel_divinity_uses  # R-RST-32 (as the escape challenge)
 
 
 def bardic_die(level: int) -> int:
@@ -149,7 +144,7 @@ def class_features_table(level: int, scores: dict) -> pd.DataFrame:
         if cls == "rogue":
             escape = f"+{prof} (proficiency) on every escape check"
         elif cls == "druid":
-            escape = f"{mods['wis']:+d} (wis mod) on every escape check"
+            escape = f"{max(0, mods['wis']):+d} (wis mod, only when positive: R-RST-31) on every escape check"
         elif cls == "ranger":
             escape = f"favoured terrain: +{2 * prof} on a check, {prof} uses"
         elif cls == "barbarian":

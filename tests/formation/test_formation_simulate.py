@@ -60,7 +60,9 @@ def test_r_mdk_14_one_round_duel_within_4_se_of_exact_hit_probabilities():
     s = make(units=units, skirmish={"max_rounds": 1, "ambush": False}, session={"checks": 0})
     p_a = hit_probability(8, 0, 5)  # no enemy front: a overflows to the back line (R-MDK-7)
     p_b = hit_probability(9, 0, 6)  # ranged from the back at the enemy front: proper
-    assert targeting_table(s).set_index("attacker").loc["a", "hit_probability"] == pytest.approx(p_a)
+    # R-MDK-6: a has melee and ranged (both proper here); b's melee from the back is -4, so b shoots
+    assert targeting_table(s).set_index(["attacker", "attack"]).loc[("a", "melee"), "hit_probability"] == \
+        pytest.approx(p_a)
     runs = 30_000
     res = sim.simulate(s, runs=runs, seed=99)
     for key, value in (("skirmish_win_a", p_a), ("skirmish_win_b", (1 - p_a) * p_b),
@@ -82,7 +84,8 @@ def test_summary_contract_and_per_run_columns():
     assert (df["dp_rewards"] == 18).all()  # R-MDK-3: (2 + 1 + 1 + 2) × 3
     assert (df["ambush_win_by_2"] <= df["ambush_win"]).all()
     ex = exact(s)
-    assert ex["runs"] is None and ex["seed"] is None and len(ex["targeting"]) == 32
+    assert ex["runs"] is None and ex["seed"] is None and len(ex["targeting"]) == 56
+    # R-MDK-6 (attack_types = "both"): 6 physical units x 2 types + 2 magic units, each x 4 enemies = 56 rows
     assert 0.0 <= ex["ambush_win_by_2"] <= ex["ambush_win"] <= 1.0
 
 
@@ -181,7 +184,8 @@ def test_cli_run_end_to_end(tmp_path, capsys):
     assert code == 0
     ex = json.loads(capsys.readouterr().out)
     assert ex["dp_per_session"] == pytest.approx(12 + 30 * 14 / 36, abs=1e-9)  # R-MDK-21
-    assert len(ex["targeting"]) == 32 and ex["runs"] is None
+    # R-MDK-6 (attack_types = "both"): A 4 physical units x 2 types x 4 enemies = 32, B 3 x 2 x 4 + the mage 4 = 28
+    assert len(ex["targeting"]) == 60 and ex["runs"] is None
 
 
 def test_cli_invalid_scenario_exits_2(tmp_path):

@@ -22,9 +22,10 @@ from sim.scenario import parse_scenario
 
 
 def make(units, **extra):
-    """The hand traces below were written for the smallest-penalty target choice; they keep it
-    unless the test names another ``policy.choice``."""
-    extra["policy"] = {"choice": "min_penalty", **extra.get("policy", {})}
+    """The hand traces below were written for the smallest-penalty target choice, fixed areas and the
+    listed attack types (the readings before issue 24); they keep them unless the test names another."""
+    extra["policy"] = {"choice": "min_penalty", "movement": "fixed", **extra.get("policy", {})}
+    extra["rules"] = {"attack_types": "listed", **extra.get("rules", {})}
     return parse_scenario({"kind": "formation", "name": "t", "units": units, **extra})
 
 

@@ -18,6 +18,8 @@ from sim.scenario import parse_scenario
 
 
 def make(units, **extra):
+    """The tables below list one row per listed attack type (``[rules] attack_types = "listed"``, R-MDK-6)."""
+    extra["rules"] = {"attack_types": "listed", **extra.get("rules", {})}
     return parse_scenario({"kind": "formation", "name": "t", "units": units, **extra})
 
 

@@ -51,6 +51,7 @@ CASES = {
     "rogue_other_method": {"binder": {"method": "other", "slots": ["gag", "arms", "blindfold"]},
                            "target": {"class": "rogue", "level": 13}},
     "druid": {"target": {"class": "druid", "scores": {"wis": 6}, "restraints": {"body": 2, "earplugs": 1}}},
+    "druid_wise": {"target": {"class": "druid", "scores": {"wis": 16}, "restraints": {"arms": 2, "gag": 1}}},
     # R-RST-9 / R-RST-28: condition none, bindable only while body >= 1
     "body_only": {"target": {"condition": "none", "restraints": {"body": 1, "fingers": 4}},
                   "binder": {"slots": ["body", "arms"]}},
@@ -62,6 +63,32 @@ CASES = {
             "party": [{"name": "W", "class": "wizard", "level": 3,
                        "scores": {"str": 8, "dex": 14, "con": 8, "int": 17, "wis": 12, "cha": 10}}],
         }
+    },
+    # R-RST-32 recoveries (channel divinity, ki, absolute focus) and R-RST-33 overload in the duel
+    "recoveries": {
+        "run": {"rounds": 7},
+        "overload": {"dazed_rounds": 2},
+        "binder": {"slots": ["arms", "legs"]},
+        "target": {"class": "paladin", "level": 3, "composure": 7},
+        "composure": {
+            "stimulus": "1d4",
+            "rounds": 8,
+            "party": [
+                {"name": "C", "class": "cleric", "level": 6, "composure": 9,
+                 "scores": {"str": 10, "dex": 10, "con": 10, "int": 10, "wis": 16, "cha": 10}},
+                {"name": "M", "class": "monk", "level": 3, "composure": 8,
+                 "scores": {"str": 10, "dex": 10, "con": 10, "int": 10, "wis": 10, "cha": 10}},
+                {"name": "S", "class": "sorcerer", "level": 2, "composure": 5,
+                 "scores": {"str": 10, "dex": 10, "con": 10, "int": 10, "wis": 10, "cha": 16}},
+            ],
+        },
+    },
+    "craving_duel": {
+        "run": {"rounds": 6},
+        "overload": {"dazed_rounds": 0},
+        "target": {"class": "wizard", "level": 1, "composure": 6,
+                   "scores": {"str": 10, "dex": 12, "con": 10, "int": 16, "wis": 10, "cha": 10}},
+        "composure": {"stimulus": "1d3", "kind": "craving", "rounds": 5},
     },
 }
 

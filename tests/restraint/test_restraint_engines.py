@@ -108,21 +108,27 @@ def test_reference_equals_kernel_step_by_step(case):
     p = compile_params(make(**CASES[case]))
     u = draw_uniforms(p, 40, np.random.default_rng(17))
     arrays = K.compile_arrays(p)
-    k_const, bind_slots, initial, pool_max, pool_constant, die_sides, die_signs = arrays
+    k_const, bind_slots, initial, pool_max, pool_constant, die_sides, die_signs, focus, focus_mod, uses = arrays
+    if not p.n_pools:
+        focus = focus_mod = uses = pool_max = np.zeros(1, dtype=np.int64)
     table = K.check_table()
+    fields = ("composure", "craving", "uses", "immune_until", "dazed_left", "overloads", "recoveries")
     for i in range(u.shape[1]):
-        t = ref.Target(levels=list(p.initial_levels), rages=p.rages, ranger=p.ranger_uses,
-                       composure=list(p.pool_max), craving=[0] * p.n_pools, overload_round=[0] * p.n_pools)
+        t = ref.new_target(p)
         T = np.zeros(K.N_T, dtype=np.int64)
         T[: K.N_SLOTS] = initial
         T[K.T_RAGES], T[K.T_RANGER] = p.rages, p.ranger_uses
-        comp = np.asarray(pool_max, dtype=np.int32).copy()
-        crav = np.zeros(p.n_pools, dtype=np.int32)
+        pools = np.zeros((p.n_pools + 1, K.N_PS), dtype=np.int64)
+        K.init_pools(k_const, pool_max, uses, pools)
         over = np.zeros(p.n_pools, dtype=np.int16)
 
-        def same(where, t=t, T=T, comp=comp, crav=crav, over=over):
+        def same(where, t=t, T=T, pools=pools, over=over):
             assert T.tolist() == [*t.levels, t.rages, t.ranger, t.checks, t.successes, t.bindings], where
-            assert (comp.tolist(), crav.tolist(), over.tolist()) == (t.composure, t.craving, t.overload_round), where
+            assert over.tolist() == t.overload_round, where
+            for k, pool_state in enumerate(t.pools):
+                assert pools[k].tolist() == [getattr(pool_state, f) for f in fields], (where, k)
+            if t.duel is not None:  # R-RST-33: the duel pool
+                assert pools[p.n_pools].tolist() == [getattr(t.duel, f) for f in fields], where
 
         for r in range(p.horizon):
             row = u[r, i]
@@ -131,10 +137,12 @@ def test_reference_equals_kernel_step_by_step(case):
                 ref.binder_turn(p, t, d20)
                 K.binder_turn(k_const, bind_slots, T, row)
                 same((i, r, "binder"))
-                assert ref.target_turn(p, t, d20) == K.target_turn(k_const, table, T, row, *K.work_arrays())
+                if t.duel is None or t.duel.dazed_left == 0:  # R-RST-33: a dazed target makes no attempt
+                    assert ref.target_turn(p, t, d20) == K.target_turn(k_const, table, T, row, *K.work_arrays())
                 same((i, r, "target"))
             ref.composure_round(p, t, row, r + 1)
-            K.composure_round(k_const, pool_constant, die_sides, die_signs, comp, crav, over, row, r + 1)
+            K.composure_round(k_const, pool_max, pool_constant, die_sides, die_signs, focus, focus_mod, pools, over,
+                              row, r + 1)
             same((i, r, "stimulus"))
 
 

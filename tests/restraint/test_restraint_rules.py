@@ -215,11 +215,13 @@ def test_r_rst_12_rages_per_day():
 
 
 def test_r_rst_12_r_rst_31_class_bonuses():
-    """R-RST-12 / R-RST-31: rogue + proficiency, druid + wis mod (negative too), ranger 2 x prof uses."""
+    """R-RST-12 / R-RST-31: rogue + proficiency, druid + wis mod only when positive (revised 2026-12: wis 7,
+    mod −2, adds nothing; wis 15 adds +2), ranger 2 x prof uses."""
     rogue = compile_params(make(target={"class": "rogue", "level": 5}))
     assert rogue.class_bonus == 3
     druid = compile_params(make(target={"class": "druid", "scores": {"wis": 7}}))
-    assert druid.class_bonus == -2
+    assert druid.class_bonus == 0
+    assert compile_params(make(target={"class": "druid", "scores": {"wis": 15}})).class_bonus == 2
     ranger = compile_params(make(target={"class": "ranger", "level": 9, "favoured_terrain": True}))
     assert (ranger.ranger_uses, ranger.ranger_bonus) == (4, 8)
     assert compile_params(make(target={"class": "ranger", "level": 9})).ranger_uses == 0
