@@ -71,7 +71,8 @@ def runs_frame(params: Params, a: dict[str, np.ndarray], start: int = 0) -> pd.D
     def by_column(key: str, dtype) -> np.ndarray:
         """``a[key]`` as one contiguous row per column of the frame (batch axis last), converted in the same
         pass: a column is then a contiguous view, not a strided gather (issue 27)."""
-        x = np.ascontiguousarray(a[key]).reshape(n, -1)
+        x = np.ascontiguousarray(a[key])
+        x = x.reshape(n, int(np.prod(x.shape[1:])))
         out = np.empty((x.shape[1], n), dtype)
         _transpose_into(x, out)
         return out
