@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import numba as nb
 import numpy as np
 
 from sim.campus.params import CLEARED, STATUS_NAMES, Params
@@ -16,11 +17,19 @@ from sim.campus.params import CLEARED, STATUS_NAMES, Params
 N_STATUS = len(STATUS_NAMES)
 
 
+@nb.njit(cache=True, nogil=True)
+def _column_counts(values, lo, width):  # one pass over the chunk, no int64 copy of it (issue 27)
+    n, P = values.shape
+    out = np.zeros((P, width), np.int64)
+    for r in range(n):
+        for p in range(P):
+            out[p, values[r, p] - lo] += 1
+    return out
+
+
 def _counts(values: np.ndarray, lo: int, width: int) -> np.ndarray:
     """Per row of ``values`` (n, P), the histogram of column p over ``lo .. lo + width - 1``: (P, width)."""
-    P = values.shape[1]
-    idx = (values.astype(np.int64) - lo) + np.arange(P, dtype=np.int64) * width
-    return np.bincount(idx.ravel(), minlength=P * width).reshape(P, width)
+    return _column_counts(np.ascontiguousarray(values), int(lo), int(width))
 
 
 @dataclass
@@ -108,14 +117,14 @@ class CampusAggregate:
         T, P = self.T, self.P
         self.status_by_turn += _counts(sbt.reshape(n, T * P), 0, N_STATUS).reshape(T, P, N_STATUS)
         self.end_turn_counts += _counts(a["end_turn"], 0, T + 1)
-        vit = a["vitality"].astype(np.int64)
-        self.vitality_sum += vit.sum(0)
-        self.gp_sum += a["gp"].astype(np.int64).sum(0)
+        vit = a["vitality"]
+        self.vitality_sum += vit.sum(0, dtype=np.int64)
+        self.gp_sum += a["gp"].sum(0, dtype=np.int64)
         lo = int(vit.min())
         self._add_vitality(lo, _counts(vit, lo, int(vit.max()) - lo + 1))
         for name in ("captures_t", "checks_t", "escapes_t", "free_t", "duels_tmpl", "wins_tmpl",
                      "duels_stance", "wins_stance"):
-            getattr(self, name)[:] += a[name].astype(np.int64).sum(0)
+            getattr(self, name)[:] += a[name].sum(0, dtype=np.int64)
         self.rescues_tried += int(a["rescues_tried"].sum())
         self.rescues_won += int(a["rescues_won"].sum())
         if self.buy_names:

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import numba as nb
 import numpy as np
 import pandas as pd
 
@@ -20,6 +21,17 @@ from sim.result import SimulationResult, provenance
 from sim.stats import wilson_interval
 
 ENGINES = ("kernel", "reference")
+
+
+@nb.njit(cache=True, nogil=True)
+def _transpose_into(x, out):
+    """out[c, r] = x[r, c] in tiles of 256 rows (a cache-friendly transposed copy with conversion)."""
+    n, m = x.shape
+    for r0 in range(0, n, 256):
+        r1 = min(r0 + 256, n)
+        for c in range(m):
+            for r in range(r0, r1):
+                out[c, r] = x[r, c]
 
 
 def _run_chunk(job: tuple[Params, str], n: int, rng: np.random.Generator) -> dict[str, np.ndarray]:
@@ -55,42 +67,60 @@ def runs_frame(params: Params, a: dict[str, np.ndarray], start: int = 0) -> pd.D
     summary's ``pc_names``); statuses are codes 0 free, 1 captured, 2 cleared, 3 game over.
     ``start`` is the index of the first game (a chunk's position)."""
     n = a["final_status"].shape[0]
-    final = a["final_status"]
+
+    def by_column(key: str, dtype) -> np.ndarray:
+        """``a[key]`` as one contiguous row per column of the frame (batch axis last), converted in the same
+        pass: a column is then a contiguous view, not a strided gather (issue 27)."""
+        x = np.ascontiguousarray(a[key])
+        x = x.reshape(n, int(np.prod(x.shape[1:])))
+        out = np.empty((x.shape[1], n), dtype)
+        _transpose_into(x, out)
+        return out
+
+    final = by_column("final_status", np.int64)  # (P, n)
     cols: dict[str, Any] = {"run": np.arange(start, start + n, dtype=np.int64)}
-    cleared = final == CLEARED
-    cols["cleared"] = cleared.sum(1).astype(np.int16)
-    cols["party_cleared"] = cleared.all(1)
-    cols["game_overs"] = (final == GAME_OVER).sum(1).astype(np.int16)
-    cols["captured_at_end"] = (final == CAPTURED).sum(1).astype(np.int16)
-    cols["captures"] = a["captures_t"].sum(1).astype(np.int32)
+    cleared = (final == CLEARED).sum(0)
+    cols["cleared"] = cleared.astype(np.int16)
+    cols["party_cleared"] = cleared == params.P
+    cols["game_overs"] = (final == GAME_OVER).sum(0).astype(np.int16)
+    cols["captured_at_end"] = (final == CAPTURED).sum(0).astype(np.int16)
+    cols["captures"] = a["captures_t"].sum(1, dtype=np.int32)
     cols["rescues_tried"] = a["rescues_tried"].astype(np.int32)
     cols["rescues_won"] = a["rescues_won"].astype(np.int32)
-    cols["escape_checks"] = a["checks_t"].sum(1).astype(np.int32)
-    cols["escapes"] = a["escapes_t"].sum(1).astype(np.int32)
+    cols["escape_checks"] = a["checks_t"].sum(1, dtype=np.int32)
+    cols["escapes"] = a["escapes_t"].sum(1, dtype=np.int32)
     cats = pd.CategoricalDtype(list(STATUS_NAMES))
+    end_turn, vit, gp = by_column("end_turn", np.int16), by_column("vitality", np.int32), by_column("gp", np.int32)
+    base = by_column("base", np.int32)  # (P * 3, n)
     for i in range(params.P):
-        cols[f"pc{i}_outcome"] = pd.Categorical.from_codes(final[:, i].astype(np.int64), dtype=cats)
-        cols[f"pc{i}_end_turn"] = a["end_turn"][:, i].astype(np.int16)
-        cols[f"pc{i}_vitality"] = a["vitality"][:, i].astype(np.int32)
-        cols[f"pc{i}_gp"] = a["gp"][:, i].astype(np.int32)
+        cols[f"pc{i}_outcome"] = pd.Categorical.from_codes(final[i], dtype=cats)
+        cols[f"pc{i}_end_turn"] = end_turn[i]
+        cols[f"pc{i}_vitality"] = vit[i]
+        cols[f"pc{i}_gp"] = gp[i]
         for k, s in enumerate(STANCES):
-            cols[f"pc{i}_{s}"] = a["base"][:, i, k].astype(np.int32)
+            cols[f"pc{i}_{s}"] = base[3 * i + k]
+    sbt = by_column("status_by_turn", np.int8)  # (T * P, n)
     for t in range(params.T):
         for i in range(params.P):
-            cols[f"pc{i}_t{t + 1}"] = a["status_by_turn"][:, t, i].astype(np.int8)
+            cols[f"pc{i}_t{t + 1}"] = sbt[t * params.P + i]
     for key in ("captures_t", "checks_t", "escapes_t", "free_t"):
         stem = key[:-2]
+        x = by_column(key, np.int16)
         for t in range(params.T):
-            cols[f"{stem}_t{t + 1}"] = a[key][:, t].astype(np.int16)
+            cols[f"{stem}_t{t + 1}"] = x[t]
+    duels, wins = by_column("duels_tmpl", np.int16), by_column("wins_tmpl", np.int16)
     for k, name in enumerate(params.template_names):
-        cols[f"duels_{name}"] = a["duels_tmpl"][:, k].astype(np.int16)
-        cols[f"wins_{name}"] = a["wins_tmpl"][:, k].astype(np.int16)
+        cols[f"duels_{name}"] = duels[k]
+        cols[f"wins_{name}"] = wins[k]
+    duels, wins = by_column("duels_stance", np.int16), by_column("wins_stance", np.int16)
     for k, s in enumerate(STANCES):
-        cols[f"duels_stance_{s}"] = a["duels_stance"][:, k].astype(np.int16)
-        cols[f"wins_stance_{s}"] = a["wins_stance"][:, k].astype(np.int16)
-    for i in range(params.P):  # R-CAM-9a: the turn each buy-list item was bought (0: never); only with a buy list
-        for b, item in enumerate(params.buy_names):
-            cols[f"pc{i}_bought_{item}"] = a["bought"][:, i, b].astype(np.int16)
+        cols[f"duels_stance_{s}"] = duels[k]
+        cols[f"wins_stance_{s}"] = wins[k]
+    if params.B:  # R-CAM-9a: the turn each buy-list item was bought (0: never); only with a buy list
+        bought = by_column("bought", np.int16)  # (P * B, n)
+        for i in range(params.P):
+            for b, item in enumerate(params.buy_names):
+                cols[f"pc{i}_bought_{item}"] = bought[i * params.B + b]
     return pd.DataFrame(cols)
 
 
