@@ -129,7 +129,10 @@ def build_parser() -> argparse.ArgumentParser:
     ex.add_argument("--out", help="also write exact.json into this folder")
     ex.add_argument("--json", action="store_true", help="print the exact summary as JSON instead of a table")
     ex.add_argument("--max-states", type=_positive_int, metavar="N",
-                    help="escape: state budget; beyond it exit 2 and suggest Monte Carlo (default 20,000)")
+                    help="escape: state budget; when the projected work exceeds it, exit 2 at once and suggest "
+                         "Monte Carlo (default 20,000)")
+    ex.add_argument("--max-branches", type=_positive_int, metavar="N",
+                    help="escape: branch budget (rounds played on the branching source; default 25 x --max-states)")
 
     from sim.escape.policy_comparison import add_compare_arguments
 
@@ -399,11 +402,12 @@ def _cmd_exact(args) -> int:
 
     scenario = _load(args.scenario, "exact")
     options = {}
-    if args.max_states is not None:
-        if scenario.kind != "escape":
-            raise SimError(f"{scenario.source}: --max-states applies to escape scenarios; this one is "
-                           f"{scenario.kind!r}")
-        options["max_states"] = args.max_states
+    for flag, name in (("--max-states", "max_states"), ("--max-branches", "max_branches")):
+        if getattr(args, name) is not None:
+            if scenario.kind != "escape":
+                raise SimError(f"{scenario.source}: {flag} applies to escape scenarios; this one is "
+                               f"{scenario.kind!r}")
+            options[name] = getattr(args, name)
     try:
         result = sim.exact(scenario, **options)
     except sim.ExactUnsupported as exc:
@@ -418,7 +422,8 @@ def _cmd_exact(args) -> int:
     engine = result.get("exact_engine")
     if engine:  # escape: the work done (states, time, budget), on stderr so that stdout stays clean
         print(f"exact: {engine['states']:,} states (largest round {engine['peak_states']:,}; budget "
-              f"{engine['max_states']:,}) in {engine['seconds']:.2f} s", file=sys.stderr)
+              f"{engine['max_states']:,}), {engine['branches']:,} branches (budget {engine['max_branches']:,}) "
+              f"in {engine['seconds']:.2f} s", file=sys.stderr)
     if args.json:
         sys.stdout.write(text)
         return 0
