@@ -140,6 +140,17 @@ def build_parser() -> argparse.ArgumentParser:
                                           "arms_first, team; campus: stances, rescue...; formation: target choice)")
     add_compare_arguments(cmp_)
 
+    opt = sub.add_parser("optimal", help="escape: optimal play (the best value over every legal choice) beside "
+                                         "each built-in policy's exact value")
+    opt.add_argument("scenario")
+    opt.add_argument("--objective", default="escape_rate",
+                     help="escape_rate (default), escape_by_round@K (escaped by the end of round K) or not_caught")
+    opt.add_argument("--out", help="also write optimal.json and optimal.html into this folder")
+    opt.add_argument("--json", action="store_true", help="print the comparison as JSON")
+    opt.add_argument("--max-states", type=_positive_int, metavar="N", help="state budget (default 20,000)")
+    opt.add_argument("--max-branches", type=_positive_int, metavar="N",
+                     help="branch budget (default 25 x --max-states)")
+
     val = sub.add_parser("validate", help="check scenario files")
     val.add_argument("scenarios", nargs="+")
 
@@ -434,6 +445,33 @@ def _cmd_exact(args) -> int:
     return 0
 
 
+def _cmd_optimal(args) -> int:
+    import sim
+    from sim.escape.optimal import compare, console_lines, parse_objective, write_optimal_report
+    from sim.report import summary_json
+
+    scenario = _load(args.scenario, "optimal")
+    if scenario.kind != "escape":
+        raise SimError(f"{scenario.source}: optimal play applies to escape scenarios; this one is {scenario.kind!r}")
+    try:
+        parse_objective(args.objective, scenario.run.max_rounds)
+        result = compare(scenario, args.objective, args.max_states, args.max_branches)
+    except sim.ScenarioError as exc:
+        raise SimError(f"{scenario.source}: --objective: {exc.detail}") from None
+    except sim.ExactUnsupported as exc:
+        raise sim.ExactUnsupported(f"{scenario.source}: {exc}") from None
+    if args.out:
+        with _owned(Path(args.out), "optimal"):
+            write_optimal_report(scenario, result, Path(args.out))
+    if args.json:
+        sys.stdout.write(summary_json(result))
+        return 0
+    print("\n".join(console_lines(result)))
+    if args.out:
+        print(f"wrote {args.out}/optimal.json and optimal.html")
+    return 0
+
+
 def _cmd_validate(args) -> int:
     import sim
     from sim.designer.scenario_comparison import scenario_files
@@ -573,7 +611,7 @@ def _cmd_compare(args) -> int:
     return 0
 
 
-COMMANDS = {"run": _cmd_run, "exact": _cmd_exact, "validate": _cmd_validate, "sweep": _cmd_sweep,
+COMMANDS = {"run": _cmd_run, "exact": _cmd_exact, "optimal": _cmd_optimal, "validate": _cmd_validate, "sweep": _cmd_sweep,
             "tune": _cmd_tune, "sensitivity": _cmd_sensitivity, "compare": _cmd_compare,
             "fit": lambda args: _designer_command("cmd_fit", args),
             "matrix": lambda args: _designer_command("cmd_matrix", args),

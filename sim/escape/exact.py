@@ -332,8 +332,13 @@ def supports_exact(scenario: Scenario) -> bool:
 # the dynamic program
 
 
-def exact(scenario: Scenario, max_states: int | None = None, max_branches: int | None = None) -> dict:
+def exact(scenario: Scenario, max_states: int | None = None, max_branches: int | None = None,
+          policy: str | None = None, objective: str | None = None) -> dict:
     """Exact `escape_rate`, `escape_by_round`, `mean_rounds`, `caught_rate`, `timeout_rate`.
+
+    ``policy`` overrides the scenario's policy; ``policy="optimal"`` gives the same keys under optimal
+    play for ``objective`` (:func:`sim.escape.optimal.optimal_exact`: ``escape_rate`` by default,
+    ``escape_by_round@K`` or ``not_caught``), with an ``optimal`` block.
 
     ``max_states`` (default :data:`DEFAULT_MAX_STATES`) bounds the distinct states whose round is
     computed, ``max_branches`` (default :data:`BRANCHES_PER_STATE` x ``max_states``) the branches
@@ -343,6 +348,14 @@ def exact(scenario: Scenario, max_states: int | None = None, max_branches: int |
     budget, :class:`ExactBudgetExceeded` names the limit that binds, the flag that raises it and the
     projected time. The summary's ``exact_engine`` gives the states computed, the largest number of
     states alive in one round, the budgets, the branches and the time taken."""
+    if policy == "optimal":
+        from sim.escape.optimal import optimal_exact
+
+        return optimal_exact(scenario, objective, max_states, max_branches)
+    if objective is not None:
+        raise ExactUnsupported("objective applies to policy='optimal'")
+    if policy is not None:
+        scenario = scenario.model_copy(update={"policy": scenario.policy.model_copy(update={"name": policy})})
     reason = _unsupported_reason(scenario)
     if reason:
         raise ExactUnsupported(reason)

@@ -318,3 +318,65 @@ def describe_state(p: EscapeParams, st: PartyState) -> str:
 
 
 __all__ = ["OBJECTIVES", "Solution", "compare", "optimal_exact", "parse_objective", "solve"]
+
+
+# ---------------------------------------------------------------------------------------------
+# output: console lines, optimal.json, optimal.html
+
+
+def console_lines(result: dict) -> list[str]:
+    """The comparison in words, for the console."""
+    obj = result["objective"]
+    lines = [f"{result['scenario']}: optimal {obj} {100 * result['optimal_value']:.2f}%",
+             "optimal first actions: " + "; ".join(result["first_actions"])]
+    for row in result["policies"]:
+        if row["value"] is None:
+            lines.append(f"  {row['policy']:<11} no exact value ({row['note']})")
+            continue
+        lines.append(f"  {row['policy']:<11} {100 * row['value']:6.2f}%  leaves {row['gap_points']:.2f} points "
+                     "on the table")
+        for loss in row.get("losses", [])[:3]:
+            lines.append(f"      round {loss['round']} (reached {100 * loss['reach']:.1f}%): {loss['state']}: "
+                         f"{loss['policy_action']} instead of {loss['optimal_action']} "
+                         f"(-{100 * loss['lost']:.2f} points there)")
+    eng = result["engine"]
+    lines.append(f"({eng['states']:,} states, {eng['branches']:,} branches, {eng['seconds']:.2f} s)")
+    return lines
+
+
+def write_optimal_report(scenario, result: dict, out_dir) -> list:
+    """``optimal.json`` and ``optimal.html`` (through the report template) into ``out_dir``."""
+    from pathlib import Path
+
+    from sim.report import answer, atomic_write_text, section, summary_json, table, write_html
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(out / "optimal.json", summary_json(result))
+    obj = result["objective"]
+    head = [f"With optimal play the {obj.replace('_', ' ')} is {100 * result['optimal_value']:.2f}%.",
+            "Optimal first actions: " + "; ".join(result["first_actions"]) + "."]
+    rows = []
+    for row in result["policies"]:
+        if row["value"] is None:
+            rows.append([row["policy"], "–", "–"])
+            continue
+        rows.append([row["policy"], f"{100 * row['value']:.2f}%", f"{row['gap_points']:.2f} pp"])
+        head.append(f"{row['policy']} leaves {row['gap_points']:.2f} points on the table.")
+    sections = [answer(f"How much of this scenario's difficulty is policy ({obj})?", head),
+                section("Optimal value beside each built-in policy",
+                        table(["policy", obj, "gap to optimal"],
+                              [["optimal", f"{100 * result['optimal_value']:.2f}%", "0.00 pp"], *rows]))]
+    for row in result["policies"]:
+        losses = row.get("losses") or []
+        if not losses:
+            continue
+        sections.append(section(
+            f"Where {row['policy']} loses most",
+            table(["round", "reached", "state", f"{row['policy']} does", "optimal play does", "value lost"],
+                  [[str(x["round"]), f"{100 * x['reach']:.1f}%", x["state"], x["policy_action"],
+                    x["optimal_action"], f"{100 * x['lost']:.2f} pp"] for x in losses]),
+            note="Decisions ranked by the probability of reaching them under the policy times the value lost there."))
+    summary = {"kind": "escape", "policy": "optimal"}
+    page = write_html(out / "optimal.html", f"Optimal play — {scenario.name or scenario.slug}", sections, summary)
+    return [out / "optimal.json", page]
