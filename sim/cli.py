@@ -611,8 +611,8 @@ def _cmd_compare(args) -> int:
     return 0
 
 
-COMMANDS = {"run": _cmd_run, "exact": _cmd_exact, "optimal": _cmd_optimal, "validate": _cmd_validate, "sweep": _cmd_sweep,
-            "tune": _cmd_tune, "sensitivity": _cmd_sensitivity, "compare": _cmd_compare,
+COMMANDS = {"run": _cmd_run, "exact": _cmd_exact, "validate": _cmd_validate, "sweep": _cmd_sweep,
+            "optimal": _cmd_optimal, "tune": _cmd_tune, "sensitivity": _cmd_sensitivity, "compare": _cmd_compare,
             "fit": lambda args: _designer_command("cmd_fit", args),
             "matrix": lambda args: _designer_command("cmd_matrix", args),
             "studio": lambda args: _studio(args)}

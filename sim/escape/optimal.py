@@ -73,6 +73,7 @@ class Solution:
     trans: dict[tuple[int, int], tuple[list, float, float]]  # (state, choice) -> (succ [(state, q)], esc, caught)
     value: dict[tuple[int, int], float] = field(default_factory=dict)  # (state, round) -> optimal value
     best: dict[tuple[int, int], int] = field(default_factory=dict)  # (state, round) -> choice index
+    ids: dict[tuple, int] = field(default_factory=dict)  # state key -> state number
     states: int = 0
     branches: int = 0
     seconds: float = 0.0
@@ -121,28 +122,41 @@ def solve(scenario: Scenario, objective: str | None = None, max_states: int | No
     trans: dict[tuple[int, int], tuple[list, float, float]] = {}
     layers: list[list[int]] = [[], [0]]
 
-    def refuse(rnd: int, binds: str) -> Exception:
-        exc = ex.ExactBudgetExceeded(len(choices), rnd, budget, counter[0], binds=binds, max_branches=branch_budget,
-                                     seconds=time.perf_counter() - started)
+    per_state = None  # branches per expanded state (every choice), measured
+
+    def refuse(rnd: int, binds: str, states: int, branches: int, projected: bool) -> Exception:
+        spent = time.perf_counter() - started
+        eta = spent / counter[0] * max(0, branches - counter[0]) if projected and counter[0] else None
+        exc = ex.ExactBudgetExceeded(states, rnd, budget, branches, binds=binds, max_branches=branch_budget,
+                                     seconds=spent, projected_seconds=eta, projected=projected)
         exc.played = counter[0]
         return exc
 
     for rnd in range(1, horizon + 1):
         reached: dict[int, None] = {}
+        todo = sum(1 for sid in layers[rnd] if sid not in choices)  # known before the round is expanded
+        if len(choices) + todo > budget:
+            raise refuse(rnd, "states", len(choices) + todo, int(counter[0] + todo * (per_state or 0)), True)
+        if per_state is not None and counter[0] + todo * per_state > ex.PROJECTION_MARGIN * branch_budget:
+            raise refuse(rnd, "branches", len(choices) + todo, int(counter[0] + todo * per_state), True)
+        done, round_start = 0, counter[0]
         for sid in layers[rnd]:
             if sid not in choices:
-                if len(choices) >= budget:
-                    raise refuse(rnd, "states")
                 st = ex._at_round(reps[sid], rnd - 1)
                 opts = joint_actions(p, st, rnd, _dazed(st))
                 choices[sid] = opts
+                state_start = counter[0]
                 for k, joint in enumerate(opts):
+                    if k:  # the rest of this state's choices, projected from its first ones
+                        rest = counter[0] + (len(opts) - k) * (counter[0] - state_start) / k
+                        if rest > ex.PROJECTION_MARGIN * branch_budget:
+                            raise refuse(rnd, "branches", len(choices), int(rest), True)
                     def fixed(view, joint=joint):
                         return list(joint)
                     try:
                         succ, esc, cau = ex.transitions(p, st, fixed, rolls, counter)
                     except ex._Branches:
-                        raise refuse(rnd, "branches") from None
+                        raise refuse(rnd, "branches", len(choices), counter[0], False) from None
                     rows = []
                     for k2, s2, q2 in succ:
                         sid2 = ids.get(k2)
@@ -151,12 +165,21 @@ def solve(scenario: Scenario, objective: str | None = None, max_states: int | No
                             reps[sid2] = s2
                         rows.append((sid2, q2))
                     trans[(sid, k)] = (rows, esc, cau)
+                done += 1
+                measured = (counter[0] - round_start) / done
+                left = todo - done
+                if (done >= 3 or per_state is None) and left and \
+                        counter[0] + left * measured > ex.PROJECTION_MARGIN * branch_budget:
+                    raise refuse(rnd, "branches", len(choices) + left, int(counter[0] + left * measured), True)
             if rnd < horizon:
                 for k in range(len(choices[sid])):
                     for sid2, _ in trans[(sid, k)][0]:
                         reached[sid2] = None
+        if done:
+            per_state = min((counter[0] - round_start) / done, counter[0] / len(choices))
         layers.append(list(reached))
-    sol = Solution(p, kind, horizon, reps, layers, choices, trans, states=len(choices), branches=counter[0])
+    sol = Solution(p, kind, horizon, reps, layers, choices, trans, ids=ids, states=len(choices),
+                   branches=counter[0])
     for rnd in range(horizon, 0, -1):  # backward induction
         for sid in layers[rnd]:
             best_k, best_v = 0, -1.0
@@ -380,3 +403,25 @@ def write_optimal_report(scenario, result: dict, out_dir) -> list:
     summary = {"kind": "escape", "policy": "optimal"}
     page = write_html(out / "optimal.html", f"Optimal play — {scenario.name or scenario.slug}", sections, summary)
     return [out / "optimal.json", page]
+
+
+def table_policy(sol: Solution):
+    """The solved decision table as a policy for the scalar reference (Monte Carlo of optimal play): in
+    round ``r`` it declares the best choice of the state's number at ``r``. A state the table does not
+    know (past the objective's horizon) rests."""
+    from sim.escape.state import REST
+
+    ex = _engine()
+    ids = sol.ids
+
+    def policy(view):
+        st = view.state
+        played = view.round - 1  # the view sees the round already counted; keys count the rounds played
+        key = (tuple(ex._char_key(c, played) for c in st.chars), st.attention, tuple(st.item_left))
+        sid = ids.get(key)
+        k = sol.best.get((sid, view.round)) if sid is not None else None
+        if k is None:
+            return [None if d else REST for d in view.dazed]
+        return list(sol.choices[sid][k])
+
+    return policy
