@@ -47,8 +47,9 @@ ONE_RESTRAINT = scenario(character("A", "fighter", 1, {"arms": "moderate"}, str=
                          run={"max_rounds": 2})
 TWO_RESTRAINTS = scenario(character("A", "fighter", 1, {"fingers": "moderate", "arms": "light"}, str=14, dex=12),
                           run={"max_rounds": 3})
-TWO_CHARACTERS = scenario(character("A", "fighter", 1, {"arms": "moderate"}, str=14),
-                          character("B", "rogue", 1, {"fingers": "light", "legs": "moderate"}, dex=14),
+# A may guide B (gag and blindfold 0, R-ESC-9) and, once its fingers are free, untie B (R-ESC-10b)
+TWO_CHARACTERS = scenario(character("A", "fighter", 1, {"fingers": "light"}),
+                          character("B", "rogue", 1, {"arms": "moderate"}, dex=12),
                           run={"max_rounds": 2})
 
 
