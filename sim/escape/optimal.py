@@ -96,20 +96,20 @@ def _dazed(st: PartyState) -> tuple[bool, ...]:
     return tuple(c.dazed_left > 0 for c in st.chars)
 
 
-def solve(scenario: Scenario, objective: str | None = None, max_states: int | None = None,
+def solve(scenario: Scenario | EscapeParams, objective: str | None = None, max_states: int | None = None,
           max_branches: int | None = None) -> Solution:
-    """Solve ``scenario`` for ``objective`` by backward induction over the reachable states.
+    """Solve ``scenario`` (or its compiled parameters) for ``objective`` by backward induction over the
+    reachable states.
 
     The budgets are the exact engine's: ``max_states`` distinct states, ``max_branches`` rounds played
     on the branching source (every choice of every state counts); beyond them
     :class:`~sim.escape.exact.ExactBudgetExceeded`."""
     ex = _engine()
-    n = len(scenario.party)
-    if n > ex.MAX_PARTY:
+    p = scenario if isinstance(scenario, EscapeParams) else compile_params(scenario)
+    if p.n_chars > ex.MAX_PARTY:
         raise ExactUnsupported(f"optimal play supports parties of 1 to {ex.MAX_PARTY} characters; this party "
-                               f"has {n}")
+                               f"has {p.n_chars}")
     started = time.perf_counter()
-    p = compile_params(scenario)
     kind, horizon = parse_objective(objective, p.max_rounds)
     budget = ex.DEFAULT_MAX_STATES if max_states is None else int(max_states)
     branch_budget = ex.BRANCHES_PER_STATE * budget if max_branches is None else int(max_branches)
@@ -425,3 +425,18 @@ def table_policy(sol: Solution):
         return list(sol.choices[sid][k])
 
     return policy
+
+
+_PLAY_CACHE: dict[int, tuple[EscapeParams, object]] = {}
+
+
+def play(view):
+    """Optimal play (objective ``escape_rate``) as a policy for simulation:
+    ``python -m sim run SCENARIO --policy sim.escape.optimal:play`` (Monte Carlo of the solved table on the
+    scalar reference, every declaration checked). The scenario is solved on the first call of each process,
+    within the default budget."""
+    p = view.params
+    hit = _PLAY_CACHE.get(id(p))
+    if hit is None or hit[0] is not p:
+        hit = _PLAY_CACHE[id(p)] = (p, table_policy(solve(p)))
+    return hit[1](view)

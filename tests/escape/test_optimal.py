@@ -214,3 +214,15 @@ def test_cli_optimal(tmp_path):
     bad = subprocess.run([sys.executable, "-m", "sim", "optimal", str(LONE_ROGUE), "--objective", "fastest"],
                          capture_output=True, text=True, cwd=ROOT)
     assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1 and "objective" in bad.stderr
+
+
+def test_simulating_the_optimal_policy_agrees_with_its_value():
+    """`run --policy sim.escape.optimal:play`: Monte Carlo of the solved table through the ordinary
+    simulation path (a module:callable policy, every declaration checked, R-ESC-6)."""
+    from sim.escape.optimal import with_policy
+
+    s = with_policy(CASES["lone_rogue"], "sim.escape.optimal:play")
+    n = 4000
+    r = sim.simulate(s, runs=n, seed=8, allow_code=True).summary
+    want = solve(CASES["lone_rogue"]).value[(0, 1)]
+    assert abs(r["escape_rate"] - want) <= 4 * max(standard_error(want, n), 1 / n), (r["escape_rate"], want)
