@@ -26,6 +26,7 @@ time, and suggests Monte Carlo.
 from __future__ import annotations
 
 import dataclasses
+import operator
 import time
 from collections.abc import Callable
 
@@ -192,18 +193,17 @@ STAT_FIELDS = frozenset({"freed_round", "checks", "successes", "overloads", "ite
 _KEY_FIELDS = tuple(f.name for f in dataclasses.fields(CharState) if f.name not in STAT_FIELDS)
 
 
+_GET_KEY_FIELDS = operator.attrgetter(*_KEY_FIELDS)
+_IMMUNE = _KEY_FIELDS.index("immune_until")
+_HELD = _KEY_FIELDS.index("held")
+
+
 def _char_key(c: CharState, rnd: int) -> tuple:
-    out = []
-    for name in _KEY_FIELDS:
-        v = getattr(c, name)
-        if name == "immune_until":
-            v = max(0, v - rnd)  # focus immunity counted from the rounds played
-        elif name == "held":
-            v = tuple(sorted(v))  # which items are held, not in what order
-        elif type(v) is list:
-            v = tuple(v)
-        out.append(v)
-    return tuple(out)
+    v = [tuple(x) if type(x) is list else x for x in _GET_KEY_FIELDS(c)]
+    v[_IMMUNE] = max(0, v[_IMMUNE] - rnd)  # focus immunity counted from the rounds played
+    if v[_HELD]:
+        v[_HELD] = tuple(sorted(v[_HELD]))  # which items are held, not in what order
+    return tuple(v)
 
 
 def state_key(st: PartyState) -> tuple:
@@ -220,16 +220,22 @@ def state_key(st: PartyState) -> tuple:
 _STATS = ("rounds_at_tier", "checks_at_tier", "successes_at_tier", "actions_taken")
 
 
-def _scratch_copy(st: PartyState) -> PartyState:
+def _list_fields(st: PartyState) -> tuple[str, ...]:
+    """The names of the list fields of ``st``'s characters that the rounds change (statistics left out)."""
+    return tuple(name for name, v in st.chars[0].__dict__.items() if type(v) is list and name not in _STATS)
+
+
+def _scratch_copy(st: PartyState, lists: tuple[str, ...] | None = None) -> PartyState:
     """A copy of ``st`` for one branch of a round: the dynamic fields copied, the statistics
     lists shared with ``st`` (the exact engine never reads them; :meth:`PartyState.copy` copies
-    every list, which is a third of the time of a round here)."""
+    every list, which is a third of the time of a round here). ``lists``: :func:`_list_fields`."""
+    if lists is None:
+        lists = _list_fields(st)
     chars = []
     for c in st.chars:
         d = c.__dict__.copy()
-        for name, v in d.items():
-            if type(v) is list and name not in _STATS:
-                d[name] = v[:]
+        for name in lists:
+            d[name] = d[name][:]
         c2 = object.__new__(CharState)
         c2.__dict__ = d
         chars.append(c2)
@@ -282,6 +288,7 @@ def transitions(p: EscapeParams, st: PartyState, policy: Callable, rolls: dict |
     goes_on: dict[tuple, list] = {}
     escaped = caught = 0.0
     stack: list[tuple[int, ...]] = [()]
+    lists = _list_fields(st)
     while stack:
         prefix = stack.pop()
         if counter is not None:
@@ -289,7 +296,7 @@ def transitions(p: EscapeParams, st: PartyState, policy: Callable, rolls: dict |
             if counter[0] > counter[1]:
                 raise _Branches()
         src = BranchSource(p, prefix, rolls)
-        nxt = _scratch_copy(st)
+        nxt = _scratch_copy(st, lists)
         play_round(p, nxt, once, src)
         stack.extend(src.pending)
         q = src.prob
