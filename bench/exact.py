@@ -32,7 +32,7 @@ LADDER = [
 ]
 
 
-def character(name, cls, scores, restraints, level=5):
+def character(name, cls, scores, restraints, level=5):  # noqa: PLR0913
     return {"name": name, "class": cls, "level": level, "scores": {**SCORES, **scores}, "restraints": restraints}
 
 
@@ -51,6 +51,16 @@ def party(size: int, policy: str, rounds: int = 10):
     return parse_scenario(data, "bench")
 
 
+def issue_trio(rounds: int = 12):
+    """Issue 25's party: a wizard with mage hand, a cleric who blesses, a fighter who guides, 1d2 stimulus."""
+    data = {"kind": "escape", "name": "issue trio", "run": {"max_rounds": rounds}, "stimulus": {"damage": "1d2"},
+            "party": [character("Wren", "wizard", {"int": 16, "dex": 14}, {"legs": "heavy", "gag": "light"}, 3),
+                      character("Cato", "cleric", {"wis": 16, "str": 12}, {"arms": "heavy", "legs": "moderate"}, 3),
+                      character("Fen", "fighter", {"str": 16, "int": 12}, {"arms": "severe", "fingers": "moderate"},
+                                3)]}
+    return parse_scenario(data, "bench")
+
+
 def solve(scenario, max_states):
     start, cpu = time.perf_counter(), time.process_time()
     try:
@@ -62,7 +72,10 @@ def solve(scenario, max_states):
         seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
         states = getattr(exc, "states", None)
         if states is not None:
-            return f"over budget: {states:>9,} states in {seconds:7.2f} s (cpu {cpu:6.2f} s)"
+            binds = getattr(exc, "binds", "states")
+            return (f"refused ({binds} bind): {states:>9,} states in {seconds:7.2f} s (cpu {cpu:6.2f} s)"
+                    + (f", projected {exc.projected_seconds:,.0f} s more" if getattr(exc, "projected_seconds", None)
+                       else ""))
         return f"unsupported ({seconds:.2f} s): {str(exc)[:60]}"
     seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
     engine = e.get("exact_engine", {})
@@ -78,6 +91,7 @@ def main() -> None:
     ap.add_argument("--max-states", type=int, default=None, help="state budget (default: the engine's)")
     ap.add_argument("--policies", default="greedy,arms_first,team")
     ap.add_argument("--sizes", default="1,2,3,4")
+    ap.add_argument("--issue", action="store_true", help="also issue 25's cases (the trio takes minutes)")
     args = ap.parse_args()
     sim.exact(rogue(False))  # warm-up: imports and caches
     print("single rogue, 4 restraints, 20 rounds")
@@ -91,6 +105,13 @@ def main() -> None:
     print("party of 4, 5 rounds")
     for policy in args.policies.split(","):
         print(f"  {policy:<10} 4 {solve(party(4, policy, rounds=5), args.max_states)}")
+    if args.issue:
+        print("issue 25: party_under_watch.toml (4 characters, 16 rounds), then the trio over 12 rounds")
+        from pathlib import Path
+
+        watch = sim.load_scenario(Path(__file__).resolve().parents[1] / "scenarios/escape/party_under_watch.toml")
+        print(f"  {'watch':<10} 4 {solve(watch, args.max_states)}")
+        print(f"  {'trio':<10} 3 {solve(issue_trio(), args.max_states)}")
 
 
 if __name__ == "__main__":

@@ -129,13 +129,27 @@ def build_parser() -> argparse.ArgumentParser:
     ex.add_argument("--out", help="also write exact.json into this folder")
     ex.add_argument("--json", action="store_true", help="print the exact summary as JSON instead of a table")
     ex.add_argument("--max-states", type=_positive_int, metavar="N",
-                    help="escape: state budget; beyond it exit 2 and suggest Monte Carlo (default 20,000)")
+                    help="escape: state budget; when the projected work exceeds it, exit 2 at once and suggest "
+                         "Monte Carlo (default 20,000)")
+    ex.add_argument("--max-branches", type=_positive_int, metavar="N",
+                    help="escape: branch budget (rounds played on the branching source; default 25 x --max-states)")
 
     from sim.escape.policy_comparison import add_compare_arguments
 
     cmp_ = sub.add_parser("compare", help="policies side by side on common random numbers (escape: greedy, "
                                           "arms_first, team; campus: stances, rescue...; formation: target choice)")
     add_compare_arguments(cmp_)
+
+    opt = sub.add_parser("optimal", help="escape: optimal play (the best value over every legal choice) beside "
+                                         "each built-in policy's exact value")
+    opt.add_argument("scenario")
+    opt.add_argument("--objective", default="escape_rate",
+                     help="escape_rate (default), escape_by_round@K (escaped by the end of round K) or not_caught")
+    opt.add_argument("--out", help="also write optimal.json and optimal.html into this folder")
+    opt.add_argument("--json", action="store_true", help="print the comparison as JSON")
+    opt.add_argument("--max-states", type=_positive_int, metavar="N", help="state budget (default 20,000)")
+    opt.add_argument("--max-branches", type=_positive_int, metavar="N",
+                     help="branch budget (default 25 x --max-states)")
 
     val = sub.add_parser("validate", help="check scenario files")
     val.add_argument("scenarios", nargs="+")
@@ -422,11 +436,12 @@ def _cmd_exact(args) -> int:
 
     scenario = _load(args.scenario, "exact")
     options = {}
-    if args.max_states is not None:
-        if scenario.kind != "escape":
-            raise SimError(f"{scenario.source}: --max-states applies to escape scenarios; this one is "
-                           f"{scenario.kind!r}")
-        options["max_states"] = args.max_states
+    for flag, name in (("--max-states", "max_states"), ("--max-branches", "max_branches")):
+        if getattr(args, name) is not None:
+            if scenario.kind != "escape":
+                raise SimError(f"{scenario.source}: {flag} applies to escape scenarios; this one is "
+                               f"{scenario.kind!r}")
+            options[name] = getattr(args, name)
     try:
         result = sim.exact(scenario, **options)
     except sim.ExactUnsupported as exc:
@@ -441,7 +456,8 @@ def _cmd_exact(args) -> int:
     engine = result.get("exact_engine")
     if engine:  # escape: the work done (states, time, budget), on stderr so that stdout stays clean
         print(f"exact: {engine['states']:,} states (largest round {engine['peak_states']:,}; budget "
-              f"{engine['max_states']:,}) in {engine['seconds']:.2f} s", file=sys.stderr)
+              f"{engine['max_states']:,}), {engine['branches']:,} branches (budget {engine['max_branches']:,}) "
+              f"in {engine['seconds']:.2f} s", file=sys.stderr)
     if args.json:
         sys.stdout.write(text)
         return 0
@@ -449,6 +465,33 @@ def _cmd_exact(args) -> int:
     _rows_table(f"{scenario.name or scenario.slug} ({scenario.kind}): exact", ["metric", "exact"],
                 [r[:2] for r in rows], [f"wrote {args.out}/exact.json and exact.html" if args.out else
                                         "the full exact summary: --json, or --out FOLDER for exact.json"])
+    return 0
+
+
+def _cmd_optimal(args) -> int:
+    import sim
+    from sim.escape.optimal import compare, console_lines, parse_objective, write_optimal_report
+    from sim.report import summary_json
+
+    scenario = _load(args.scenario, "optimal")
+    if scenario.kind != "escape":
+        raise SimError(f"{scenario.source}: optimal play applies to escape scenarios; this one is {scenario.kind!r}")
+    try:
+        parse_objective(args.objective, scenario.run.max_rounds)
+        result = compare(scenario, args.objective, args.max_states, args.max_branches)
+    except sim.ScenarioError as exc:
+        raise SimError(f"{scenario.source}: --objective: {exc.detail}") from None
+    except sim.ExactUnsupported as exc:
+        raise sim.ExactUnsupported(f"{scenario.source}: {exc}") from None
+    if args.out:
+        with _owned(Path(args.out), "optimal"):
+            write_optimal_report(scenario, result, Path(args.out))
+    if args.json:
+        sys.stdout.write(summary_json(result))
+        return 0
+    print("\n".join(console_lines(result)))
+    if args.out:
+        print(f"wrote {args.out}/optimal.json and optimal.html")
     return 0
 
 
@@ -592,7 +635,7 @@ def _cmd_compare(args) -> int:
 
 
 COMMANDS = {"run": _cmd_run, "exact": _cmd_exact, "validate": _cmd_validate, "sweep": _cmd_sweep,
-            "tune": _cmd_tune, "sensitivity": _cmd_sensitivity, "compare": _cmd_compare,
+            "optimal": _cmd_optimal, "tune": _cmd_tune, "sensitivity": _cmd_sensitivity, "compare": _cmd_compare,
             "fit": lambda args: _designer_command("cmd_fit", args),
             "matrix": lambda args: _designer_command("cmd_matrix", args),
             "studio": lambda args: _studio(args)}

@@ -194,8 +194,11 @@ def limit_rows() -> list[tuple[str, str, str]]:
         ("escape exact analysis", f"1 .. {escape_exact.MAX_PARTY} characters, built-in policies; state budget "
          f"{n(escape_exact.DEFAULT_MAX_STATES)} by default "
          f"({n(escape_exact.AUTO_MAX_STATES)} next to a simulation), at most {n(MAX_STATES)}, and "
-         f"{escape_exact.BRANCHES_PER_STATE} branches per state of the budget", "`--max-states`, "
-         "`sim.exact(max_states=)`"),
+         f"{escape_exact.BRANCHES_PER_STATE} branches per state of the budget (`--max-branches`); refused as soon "
+         "as the projected work exceeds either", "`--max-states`, `--max-branches`, "
+         "`sim.exact(max_states=, max_branches=)`"),
+        ("escape optimal play", f"1 .. {escape_exact.MAX_PARTY} characters, the same budgets (every choice of "
+         "every state counts)", "`python -m sim optimal --max-states/--max-branches`"),
         ("restraint rounds", f"1 .. {n(restraint.MAX_ROUNDS)}; party for the composure table 0 .. "
          f"{restraint.MAX_PARTY}", "`run.rounds`, `composure.party`"),
         ("restraint exact analysis", f"at most {n(restraint_exact.MAX_EXACT_STATES)} duel states",

@@ -42,14 +42,24 @@ def exact_options(scenario) -> dict[str, Any]:
     return {} if budget is None else {"max_states": budget}
 
 
-def exact_summary(scenario) -> dict | None:
-    """The exact summary, or None where the kind (or this scenario, or its state budget) has none."""
+def exact_summary(scenario, notes: list[str] | None = None) -> dict | None:
+    """The exact summary, or None where the kind (or this scenario, or its budget) has none. When the
+    exact engine refused on its budget, a one-line note for the page ("exact analysis refused ...; Monte
+    Carlo instead") is appended to ``notes``."""
     if not supports_exact(scenario):
         return None
     try:
         return sim.exact(scenario, **exact_options(scenario))
-    except ExactUnsupported:
+    except ExactUnsupported as exc:
+        if notes is not None and getattr(exc, "binds", None):
+            notes.append(refusal_note(exc))
         return None
+
+
+def refusal_note(exc) -> str:
+    """What a page says when exact analysis was asked for and refused on its budget."""
+    return (f"Exact analysis was tried and refused (its {exc.binds} budget binds, raised with {exc.flag}); "
+            "the figures are Monte Carlo.")
 
 
 def evaluate(scenario, values: dict[str, Any] | None = None, *, runs: int | None, seed: int | None,

@@ -269,7 +269,8 @@ class Evaluator:
         if hit is not None:
             return hit
         variant = self._variant(s, key[1])
-        summary = exact_summary(variant)  # exact where the kind solves the variant within its budget
+        notes: list[str] = []
+        summary = exact_summary(variant, notes)  # exact where the kind solves the variant within its budget
         if summary is not None:
             exact = True
             self.method[s] = "exact"
@@ -279,7 +280,8 @@ class Evaluator:
             seed = int(base.run.seed if self.seed is None else self.seed)
             summary = sim.simulate(variant, runs=runs, seed=seed, n_jobs=self.n_jobs).summary
             exact = False
-            self.method[s] = f"simulation ({runs:,} runs, seed {seed}, common random numbers)"
+            self.method[s] = f"simulation ({runs:,} runs, seed {seed}, common random numbers)" + (
+                " - exact refused on its budget" if notes else "")
         self.evaluations += 1
         if self.progress is not None:
             self.progress(self.evaluations)

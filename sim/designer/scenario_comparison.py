@@ -150,7 +150,10 @@ def _run_and_write(scenario, out, runs, seed, n_jobs, write_runs, target_error, 
             else:
                 result = sim.simulate(scenario, runs=runs, seed=seed, n_jobs=n_jobs)
     contain_estimates(result.summary)
-    exact_summary = evaluate.exact_summary(scenario)  # None where unsupported or over the state budget
+    notes: list[str] = []
+    exact_summary = evaluate.exact_summary(scenario, notes)  # None where unsupported or over the budget
+    if notes:  # the page says why the figures are Monte Carlo alone (issue 25)
+        result.summary["exact_note"] = notes[0]
     out.mkdir(parents=True, exist_ok=True)
     if write_runs and not (streams and target_error is None):
         _clear_runs(runs_dir)

@@ -16,12 +16,17 @@ Speed comes from three things, none of which touches the rules:
   where the rules read it, see :func:`_round_matters`);
 - the policy is asked once per state, not once per branch.
 
-A state budget (``max_states``, the number of distinct states whose round was computed) bounds
-the work: beyond it :class:`ExactBudgetExceeded` names the count reached and suggests Monte Carlo.
+Two budgets bound the work: ``max_states`` (distinct states whose round is computed) and
+``max_branches`` (rounds played on the branching source). The work of each round is projected before
+it is spent, and the analysis refuses as soon as a projection exceeds a budget:
+:class:`ExactBudgetExceeded` names the limit that binds, the flag that raises it and the projected
+time, and suggests Monte Carlo.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import operator
 import time
 from collections.abc import Callable
 
@@ -50,18 +55,47 @@ AUTO_MAX_STATES = 500
 BRANCHES_PER_STATE = 25
 
 
-class ExactBudgetExceeded(ExactUnsupported):
-    """Exact analysis reached its state budget; the message gives the count and suggests Monte Carlo."""
+def _duration(seconds: float) -> str:
+    if seconds < 1:
+        return "1 s"
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 5400:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"
 
-    def __init__(self, states: int, rnd: int, budget: int, branches: int | None = None):
+
+class ExactBudgetExceeded(ExactUnsupported):
+    """Exact analysis would exceed its budget. ``binds`` names the limit (``"states"`` or
+    ``"branches"``), ``flag`` the option that raises it; ``states``/``branches`` are the counts the
+    analysis would reach (done so far plus projected for the round it refused), ``projected_seconds``
+    the time that would take and ``seconds`` the time spent before refusing. The message is one line
+    and suggests Monte Carlo."""
+
+    def __init__(self, states: int, rnd: int, budget: int, branches: int | None = None, *,
+                 binds: str = "states", max_branches: int | None = None, seconds: float = 0.0,
+                 projected_seconds: float | None = None, projected: bool = False):
         self.states, self.round, self.budget, self.branches = states, rnd, budget, branches
-        if branches is None:
-            what = f"{states:,} states"
+        self.binds, self.max_branches, self.seconds = binds, max_branches, seconds
+        self.projected_seconds, self.projected = projected_seconds, projected
+        self.flag = "--max-states" if binds == "states" else "--max-branches"
+        verb = "would need at least" if projected else "reached"
+        if binds == "states":
+            what = f"the state budget binds: it {verb} {states:,} states (budget --max-states {budget:,})"
         else:
-            what = (f"{states:,} states and {branches:,} branches (at most {BRANCHES_PER_STATE} x the budget; "
-                    "each branch is one combination of a round's random outcomes)")
-        super().__init__(f"exact analysis stopped at {what} in round {rnd} (budget --max-states "
-                         f"{budget:,}); raise the budget or use Monte Carlo (python -m sim run)")
+            limit = max_branches if max_branches is not None else BRANCHES_PER_STATE * budget
+            what = (f"the branch budget binds: it {verb} {branches:,} branches, each one combination of a round's "
+                    f"random outcomes (budget --max-branches {limit:,}; {states:,} states)")
+        eta = ""
+        if projected_seconds is not None:
+            eta = f"; at least {_duration(projected_seconds)} more to finish that round alone"
+        super().__init__(f"exact analysis refused in round {rnd} after {seconds:.1f} s: {what}{eta}; raise "
+                         f"{self.flag} or use Monte Carlo (python -m sim run)")
+
+
+#: a projected branch count refuses only beyond this multiple of the branch budget: branches per state vary
+#: from state to state, and a round projected near the budget is played up to the budget itself (the hard stop)
+PROJECTION_MARGIN = 1.25
 
 
 class _Branches(Exception):
@@ -152,35 +186,56 @@ def _distribution(expr: DiceExpr, mods: dict) -> tuple[tuple[int, float], ...]:
 # states
 
 
+#: fields of :class:`CharState` that only count (R-ESC-15 statistics): left out of state keys. Every
+#: other field is part of the key, so a resource the rules gain is told apart without edits here.
+STAT_FIELDS = frozenset({"freed_round", "checks", "successes", "overloads", "items_found", "rounds_at_tier",
+                         "checks_at_tier", "successes_at_tier", "actions_taken"})
+_KEY_FIELDS = tuple(f.name for f in dataclasses.fields(CharState) if f.name not in STAT_FIELDS)
+
+
+_GET_KEY_FIELDS = operator.attrgetter(*_KEY_FIELDS)
+_IMMUNE = _KEY_FIELDS.index("immune_until")
+_HELD = _KEY_FIELDS.index("held")
+
+
+def _char_key(c: CharState, rnd: int) -> tuple:
+    v = [tuple(x) if type(x) is list else x for x in _GET_KEY_FIELDS(c)]
+    v[_IMMUNE] = max(0, v[_IMMUNE] - rnd)  # focus immunity counted from the rounds played
+    if v[_HELD]:
+        v[_HELD] = tuple(sorted(v[_HELD]))  # which items are held, not in what order
+    return tuple(v)
+
+
 def state_key(st: PartyState) -> tuple:
     """Compact hashable key of everything in ``st`` the next rounds depend on.
 
-    As :meth:`PartyState.key` but with the focus immunity counted from the rounds played
-    (``immune_until - round``, at least 0) rather than as a round number, so that equal states of
-    different rounds share a key. Statistics (checks, rounds at tier, ...) are left out."""
+    Every field of each :class:`CharState` but the statistics (:data:`STAT_FIELDS`), with the focus
+    immunity counted from the rounds played (``immune_until - round``, at least 0) rather than as a
+    round number, so that equal states of different rounds share a key; then the attention and the
+    items left in the pool."""
     rnd = st.round
-    chars = tuple(
-        (tuple(c.tiers), tuple(c.acc), tuple(c.streak), c.last_slot, c.composure, c.craving, c.dazed_left,
-         c.breath, c.save_bonus, max(0, c.immune_until - rnd), c.item_bonus,
-         tuple(sorted(c.held)) if c.held else (), c.blessed)
-        for c in st.chars
-    )
-    return (chars, st.attention, tuple(st.item_left))
+    return (tuple(_char_key(c, rnd) for c in st.chars), st.attention, tuple(st.item_left))
 
 
 _STATS = ("rounds_at_tier", "checks_at_tier", "successes_at_tier", "actions_taken")
 
 
-def _scratch_copy(st: PartyState) -> PartyState:
+def _list_fields(st: PartyState) -> tuple[str, ...]:
+    """The names of the list fields of ``st``'s characters that the rounds change (statistics left out)."""
+    return tuple(name for name, v in st.chars[0].__dict__.items() if type(v) is list and name not in _STATS)
+
+
+def _scratch_copy(st: PartyState, lists: tuple[str, ...] | None = None) -> PartyState:
     """A copy of ``st`` for one branch of a round: the dynamic fields copied, the statistics
     lists shared with ``st`` (the exact engine never reads them; :meth:`PartyState.copy` copies
-    every list, which is a third of the time of a round here)."""
+    every list, which is a third of the time of a round here). ``lists``: :func:`_list_fields`."""
+    if lists is None:
+        lists = _list_fields(st)
     chars = []
     for c in st.chars:
         d = c.__dict__.copy()
-        for name, v in d.items():
-            if type(v) is list and name not in _STATS:
-                d[name] = v[:]
+        for name in lists:
+            d[name] = d[name][:]
         c2 = object.__new__(CharState)
         c2.__dict__ = d
         chars.append(c2)
@@ -233,6 +288,7 @@ def transitions(p: EscapeParams, st: PartyState, policy: Callable, rolls: dict |
     goes_on: dict[tuple, list] = {}
     escaped = caught = 0.0
     stack: list[tuple[int, ...]] = [()]
+    lists = _list_fields(st)
     while stack:
         prefix = stack.pop()
         if counter is not None:
@@ -240,7 +296,7 @@ def transitions(p: EscapeParams, st: PartyState, policy: Callable, rolls: dict |
             if counter[0] > counter[1]:
                 raise _Branches()
         src = BranchSource(p, prefix, rolls)
-        nxt = _scratch_copy(st)
+        nxt = _scratch_copy(st, lists)
         play_round(p, nxt, once, src)
         stack.extend(src.pending)
         q = src.prob
@@ -283,25 +339,45 @@ def supports_exact(scenario: Scenario) -> bool:
 # the dynamic program
 
 
-def exact(scenario: Scenario, max_states: int | None = None) -> dict:
+def exact(scenario: Scenario, max_states: int | None = None, max_branches: int | None = None,
+          policy: str | None = None, objective: str | None = None) -> dict:
     """Exact `escape_rate`, `escape_by_round`, `mean_rounds`, `caught_rate`, `timeout_rate`.
 
+    ``policy`` overrides the scenario's policy; ``policy="optimal"`` gives the same keys under optimal
+    play for ``objective`` (:func:`sim.escape.optimal.optimal_exact`: ``escape_rate`` by default,
+    ``escape_by_round@K`` or ``not_caught``), with an ``optimal`` block.
+
     ``max_states`` (default :data:`DEFAULT_MAX_STATES`) bounds the distinct states whose round is
-    computed; beyond it :class:`ExactBudgetExceeded` is raised. The summary's ``exact_engine``
-    gives the states computed, the largest number of states alive in one round, the budget and
-    the time taken."""
+    computed, ``max_branches`` (default :data:`BRANCHES_PER_STATE` x ``max_states``) the branches
+    played (each one combination of a round's random outcomes). The work is projected as the search
+    runs: the states of the next round are known once a round is done, and their branches are
+    projected from the branches per state measured so far; as soon as either projection exceeds its
+    budget, :class:`ExactBudgetExceeded` names the limit that binds, the flag that raises it and the
+    projected time. The summary's ``exact_engine`` gives the states computed, the largest number of
+    states alive in one round, the budgets, the branches and the time taken."""
+    if policy == "optimal":
+        from sim.escape.optimal import optimal_exact
+
+        return optimal_exact(scenario, objective, max_states, max_branches)
+    if objective is not None:
+        raise ExactUnsupported("objective applies to policy='optimal'")
+    if policy is not None:
+        scenario = scenario.model_copy(update={"policy": scenario.policy.model_copy(update={"name": policy})})
     reason = _unsupported_reason(scenario)
     if reason:
         raise ExactUnsupported(reason)
     budget = DEFAULT_MAX_STATES if max_states is None else int(max_states)
     if budget < 1:
         raise ExactUnsupported(f"max_states: expected an integer >= 1, got {max_states}")
+    branch_budget = BRANCHES_PER_STATE * budget if max_branches is None else int(max_branches)
+    if branch_budget < 1:
+        raise ExactUnsupported(f"max_branches: expected an integer >= 1, got {max_branches}")
     started = time.perf_counter()
     p = compile_params(scenario)
     policy = load_policy(scenario.policy.name)
     by_round_key = _round_matters(p, scenario.policy.name)
     rolls: dict = {}
-    counter = [0, BRANCHES_PER_STATE * budget]
+    counter = [0, branch_budget]
 
     start = initial_state(p)
     ids: dict[tuple, int] = {state_key(start): 0}  # state key -> state number
@@ -315,17 +391,35 @@ def exact(scenario: Scenario, max_states: int | None = None) -> dict:
     escaped_at = [0.0] * (p.max_rounds + 1)
     caught = timeout = 0.0
     peak = 1
+    per_state = None  # branches per expanded state, measured (the last round's where there was one)
+
+    def refuse(rnd: int, binds: str, states: int, branches: int, projected: bool) -> ExactBudgetExceeded:
+        spent = time.perf_counter() - started
+        eta = None
+        if projected and counter[0] > 0:
+            eta = spent / counter[0] * max(0, branches - counter[0])
+        exc = ExactBudgetExceeded(states, rnd, budget, branches, binds=binds, max_branches=branch_budget,
+                                  seconds=spent, projected_seconds=eta, projected=projected)
+        exc.played = counter[0]  # branches actually played before refusing
+        return exc
+
     for rnd in range(1, p.max_rounds + 1):
+        keys = [((sid, rnd) if by_round_key else sid) for sid in frontier.tolist()]
+        todo = sum(1 for mk in keys if mk not in memo)  # states whose round is still to compute: known now
+        if len(memo) + todo > budget:
+            raise refuse(rnd, "states", len(memo) + todo, int(counter[0] + todo * (per_state or 0)), True)
+        if per_state is not None and counter[0] + todo * per_state > PROJECTION_MARGIN * branch_budget:
+            raise refuse(rnd, "branches", len(memo) + todo, int(counter[0] + todo * per_state), True)
         rows = []
-        for sid in frontier.tolist():
-            mk = (sid, rnd) if by_round_key else sid
+        done, round_start = 0, counter[0]
+        for sid, mk in zip(frontier.tolist(), keys, strict=True):
             row = memo.get(mk)
             if row is None:
                 rep = reps[sid] if by_round_key else reps.pop(sid)
                 try:
                     succ, esc, cau = transitions(p, _at_round(rep, rnd - 1), policy, rolls, counter)
                 except _Branches:
-                    raise ExactBudgetExceeded(len(memo) + 1, rnd, budget, counter[0]) from None
+                    raise refuse(rnd, "branches", len(memo) + 1, counter[0], False) from None
                 for k2, s2, q2 in succ:
                     sid2 = ids.get(k2)
                     if sid2 is None:
@@ -340,9 +434,16 @@ def exact(scenario: Scenario, max_states: int | None = None) -> dict:
                 cau_of.append(cau)
                 row = memo[mk] = len(memo)
                 table = None
-                if len(memo) > budget:
-                    raise ExactBudgetExceeded(len(memo), rnd, budget)
+                done += 1
+                # the rest of this round, projected from the branches per state measured in it so far
+                measured = (counter[0] - round_start) / done
+                if done >= 3 or per_state is None:
+                    left = todo - done
+                    if left and counter[0] + left * measured > PROJECTION_MARGIN * branch_budget:
+                        raise refuse(rnd, "branches", len(memo) + left, int(counter[0] + left * measured), True)
             rows.append(row)
+        if done:  # the smaller of this round's and the overall branches per state: a projection that errs low
+            per_state = min((counter[0] - round_start) / done, counter[0] / len(memo))
         if table is None:  # new rows this round
             table = (np.array(row_ptr, dtype=np.int64), np.array(cols, dtype=np.int64), np.array(vals),
                      np.array(esc_of), np.array(cau_of))
@@ -385,6 +486,7 @@ def exact(scenario: Scenario, max_states: int | None = None) -> dict:
             "states": len(memo),
             "peak_states": peak,
             "max_states": budget,
+            "max_branches": branch_budget,
             "branches": counter[0],
             "seconds": round(time.perf_counter() - started, 4),
         },

@@ -182,6 +182,8 @@ def _answer(result: SimulationResult, exact_summary: dict | None) -> str:
                                                     "does it take?")
     ex = f"; exact {fmt_exact(exact_summary['escape_rate'])}" if exact_summary else ""
     lines = [f"The party escapes in {fmt_pct(s['escape_rate'], s['escape_rate_ci'])} of runs{ex}."]
+    if not exact_summary and s.get("exact_note"):
+        lines.append(s["exact_note"])  # exact was asked for and refused on its budget
     caught = fmt_pct(s["caught_rate"], s["caught_rate_ci"])
     timeout = fmt_pct(s["timeout_rate"], s["timeout_rate_ci"])
     lines.append(f"The watch catches it in {caught}; {timeout} of runs reach the limit of {p.max_rounds} rounds "

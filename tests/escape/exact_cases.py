@@ -105,3 +105,13 @@ def main() -> None:
 
 if __name__ == "__main__":
     main()
+
+
+def issue_trio(rounds: int = 12):
+    """The party of issue 25: a wizard with mage hand, a cleric who blesses, a fighter who guides, a 1d2
+    stimulus every round, 12 rounds (bench/exact.py's speed target: <= 10 s)."""
+    return scenario(
+        character("Wren", "wizard", 3, {"legs": "heavy", "gag": "light"}, int=16, dex=14),
+        character("Cato", "cleric", 3, {"arms": "heavy", "legs": "moderate"}, wis=16, str=12),
+        character("Fen", "fighter", 3, {"arms": "severe", "fingers": "moderate"}, str=16, int=12),
+        stimulus={"damage": "1d2"}, run={"max_rounds": rounds})

@@ -172,9 +172,11 @@ def test_summary_reports_states_time_and_budget():
 def test_budget_refusal_names_the_count_and_suggests_monte_carlo():
     with pytest.raises(ExactBudgetExceeded) as info:
         sim.exact(PARTIES["trio_cleric"], max_states=10)
-    assert info.value.states == 11 and info.value.budget == 10
+    # the states of the next round are known before it is played: the refusal comes with more than 10 in view
+    assert info.value.states > 10 and info.value.budget == 10 and info.value.binds == "states"
     msg = str(info.value)
-    assert "11 states" in msg and "10" in msg and "Monte Carlo" in msg and "\n" not in msg
+    assert f"{info.value.states} states" in msg and "--max-states 10" in msg and "Monte Carlo" in msg
+    assert "\n" not in msg
     assert isinstance(info.value, ExactUnsupported)
 
 
@@ -227,7 +229,8 @@ def test_cli_exact_party_and_budget(tmp_path):
                            "--out", str(tmp_path / "out")], capture_output=True, text=True, cwd=ROOT)
     assert over.returncode == 2 and over.stdout == ""
     lines = over.stderr.strip().splitlines()
-    assert len(lines) == 1 and "duo.toml" in lines[0] and "4 states" in lines[0] and "Monte Carlo" in lines[0]
+    assert len(lines) == 1 and "duo.toml" in lines[0] and "state budget binds" in lines[0]
+    assert "--max-states 3" in lines[0] and "Monte Carlo" in lines[0]
     assert "Traceback" not in over.stderr and not (tmp_path / "out").exists()
 
 

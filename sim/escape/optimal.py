@@ -1,0 +1,442 @@
+"""Optimal play of an escape scenario: the best value any policy can reach, over every legal action choice
+(R-ESC-5, R-ESC-6), as a finite-horizon decision problem solved by backward induction over the reachable
+states.
+
+The rounds are the scalar reference's (:func:`sim.escape.reference.play_round`), driven by the exact
+engine's branching source (:func:`sim.escape.exact.transitions`) with a fixed declaration per state and
+choice: no rule is restated here. The legal choices come from :mod:`sim.escape.actions` (the R-ESC-6 policy
+check). A forward pass finds every state reachable under some policy in each round and, per state, the
+outcome distribution of every joint choice (memoized across rounds, as in the exact engine); the backward
+pass takes the best choice of each (state, round) from the last round to the first.
+
+Objectives (``objective``): ``escape_rate`` (default: escaped by the last round), ``escape_by_round@K``
+(escaped by the end of round K) and ``not_caught`` (escaped or timed out, never caught).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+from sim.errors import ExactUnsupported, ScenarioError
+from sim.escape.actions import describe, joint_actions
+from sim.escape.model import BUILTIN_POLICIES, Scenario
+from sim.escape.params import EscapeParams, compile_params
+from sim.escape.state import PartyState, initial_state
+
+OBJECTIVES = ("escape_rate", "escape_by_round@K", "not_caught")
+
+
+def _engine():
+    import importlib
+
+    return importlib.import_module("sim.escape.exact")
+
+
+def parse_objective(objective: str | None, max_rounds: int) -> tuple[str, int]:
+    """(kind, horizon) of an objective name; a bad name raises :class:`ScenarioError` (one line)."""
+    name = objective or "escape_rate"
+    if name == "escape_rate":
+        return "escape", max_rounds
+    if name == "not_caught":
+        return "not_caught", max_rounds
+    if name.startswith("escape_by_round@"):
+        k = name.partition("@")[2]
+        if k.isdigit() and 1 <= int(k) <= max_rounds:
+            return "escape", int(k)
+        raise ScenarioError(f"objective {name!r}: K must be a round from 1 to {max_rounds}", key="objective")
+    raise ScenarioError(f"objective {name!r}: expected one of escape_rate, escape_by_round@K, not_caught",
+                        key="objective")
+
+
+def objective_value(summary: dict, objective: str | None) -> float:
+    """The objective read from an exact summary (any policy)."""
+    name = objective or "escape_rate"
+    if name == "not_caught":
+        return 1.0 - summary["caught_rate"]
+    if name.startswith("escape_by_round@"):
+        return summary["escape_by_round"][int(name.partition("@")[2]) - 1]
+    return summary["escape_rate"]
+
+
+@dataclass
+class Solution:
+    """The solved decision problem: values, best choices and the transition table of every reachable
+    (state, round)."""
+
+    params: EscapeParams
+    objective: str
+    horizon: int
+    reps: dict[int, PartyState]  # state number -> a state with that key
+    layers: list[list[int]]  # layers[r]: the states reachable at the start of round r (1-based; [0] unused)
+    choices: dict[int, list[tuple]]  # state number -> its joint choices (by dazedness: same in every round)
+    trans: dict[tuple[int, int], tuple[list, float, float]]  # (state, choice) -> (succ [(state, q)], esc, caught)
+    value: dict[tuple[int, int], float] = field(default_factory=dict)  # (state, round) -> optimal value
+    best: dict[tuple[int, int], int] = field(default_factory=dict)  # (state, round) -> choice index
+    ids: dict[tuple, int] = field(default_factory=dict)  # state key -> state number
+    states: int = 0
+    branches: int = 0
+    seconds: float = 0.0
+
+    def q(self, sid: int, rnd: int, k: int) -> float:
+        """Value of choice ``k`` in state ``sid`` at round ``rnd``, optimal play after it."""
+        succ, esc, cau = self.trans[(sid, k)]
+        cont = 0.0
+        if rnd < self.horizon:
+            cont = sum(q * self.value[(s2, rnd + 1)] for s2, q in succ)
+        elif self.objective == "not_caught":
+            cont = sum(q for _, q in succ)  # neither caught nor escaped by the last round: not caught
+        return esc + cont
+
+    def first_choice(self) -> tuple:
+        return self.choices[0][self.best[(0, 1)]]
+
+
+def _dazed(st: PartyState) -> tuple[bool, ...]:
+    return tuple(c.dazed_left > 0 for c in st.chars)
+
+
+def solve(scenario: Scenario | EscapeParams, objective: str | None = None, max_states: int | None = None,
+          max_branches: int | None = None) -> Solution:
+    """Solve ``scenario`` (or its compiled parameters) for ``objective`` by backward induction over the
+    reachable states.
+
+    The budgets are the exact engine's: ``max_states`` distinct states, ``max_branches`` rounds played
+    on the branching source (every choice of every state counts); beyond them
+    :class:`~sim.escape.exact.ExactBudgetExceeded`."""
+    ex = _engine()
+    p = scenario if isinstance(scenario, EscapeParams) else compile_params(scenario)
+    if p.n_chars > ex.MAX_PARTY:
+        raise ExactUnsupported(f"optimal play supports parties of 1 to {ex.MAX_PARTY} characters; this party "
+                               f"has {p.n_chars}")
+    started = time.perf_counter()
+    kind, horizon = parse_objective(objective, p.max_rounds)
+    budget = ex.DEFAULT_MAX_STATES if max_states is None else int(max_states)
+    branch_budget = ex.BRANCHES_PER_STATE * budget if max_branches is None else int(max_branches)
+    counter = [0, branch_budget]
+    rolls: dict = {}
+    start = initial_state(p)
+    ids = {ex.state_key(start): 0}
+    reps = {0: start}
+    choices: dict[int, list[tuple]] = {}
+    trans: dict[tuple[int, int], tuple[list, float, float]] = {}
+    layers: list[list[int]] = [[], [0]]
+
+    per_state = None  # branches per expanded state (every choice), measured
+
+    def refuse(rnd: int, binds: str, states: int, branches: int, projected: bool) -> Exception:
+        spent = time.perf_counter() - started
+        eta = spent / counter[0] * max(0, branches - counter[0]) if projected and counter[0] else None
+        exc = ex.ExactBudgetExceeded(states, rnd, budget, branches, binds=binds, max_branches=branch_budget,
+                                     seconds=spent, projected_seconds=eta, projected=projected)
+        exc.played = counter[0]
+        return exc
+
+    for rnd in range(1, horizon + 1):
+        reached: dict[int, None] = {}
+        todo = sum(1 for sid in layers[rnd] if sid not in choices)  # known before the round is expanded
+        if len(choices) + todo > budget:
+            raise refuse(rnd, "states", len(choices) + todo, int(counter[0] + todo * (per_state or 0)), True)
+        if per_state is not None and counter[0] + todo * per_state > ex.PROJECTION_MARGIN * branch_budget:
+            raise refuse(rnd, "branches", len(choices) + todo, int(counter[0] + todo * per_state), True)
+        done, round_start = 0, counter[0]
+        for sid in layers[rnd]:
+            if sid not in choices:
+                st = ex._at_round(reps[sid], rnd - 1)
+                opts = joint_actions(p, st, rnd, _dazed(st))
+                choices[sid] = opts
+                state_start = counter[0]
+                for k, joint in enumerate(opts):
+                    if k:  # the rest of this state's choices, projected from its first ones
+                        rest = counter[0] + (len(opts) - k) * (counter[0] - state_start) / k
+                        if rest > ex.PROJECTION_MARGIN * branch_budget:
+                            raise refuse(rnd, "branches", len(choices), int(rest), True)
+                    def fixed(view, joint=joint):
+                        return list(joint)
+                    try:
+                        succ, esc, cau = ex.transitions(p, st, fixed, rolls, counter)
+                    except ex._Branches:
+                        raise refuse(rnd, "branches", len(choices), counter[0], False) from None
+                    rows = []
+                    for k2, s2, q2 in succ:
+                        sid2 = ids.get(k2)
+                        if sid2 is None:
+                            sid2 = ids[k2] = len(ids)
+                            reps[sid2] = s2
+                        rows.append((sid2, q2))
+                    trans[(sid, k)] = (rows, esc, cau)
+                done += 1
+                measured = (counter[0] - round_start) / done
+                left = todo - done
+                if (done >= 3 or per_state is None) and left and \
+                        counter[0] + left * measured > ex.PROJECTION_MARGIN * branch_budget:
+                    raise refuse(rnd, "branches", len(choices) + left, int(counter[0] + left * measured), True)
+            if rnd < horizon:
+                for k in range(len(choices[sid])):
+                    for sid2, _ in trans[(sid, k)][0]:
+                        reached[sid2] = None
+        if done:
+            per_state = min((counter[0] - round_start) / done, counter[0] / len(choices))
+        layers.append(list(reached))
+    sol = Solution(p, kind, horizon, reps, layers, choices, trans, ids=ids, states=len(choices),
+                   branches=counter[0])
+    for rnd in range(horizon, 0, -1):  # backward induction
+        for sid in layers[rnd]:
+            best_k, best_v = 0, -1.0
+            for k in range(len(choices[sid])):
+                v = sol.q(sid, rnd, k)
+                if v > best_v + 1e-12:  # ties: the earlier choice
+                    best_k, best_v = k, v
+            sol.value[(sid, rnd)] = best_v
+            sol.best[(sid, rnd)] = best_k
+    sol.seconds = time.perf_counter() - started
+    return sol
+
+
+def play_summary(sol: Solution) -> dict:
+    """escape_rate, escape_by_round, caught_rate, timeout_rate and mean_rounds of the optimal table (a
+    forward pass with the best choice of each state and round). Under ``escape_by_round@K`` the pass
+    stops at round K: ``timeout_rate`` is then the share still bound after round K."""
+    p = sol.params
+    dist = {0: 1.0}
+    escaped_at = [0.0] * (p.max_rounds + 1)
+    caught = timeout = 0.0
+    for rnd in range(1, p.max_rounds + 1):
+        if rnd > sol.horizon:  # past the horizon of escape_by_round@K: the run is no longer scored
+            break
+        nxt: dict[int, float] = {}
+        for sid, w in dist.items():
+            succ, esc, cau = sol.trans[(sid, sol.best[(sid, rnd)])]
+            escaped_at[rnd] += w * esc
+            caught += w * cau
+            for s2, q in succ:
+                nxt[s2] = nxt.get(s2, 0.0) + w * q
+        dist = nxt
+    timeout = sum(dist.values())
+    rate = sum(escaped_at)
+    by_round, acc = [], 0.0
+    for rnd in range(1, sol.horizon + 1):
+        acc += escaped_at[rnd]
+        by_round.append(acc)
+    mean = sum(r * q for r, q in enumerate(escaped_at)) / rate if rate > 0 else None
+    return {"escape_rate": rate, "caught_rate": caught, "timeout_rate": timeout, "mean_rounds": mean,
+            "escape_by_round": by_round}
+
+
+def first_actions(sol: Solution) -> list[str]:
+    p = sol.params
+    return [describe(p, i, a) for i, a in enumerate(sol.first_choice())]
+
+
+def optimal_exact(scenario: Scenario, objective: str | None = None, max_states: int | None = None,
+                  max_branches: int | None = None) -> dict:
+    """The exact summary under optimal play (the keys of ``sim.exact``), with an ``optimal`` block: the
+    objective, its optimal value, the optimal first actions and the work done."""
+    from sim.result import provenance
+
+    sol = solve(scenario, objective, max_states, max_branches)
+    out = {"kind": "escape", "name": scenario.name, "runs": None, "seed": None, "policy": "optimal"}
+    played = play_summary(sol)
+    out.update(played)
+    out["escape_rate_ci"] = [played["escape_rate"], played["escape_rate"]]
+    out["exact"] = True
+    out["optimal"] = {
+        "objective": objective or "escape_rate",
+        "value": sol.value[(0, 1)],
+        "first_actions": first_actions(sol),
+    }
+    out["exact_engine"] = {"states": sol.states, "peak_states": max(len(x) for x in sol.layers),
+                           "max_states": None, "branches": sol.branches, "seconds": round(sol.seconds, 4)}
+    out.update({k: v for k, v in provenance(scenario, None, None).items() if k not in ("seed", "runs")})
+    return out
+
+
+def with_policy(scenario: Scenario, name: str) -> Scenario:
+    return scenario.model_copy(update={"policy": scenario.policy.model_copy(update={"name": name})})
+
+
+def compare(scenario: Scenario, objective: str | None = None, max_states: int | None = None,
+            max_branches: int | None = None, worst: int = 5) -> dict:
+    """Optimal value beside every built-in policy's exact value (gap in points), the optimal first actions,
+    and for each built-in policy the decisions where it loses most: the states it reaches with the largest
+    reach probability x value lost (the state in words, its choice, the optimal choice, the value lost)."""
+    ex = _engine()
+    sol = solve(scenario, objective, max_states, max_branches)
+    best = sol.value[(0, 1)]
+    p = sol.params
+    policies = []
+    for name in BUILTIN_POLICIES:
+        s = with_policy(scenario, name)
+        try:
+            e = ex.exact(s, max_states=max_states, max_branches=max_branches)
+        except ExactUnsupported as exc:
+            policies.append({"policy": name, "value": None, "gap_points": None, "note": str(exc)})
+            continue
+        v = objective_value(e, objective)
+        policies.append({"policy": name, "value": v, "gap_points": 100.0 * (best - v),
+                         "losses": _losses(sol, name, worst)})
+    return {
+        "scenario": scenario.name, "objective": objective or "escape_rate", "optimal_value": best,
+        "first_actions": first_actions(sol), "policies": policies,
+        "optimal_play": play_summary(sol),
+        "engine": {"states": sol.states, "branches": sol.branches, "seconds": round(sol.seconds, 4)},
+        "characters": list(p.names),
+    }
+
+
+def _losses(sol: Solution, policy_name: str, worst: int) -> list[dict]:
+    """Where ``policy_name`` loses most against optimal play: a forward pass under the policy over the
+    solved states, each decision weighed by the probability of reaching it."""
+    from sim.escape.policy import PolicyView, load_policy
+
+    ex = _engine()
+    p = sol.params
+    policy = load_policy(policy_name)
+    dist = {0: 1.0}
+    found = []
+    for rnd in range(1, sol.horizon + 1):
+        nxt: dict[int, float] = {}
+        for sid, w in dist.items():
+            st = ex._at_round(sol.reps[sid], rnd - 1)
+            choice = tuple(policy(PolicyView(p, st, rnd, _dazed(st))))
+            choice = tuple(None if d else a for a, d in zip(choice, _dazed(st), strict=True))
+            opts = sol.choices[sid]
+            k = opts.index(choice) if choice in opts else None
+            if k is None:  # not among the enumerated choices: should not happen (every legal choice is)
+                raise RuntimeError(f"{policy_name} chose {choice!r}, which optimal play did not enumerate")
+            lost = sol.value[(sid, rnd)] - sol.q(sid, rnd, k)
+            if lost > 1e-12:
+                found.append({"round": rnd, "reach": w, "lost": lost, "weighted": w * lost,
+                              "state": describe_state(p, st),
+                              "policy_action": "; ".join(describe(p, i, a) for i, a in enumerate(choice)),
+                              "optimal_action": "; ".join(describe(p, i, a) for i, a in
+                                                          enumerate(opts[sol.best[(sid, rnd)]]))})
+            succ = sol.trans[(sid, k)][0]
+            for s2, q in succ:
+                nxt[s2] = nxt.get(s2, 0.0) + w * q
+        dist = nxt
+    found.sort(key=lambda d: -d["weighted"])
+    return found[:worst]
+
+
+def describe_state(p: EscapeParams, st: PartyState) -> str:
+    """A state in words: each character's bound slots with their tiers, composure, and the attention."""
+    from sim.escape.model import SLOTS, TIER_IDS
+
+    parts = []
+    for i, c in enumerate(st.chars):
+        def slot_text(s: int, t: int, c=c) -> str:
+            text = f"{SLOTS[s]} {TIER_IDS[t] if t < len(TIER_IDS) else t}"
+            if c.streak[s]:
+                text += f" ({c.streak[s]} failed in a row, +{c.acc[s]})" if c.acc[s] else f" ({c.streak[s]} failed)"
+            return text
+
+        bound = ", ".join(slot_text(s, t) for s, t in enumerate(c.tiers) if t > 0) or "free"
+        extra = f"; composure {c.composure}" if p.stimulus_expr is not None or p.harness_expr is not None else ""
+        if c.dazed_left:
+            extra += "; dazed"
+        parts.append(f"{p.names[i]}: {bound}{extra}")
+    att = f"; attention {st.attention}/{p.attention_limit}" if p.attention_limit else ""
+    return " | ".join(parts) + att
+
+
+__all__ = ["OBJECTIVES", "Solution", "compare", "optimal_exact", "parse_objective", "solve"]
+
+
+# ---------------------------------------------------------------------------------------------
+# output: console lines, optimal.json, optimal.html
+
+
+def console_lines(result: dict) -> list[str]:
+    """The comparison in words, for the console."""
+    obj = result["objective"]
+    lines = [f"{result['scenario']}: optimal {obj} {100 * result['optimal_value']:.2f}%",
+             "optimal first actions: " + "; ".join(result["first_actions"])]
+    for row in result["policies"]:
+        if row["value"] is None:
+            lines.append(f"  {row['policy']:<11} no exact value ({row['note']})")
+            continue
+        lines.append(f"  {row['policy']:<11} {100 * row['value']:6.2f}%  leaves {row['gap_points']:.2f} points "
+                     "on the table")
+        for loss in row.get("losses", [])[:3]:
+            lines.append(f"      round {loss['round']} (reached {100 * loss['reach']:.1f}%): {loss['state']}: "
+                         f"{loss['policy_action']} instead of {loss['optimal_action']} "
+                         f"(-{100 * loss['lost']:.2f} points there)")
+    eng = result["engine"]
+    lines.append(f"({eng['states']:,} states, {eng['branches']:,} branches, {eng['seconds']:.2f} s)")
+    return lines
+
+
+def write_optimal_report(scenario, result: dict, out_dir) -> list:
+    """``optimal.json`` and ``optimal.html`` (through the report template) into ``out_dir``."""
+    from pathlib import Path
+
+    from sim.report import answer, atomic_write_text, section, summary_json, table, write_html
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(out / "optimal.json", summary_json(result))
+    obj = result["objective"]
+    head = [f"With optimal play the {obj.replace('_', ' ')} is {100 * result['optimal_value']:.2f}%.",
+            "Optimal first actions: " + "; ".join(result["first_actions"]) + "."]
+    rows = []
+    for row in result["policies"]:
+        if row["value"] is None:
+            rows.append([row["policy"], "–", "–"])
+            continue
+        rows.append([row["policy"], f"{100 * row['value']:.2f}%", f"{row['gap_points']:.2f} pp"])
+        head.append(f"{row['policy']} leaves {row['gap_points']:.2f} points on the table.")
+    sections = [answer(f"How much of this scenario's difficulty is policy ({obj})?", head),
+                section("Optimal value beside each built-in policy",
+                        table(["policy", obj, "gap to optimal"],
+                              [["optimal", f"{100 * result['optimal_value']:.2f}%", "0.00 pp"], *rows]))]
+    for row in result["policies"]:
+        losses = row.get("losses") or []
+        if not losses:
+            continue
+        sections.append(section(
+            f"Where {row['policy']} loses most",
+            table(["round", "reached", "state", f"{row['policy']} does", "optimal play does", "value lost"],
+                  [[str(x["round"]), f"{100 * x['reach']:.1f}%", x["state"], x["policy_action"],
+                    x["optimal_action"], f"{100 * x['lost']:.2f} pp"] for x in losses]),
+            note="Decisions ranked by the probability of reaching them under the policy times the value lost there."))
+    summary = {"kind": "escape", "policy": "optimal"}
+    page = write_html(out / "optimal.html", f"Optimal play — {scenario.name or scenario.slug}", sections, summary)
+    return [out / "optimal.json", page]
+
+
+def table_policy(sol: Solution):
+    """The solved decision table as a policy for the scalar reference (Monte Carlo of optimal play): in
+    round ``r`` it declares the best choice of the state's number at ``r``. A state the table does not
+    know (past the objective's horizon) rests."""
+    from sim.escape.state import REST
+
+    ex = _engine()
+    ids = sol.ids
+
+    def policy(view):
+        st = view.state
+        played = view.round - 1  # the view sees the round already counted; keys count the rounds played
+        key = (tuple(ex._char_key(c, played) for c in st.chars), st.attention, tuple(st.item_left))
+        sid = ids.get(key)
+        k = sol.best.get((sid, view.round)) if sid is not None else None
+        if k is None:
+            return [None if d else REST for d in view.dazed]
+        return list(sol.choices[sid][k])
+
+    return policy
+
+
+_PLAY_CACHE: dict[int, tuple[EscapeParams, object]] = {}
+
+
+def play(view):
+    """Optimal play (objective ``escape_rate``) as a policy for simulation:
+    ``python -m sim run SCENARIO --policy sim.escape.optimal:play`` (Monte Carlo of the solved table on the
+    scalar reference, every declaration checked). The scenario is solved on the first call of each process,
+    within the default budget."""
+    p = view.params
+    hit = _PLAY_CACHE.get(id(p))
+    if hit is None or hit[0] is not p:
+        hit = _PLAY_CACHE[id(p)] = (p, table_policy(solve(p)))
+    return hit[1](view)
