@@ -27,7 +27,8 @@ RUNS, SEED = 3_000, 20261202
 
 #: per kind, the scenario values that restore the reading the stored fingerprints were made with
 EARLIER_READING: dict[str, dict[str, object]] = {
-    "escape": {},
+    # R-ESC-14a / R-ESC-14b off, R-ESC-10b untying oneself with free hands (both revised 2026-12)
+    "escape": {"rules.volume1_features": False, "rules.self_untie": "hands_free"},
     "restraint": {},
     "campus": {},
     "formation": {},
