@@ -149,6 +149,13 @@ class BranchSource:
     def focus(self, i) -> int:
         return self._choose(_D8)
 
+    def inspiration(self, i, sides) -> int:
+        """R-ESC-14b: every face of a held inspiration die, each 1 / sides."""
+        out = _DIE.get(sides)
+        if out is None:
+            out = _DIE[sides] = tuple((f, 1 / sides) for f in range(1, sides + 1))
+        return self._choose(out)
+
     def item(self, i, weights) -> int:
         total = float(weights.sum())
         return self._choose(tuple((k, float(w) / total) for k, w in enumerate(weights) if w > 0))
@@ -162,6 +169,7 @@ class BranchSource:
 
 
 _D8 = tuple((f, 1 / 8) for f in range(1, 9))
+_DIE: dict[int, tuple[tuple[object, float], ...]] = {}  # sides -> faces of an inspiration die
 _CHECKS: dict[tuple, tuple[tuple[object, float], ...]] = {}  # (net, need, blessed, breath) -> outcomes
 _DIST_CACHE: dict = {}
 
@@ -481,6 +489,7 @@ def exact(scenario: Scenario, max_states: int | None = None, max_branches: int |
         "timeout_rate": timeout,
         "mean_rounds": mean_rounds,
         "escape_by_round": by_round,
+        "reading": {"volume1_features": scenario.rules.volume1_features, "self_untie": scenario.rules.self_untie},
         "exact": True,
         "exact_engine": {
             "states": len(memo),

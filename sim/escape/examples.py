@@ -24,7 +24,7 @@ def attention_cost(view: PolicyView, i: int, action: Action | None) -> int:
         return 0
     if action.kind == "assist":
         return p.att_assist
-    if action.kind == "guide":
+    if action.kind in ("guide", "inspire"):  # an inspire draws attention.guide (R-ESC-14b)
         return p.att_guide
     if action.kind in ("untie", "use_item") and action.target != i:
         return p.att_assist

@@ -11,9 +11,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from sim.dice import CHECK_DENOMINATOR
-from sim.escape.params import ARMS, FINGERS, N_SLOTS, EscapeParams
+from sim.escape.params import ARMS, FINGERS, HARNESS, N_SLOTS, STR, EscapeParams
 from sim.escape.state import (
     BLESS,
+    CHANNEL,
+    MEDITATE,
     REST,
     SEARCH,
     Action,
@@ -25,10 +27,12 @@ from sim.escape.state import (
     can_bless,
     can_guide,
     can_help_physically,
+    can_inspire,
     can_search,
     can_untie_other,
     can_untie_self,
     check_spec,
+    has_rage,
     may_struggle,
     spec_numerator,
 )
@@ -80,31 +84,55 @@ def best_struggle(p: EscapeParams, i: int, c: CharState, slots: Sequence[int]) -
         if not may_struggle(c, s):
             continue
         for a in allowed_abilities(c, s):
-            num = spec_numerator(check_spec(p, i, c, s, a))
+            # R-ESC-31: a barbarian with a rage use counts the rage's bonus die on str (R-ESC-14a); the
+            # inspiration die held is counted (check_spec); the favoured-terrain bonus is not
+            num = spec_numerator(check_spec(p, i, c, s, a, rage=has_rage(c) and a == STR))
             key = (num, s == c.last_slot, -s, -a)
             if best_key is None or key > best_key:
                 best, best_key = (num, s, a), key
     return best
 
 
-def _struggle_action(p: EscapeParams, i: int, c: CharState, num: int, slot: int, ability: int) -> Action:
+def _struggle_action(p: EscapeParams, i: int, c: CharState, num, slot: int, ability: int) -> Action:
     # R-ESC-14 / R-ESC-31: a monk spends a breath point when the probability is below 1/2
     breath = bool(p.is_monk[i]) and c.breath > 0 and 2 * num < CHECK_DENOMINATOR
-    return Action("struggle", slot=slot, ability=ability, breath=breath)
+    # R-ESC-14a / R-ESC-31: a ranger in favoured terrain spends a use likewise (chosen without its bonus);
+    # a barbarian spends a rage use on every str check while it has one
+    terrain = c.terrain > 0 and 2 * num < CHECK_DENOMINATOR
+    rage = has_rage(c) and ability == STR
+    return Action("struggle", slot=slot, ability=ability, breath=breath, rage=rage, terrain=terrain)
 
 
-def declared_numerator(p: EscapeParams, i: int, c: CharState, a: Action) -> int:
+def declared_numerator(p: EscapeParams, i: int, c: CharState, a: Action):
     """The success numerator of a declared struggle without this round's assists and guides
-    (blessing and breath included)."""
-    return spec_numerator(check_spec(p, i, c, a.slot, a.ability, breath=a.breath))
+    (blessing, breath, rage, favoured terrain and a held inspiration die included)."""
+    return spec_numerator(check_spec(p, i, c, a.slot, a.ability, breath=a.breath, rage=a.rage, terrain=a.terrain))
+
+
+def danger(p: EscapeParams, c: CharState, i: int) -> int:
+    """R-ESC-20 step 0: the largest composure damage ``i`` can take this round (harness and stimulus at their
+    maximum rolls; 0 when it takes none)."""
+    return (int(p.danger[i, 0]) if c.tiers[HARNESS] >= 1 else 0) + int(p.danger[i, 1])
+
+
+def plan_recover(p: EscapeParams, st: PartyState, i: int) -> Action | None:
+    """R-ESC-20 step 0 (R-ESC-14b): with a channel or meditate use left and composure at most the largest
+    damage of this round, recover."""
+    c = st.chars[i]
+    if (c.channel > 0 or c.ki > 0) and c.composure <= danger(p, c, i):
+        return CHANNEL if c.channel > 0 else MEDITATE
+    return None
 
 
 def plan_own(p: EscapeParams, st: PartyState, i: int) -> Action | None:
     """Greedy steps 1-3 (with the item steps) for character ``i``; None means 'help or rest'."""
     c = st.chars[i]
+    recover = plan_recover(p, st, i)  # step 0
+    if recover is not None:
+        return recover
     own_goal = [s for s in range(N_SLOTS) if p.goal[s] and c.tiers[s] > 0]
     # step 1: untie its own highest-tier goal restraint
-    if can_untie_self(c) and own_goal:
+    if can_untie_self(p, c) and own_goal:
         _, s = _highest([(i, s) for s in own_goal], lambda ci: st.chars[ci].tiers)
         return Action("untie", slot=s, target=i)
     # after step 1: a release item on its own highest-tier covered goal restraint
@@ -119,7 +147,7 @@ def plan_own(p: EscapeParams, st: PartyState, i: int) -> Action | None:
         return _struggle_action(p, i, c, *best)
     # step 3: untie a teammate's highest-tier restraint (any slot)
     mates = [(j, s) for j in range(p.n_chars) if j != i for s in range(N_SLOTS)]
-    if can_untie_other(c):
+    if can_untie_other(p, c):
         pick = _highest(mates, lambda ci: st.chars[ci].tiers)
         if pick is not None:
             return Action("untie", slot=pick[1], target=pick[0])
@@ -148,6 +176,10 @@ def plan_help(p: EscapeParams, st: PartyState, i: int, plan: list[Action | None]
         guidable = [j for j in strugglers if can_be_guided(st.chars[j])]
         if guidable:
             return Action("guide", target=lowest(guidable))
+    if can_inspire(p, i, c):  # else inspire a struggling teammate holding no die (R-ESC-14b)
+        hearing = [j for j in strugglers if can_be_guided(st.chars[j]) and st.chars[j].insp_die == 0]
+        if hearing:
+            return Action("inspire", target=lowest(hearing))
     if can_bless(p, i, c):  # else bless, while another member still has a goal slot above 0
         others_bound = any(
             st.chars[j].tiers[s] > 0 for j in range(p.n_chars) if j != i for s in range(N_SLOTS) if p.goal[s]
@@ -177,14 +209,17 @@ def greedy(view: PolicyView) -> list[Action | None]:
 def arms_first(view: PolicyView) -> list[Action | None]:
     """`arms_first`: free the arms, then the fingers (to get free hands), then untie.
 
-    Each character not dazed: if it can untie itself, as greedy step 1; else it struggles its arms
-    while they are bound and it may, then its fingers; otherwise it plays greedy."""
+    Each character not dazed: greedy step 0 first (R-ESC-14b recovery); if it can untie itself, as greedy
+    step 1; else it struggles its arms while they are bound and it may, then its fingers; otherwise it plays
+    greedy."""
     p, st = view.params, view.state
     plan: list[Action | None] = []
     for i in range(p.n_chars):
         c = st.chars[i]
         action = None
-        if not view.dazed[i] and not can_untie_self(c):
+        if not view.dazed[i]:
+            action = plan_recover(p, st, i)
+        if action is None and not view.dazed[i] and not can_untie_self(p, c):
             for slot in (ARMS, FINGERS):
                 best = best_struggle(p, i, c, [slot]) if c.tiers[slot] > 0 else None
                 if best is not None:

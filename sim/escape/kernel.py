@@ -12,7 +12,8 @@ compiled function per step of the round order R-ESC-5, named after its rule:
 Random layout (:data:`RANDOM_LAYOUT`): each chunk draws a 128-bit key from its Generator (R-GEN-7); uniform
 number k that character i uses in round r of run j is a fixed function of (key, j, r, i, k) (SplitMix64 mixing
 of the packed counter, 53 bits to [0, 1)). So every random event takes only the uniforms it needs, in the order
-it needs them (a check: |net| + 1 d20, then the blessing d4 if blessed, then the breath d20 if spent; a search:
+it needs them (a check: the held inspiration die first (R-ESC-14b), then |net| + 1 d20, then the blessing d4 if
+blessed, then the breath d20 if spent; a search:
 a d20, then the item uniform if it succeeded; a dice expression one uniform a die), no run's numbers depend on
 another run, and two policies or parameter values played on the same seed read the same numbers for the same
 character in the same round of the same run (common random numbers). A die face is ``floor(u * sides) + 1``.
@@ -48,6 +49,7 @@ from sim.escape.params import (
     N_SLOTS,
     SEVERE,
     STR,
+    UNLIMITED,
     UTTER,
     EscapeParams,
 )
@@ -60,13 +62,19 @@ RUNNING, ESCAPED, CAUGHT, TIMEOUT = 0, 1, 2, 3
 OUTCOME_NAMES = ("", "escaped", "caught", "timeout")
 # action kinds: positions in ACTION_KINDS; NONE for a dazed character
 NONE = -1
-STRUGGLE, ASSIST, GUIDE, SEARCH, REST, UNTIE, USE_ITEM, BLESS = (ACTION_KINDS.index(k) for k in (
-    "struggle", "assist", "guide", "search", "rest", "untie", "use_item", "bless"))
-# plan columns
-P_KIND, P_SLOT, P_ABILITY, P_TARGET, P_ITEM, P_BREATH = range(6)
+STRUGGLE, ASSIST, GUIDE, SEARCH, REST, UNTIE, USE_ITEM, BLESS, CHANNEL, INSPIRE, MEDITATE = (
+    ACTION_KINDS.index(k) for k in ("struggle", "assist", "guide", "search", "rest", "untie", "use_item", "bless",
+                                    "channel", "inspire", "meditate"))
+# plan columns (P_RAGE, P_TERRAIN: R-ESC-14a spends of a struggle)
+P_KIND, P_SLOT, P_ABILITY, P_TARGET, P_ITEM, P_BREATH, P_RAGE, P_TERRAIN = range(8)
+N_PLAN = 8
 POLICY_CODES = {"greedy": 0, "arms_first": 1, "team": 2}
 GREEDY, ARMS_FIRST, TEAM = 0, 1, 2
-DENOM = CHECK_DENOMINATOR
+# The policies compare success probabilities as integers over DENOM: CHECK_DENOMINATOR times 120, the least common
+# multiple of the inspiration dice's sides (R-ESC-14b), so that a check with a held die (the mean over its faces)
+# is an integer too. The reference compares the same ratios as exact fractions.
+SCALE = 120
+DENOM = CHECK_DENOMINATOR * SCALE
 
 # How the steps are compiled. Each step of the round and each policy step is its own function (``rule``), compiled
 # once and cached, and tagged for LLVM to inline into the one entry point :func:`run_engine` (numba's
@@ -83,27 +91,34 @@ leaf = njit(inline="always")
 
 # Rules.game: the scenario's scalars, then the goal slots (GOAL + slot)
 (N_CHARS, N_ITEMS, MAX_ROUNDS, POOL, ATTENTION_LIMIT, ATT_ASSIST, ATT_GUIDE, ATT_SEARCH, ATT_PER_ROUND, SEARCH_ON,
- SEARCH_DC, HAS_STIMULUS, CRAVING, DAZED_ROUNDS, GOAL) = range(15)
+ SEARCH_DC, HAS_STIMULUS, CRAVING, DAZED_ROUNDS, ARMS_FREE, GOAL) = range(16)
 DC, BECOMES, MARK = range(3)  # Rules.tier columns (R-ESC-2, R-ESC-3)
 # Rules.char columns: what an escape check adds by ability (str, dex, int): the ability modifier plus the escape
-# artist's bonus (R-ESC-4, R-ESC-14), then the rest
+# artist's bonus (R-ESC-4, R-ESC-14) and the rogue's and druid's (R-ESC-14a); what a favoured-terrain use adds by
+# ability (R-ESC-14a); then the rest
 CHECK_MOD = 0
+TERRAIN_MOD = 3
 (WIS_MOD, CHA_MOD, SEARCH_MOD, GUIDE_BONUS, MAGE_BONUS, IS_MONK, IS_PALADIN, IS_CLERIC, IS_MAGE_HAND, IS_FOCUS,
- FOCUS_MOD, COMP_MAX, REST_FIXED, HARNESS_FIXED, STIMULUS_FIXED) = range(3, 18)
-N_CHAR_RULES = 18
+ FOCUS_MOD, COMP_MAX, REST_FIXED, HARNESS_FIXED, STIMULUS_FIXED, INSPIRE_SIDES, HARNESS_MAX, STIMULUS_MAX,
+ RECOVER_FIXED) = range(6, 25)
+N_CHAR_RULES = 25
 ITEM_KIND, ITEM_VALUE, ITEM_MAX_TIER = range(3)  # Rules.item columns
-REST_DICE, HARNESS_DICE, STIMULUS_DICE = range(3)  # Rules.dice rows
+REST_DICE, HARNESS_DICE, STIMULUS_DICE, RECOVER_DICE = range(4)  # Rules.dice rows
 # Batch.chars columns (per character state, then per character statistics of R-ESC-15)
 CHAR_FIELDS = ("last_slot", "composure", "craving", "dazed_left", "breath", "save_bonus", "immune_until",
-               "item_bonus", "blessed", "freed_round", "checks", "successes", "overloads", "items_found")
-(LAST_SLOT, COMPOSURE, CRAVING_LEFT, DAZED_LEFT, BREATH, SAVE_BONUS, IMMUNE_UNTIL, ITEM_BONUS, BLESSED, FREED_ROUND,
- CHECKS, SUCCESSES, OVERLOADS, ITEMS_FOUND) = range(len(CHAR_FIELDS))
+               "item_bonus", "blessed", "rage", "terrain", "channel", "ki", "inspire", "insp_die",
+               "freed_round", "checks", "successes", "overloads", "items_found")
+(LAST_SLOT, COMPOSURE, CRAVING_LEFT, DAZED_LEFT, BREATH, SAVE_BONUS, IMMUNE_UNTIL, ITEM_BONUS, BLESSED, RAGE, TERRAIN,
+ CHANNEL_LEFT, KI, INSPIRE_LEFT, INSP_DIE, FREED_ROUND, CHECKS, SUCCESSES, OVERLOADS, ITEMS_FOUND) = range(
+    len(CHAR_FIELDS))
 RUN_FIELDS = ("attention", "rounds", "outcome", "first_round")
 ATTENTION, ROUNDS, OUTCOME, FIRST_ROUND = range(len(RUN_FIELDS))  # Batch.runs columns
 TIER_STATS = ("rounds_at_tier", "checks_at_tier", "successes_at_tier")
 ROUNDS_AT_TIER, CHECKS_AT_TIER, SUCCESSES_AT_TIER = range(3)  # Batch.tier_stats rows
-# Scratch.flags columns: this round's help attached to each character's check, and its struggle
-ASSISTED, GUIDE_FLAG, MAGE, BLESS_NEXT, STRUGGLED, HARNESS_ON = range(6)
+# Scratch.flags columns: this round's help attached to each character's check, and its struggle; the inspiration
+# die it gains at the end of the round (R-ESC-14b)
+ASSISTED, GUIDE_FLAG, MAGE, BLESS_NEXT, STRUGGLED, HARNESS_ON, INSPIRE_NEXT = range(7)
+N_FLAGS = 7
 
 
 class Rules(NamedTuple):
@@ -115,7 +130,7 @@ class Rules(NamedTuple):
     char: np.ndarray  # (C, N_CHAR_RULES)
     item: np.ndarray  # (I, 3): ITEM_KIND, ITEM_VALUE, ITEM_MAX_TIER
     weight: np.ndarray  # (I,) float64
-    dice: np.ndarray  # (3, terms, 3): REST_DICE, HARNESS_DICE, STIMULUS_DICE rows of (sign, count, sides) (R-GEN-5)
+    dice: np.ndarray  # (4, terms, 3): REST, HARNESS, STIMULUS, RECOVER_DICE rows of (sign, count, sides) (R-GEN-5)
     table: np.ndarray  # check numerators [net + MAX_NET_DICE, blessed, breath, need]
 
 
@@ -144,9 +159,9 @@ class Batch(NamedTuple):
 class Scratch(NamedTuple):
     """One round's working arrays for one run (reused)."""
 
-    plan: np.ndarray  # (C, 6): P_KIND .. P_BREATH
+    plan: np.ndarray  # (C, N_PLAN): P_KIND .. P_TERRAIN
     dazed: np.ndarray  # (C,) bool
-    flags: np.ndarray  # (C, 6): ASSISTED .. HARNESS_ON
+    flags: np.ndarray  # (C, N_FLAGS): ASSISTED .. INSPIRE_NEXT
     helpers: np.ndarray  # (C, C): helpers[target, helper]
     weights: np.ndarray  # (I,) float64
     where: np.ndarray  # (2,): the run and round drawing now
@@ -160,24 +175,28 @@ def rules_of(p: EscapeParams) -> Rules:
     C = p.n_chars
     game = np.zeros(GOAL + N_SLOTS, dtype=np.int64)
     game[[N_CHARS, N_ITEMS, MAX_ROUNDS, POOL, ATTENTION_LIMIT, ATT_ASSIST, ATT_GUIDE, ATT_SEARCH, ATT_PER_ROUND,
-          SEARCH_ON, SEARCH_DC, HAS_STIMULUS, CRAVING, DAZED_ROUNDS]] = [
+          SEARCH_ON, SEARCH_DC, HAS_STIMULUS, CRAVING, DAZED_ROUNDS, ARMS_FREE]] = [
         C, p.n_items, p.max_rounds, p.stacking == "pool", p.attention_limit, p.att_assist, p.att_guide,
         p.att_search, p.att_per_round, p.search_on, p.search_dc, p.stimulus_expr is not None, p.craving,
-        p.dazed_rounds]
+        p.dazed_rounds, p.arms_free]
     game[GOAL:] = p.goal
     tier = np.stack([p.dc, p.becomes, p.mark], axis=1).astype(np.int64)
     char = np.zeros((C, N_CHAR_RULES), dtype=np.int64)
-    char[:, CHECK_MOD:CHECK_MOD + 3] = p.escape_mod + p.artist_bonus
+    char[:, CHECK_MOD:CHECK_MOD + 3] = p.escape_mod + p.artist_bonus + p.feature_bonus
+    char[:, TERRAIN_MOD:TERRAIN_MOD + 3] = p.terrain_bonus
+    char[:, INSPIRE_SIDES] = p.inspire_sides
+    char[:, HARNESS_MAX], char[:, STIMULUS_MAX] = p.danger[:, 0], p.danger[:, 1]
     for col, values in ((WIS_MOD, p.wis_mod), (CHA_MOD, p.cha_mod), (SEARCH_MOD, p.search_mod),
                         (GUIDE_BONUS, p.guide_bonus), (MAGE_BONUS, p.mage_bonus), (IS_MONK, p.is_monk),
                         (IS_PALADIN, p.is_paladin), (IS_CLERIC, p.is_cleric), (IS_MAGE_HAND, p.is_mage_hand),
                         (IS_FOCUS, p.is_focus), (FOCUS_MOD, p.focus_mod), (COMP_MAX, p.comp_max)):
         char[:, col] = values
-    exprs = (p.rest_expr, p.harness_expr, p.stimulus_expr)
+    exprs = (p.rest_expr, p.harness_expr, p.stimulus_expr, p.recover_expr)
     n_terms = max(1, *(len(e.dice) for e in exprs if e is not None))
-    dice = np.zeros((3, n_terms, 3), dtype=np.int64)
+    dice = np.zeros((len(exprs), n_terms, 3), dtype=np.int64)
     dice[:, :, 2] = 1  # padding terms roll no dice (count 0)
-    for row, (expr, col) in enumerate(zip(exprs, (REST_FIXED, HARNESS_FIXED, STIMULUS_FIXED), strict=True)):
+    fixed = (REST_FIXED, HARNESS_FIXED, STIMULUS_FIXED, RECOVER_FIXED)
+    for row, (expr, col) in enumerate(zip(exprs, fixed, strict=True)):
         if expr is None:
             continue
         for t, term in enumerate(expr.dice):
@@ -196,6 +215,11 @@ def initial_batch(p: EscapeParams, n: int) -> Batch:
     chars[:, :, LAST_SLOT] = -1
     chars[:, :, COMPOSURE] = p.comp_max
     chars[:, :, BREATH] = p.breath_points
+    chars[:, :, RAGE] = p.rage_uses  # R-ESC-14a / R-ESC-14b uses
+    chars[:, :, TERRAIN] = p.terrain_uses
+    chars[:, :, CHANNEL_LEFT] = p.channel_uses
+    chars[:, :, KI] = p.ki
+    chars[:, :, INSPIRE_LEFT] = p.inspire_uses
     return Batch(
         tiers=np.broadcast_to(p.init_tiers.astype(np.int8), (n, C, N_SLOTS)).copy(),
         acc=np.zeros((n, C, N_SLOTS), dtype=np.int32), streak=np.zeros((n, C, N_SLOTS), dtype=np.int32),
@@ -209,7 +233,8 @@ def initial_batch(p: EscapeParams, n: int) -> Batch:
 
 def new_scratch(p: EscapeParams) -> Scratch:
     C = p.n_chars
-    return Scratch(np.zeros((C, 6), dtype=np.int64), np.zeros(C, dtype=np.bool_), np.zeros((C, 6), dtype=np.int64),
+    return Scratch(np.zeros((C, N_PLAN), dtype=np.int64), np.zeros(C, dtype=np.bool_),
+                   np.zeros((C, N_FLAGS), dtype=np.int64),
                    np.zeros((C, C), dtype=np.bool_), np.zeros(p.n_items, dtype=np.float64), np.zeros(2, dtype=np.int64),
                    np.zeros(C, dtype=np.int64))
 
@@ -305,9 +330,10 @@ def pick_item(u, sc, i, weights):
 
 
 @leaf
-def can_untie_self(st, j, i):
-    """R-ESC-10b / R-ESC-31: arms, fingers and body at 0."""
-    return st.tiers[j, i, ARMS] == 0 and st.tiers[j, i, FINGERS] == 0 and st.tiers[j, i, BODY] == 0
+def can_untie_self(R, st, j, i):
+    """R-ESC-10b / R-ESC-31: arms and body at 0 (self_untie = "arms_free"); "hands_free": fingers at 0 too."""
+    t = st.tiers
+    return t[j, i, ARMS] == 0 and t[j, i, BODY] == 0 and ((R.game[ARMS_FREE] != 0) or t[j, i, FINGERS] == 0)
 
 
 @leaf
@@ -318,8 +344,8 @@ def can_help_physically(st, j, i):
 
 
 @leaf
-def can_untie_other(st, j, i):
-    return can_untie_self(st, j, i) and can_help_physically(st, j, i)
+def can_untie_other(R, st, j, i):
+    return can_untie_self(R, st, j, i) and can_help_physically(st, j, i)
 
 
 @leaf
@@ -358,7 +384,20 @@ def can_search(R, st, j, i):
 
 @leaf
 def can_bless(R, st, j, i):
-    return (R.char[i, IS_CLERIC] != 0) and st.tiers[j, i, GAG] == 0  # R-ESC-14 blessing, R-ESC-11 gag
+    """R-ESC-14 blessing: a cleric with the mouth free (gag 0 and mask 0)."""
+    return (R.char[i, IS_CLERIC] != 0) and st.tiers[j, i, GAG] == 0 and st.tiers[j, i, MASK] == 0
+
+
+@leaf
+def can_inspire(st, j, i):
+    """R-ESC-14b: an inspire use left and gag 0."""
+    return st.chars[j, i, INSPIRE_LEFT] > 0 and st.tiers[j, i, GAG] == 0
+
+
+@leaf
+def has_rage(st, j, i):
+    """R-ESC-14a: a rage use left (UNLIMITED, -1, never runs out)."""
+    return st.chars[j, i, RAGE] > 0 or st.chars[j, i, RAGE] == UNLIMITED
 
 
 @leaf
@@ -392,23 +431,27 @@ def goal_done(R, st, j, i):
 
 
 @leaf
-def check_net(R, st, j, i, slot, ability, assisted):
+def check_net(R, st, j, i, slot, ability, assisted, rage):
     penalty = 0
     if ability == DEX and st.tiers[j, i, FINGERS] >= 1 and slot != FINGERS:
         penalty += 1  # R-ESC-11 fingers: penalty die on dex checks of other slots
     if ability == STR and st.tiers[j, i, MASK] >= 1:
         penalty += 1  # R-ESC-11 mask: penalty die on every str check (R-ESC-33)
-    return net_dice(1 if assisted else 0, penalty, R.game[POOL] != 0)  # R-GEN-4
+    bonus = (1 if assisted else 0) + (1 if rage else 0)  # the assist's and the rage's (R-ESC-14a) bonus dice
+    return net_dice(bonus, penalty, R.game[POOL] != 0)  # R-GEN-4
 
 
 @leaf
-def check_need(R, st, j, i, slot, ability, guide, mage, breath):
-    """What the random part of an escape check must reach: DC - (mod + acc + items + escape artist
-    + guide + mage hand [+ wis mod with the breath d20]) (R-ESC-4, R-ESC-3, R-ESC-9, R-ESC-14)."""
+def check_need(R, st, j, i, slot, ability, guide, mage, breath, terrain):
+    """What the random part of an escape check must reach: DC - (mod + acc + items + escape artist, rogue and
+    druid + guide + mage hand [+ favoured terrain] [+ wis mod with the breath d20]) (R-ESC-4, R-ESC-3, R-ESC-9,
+    R-ESC-14, R-ESC-14a)."""
     tier = st.tiers[j, i, slot]
     static = R.char[i, CHECK_MOD + ability]
     static += st.acc[j, i, slot] + st.chars[j, i, ITEM_BONUS]
     static += guide + mage
+    if terrain:
+        static += R.char[i, TERRAIN_MOD + ability]
     if breath:
         static += R.char[i, WIS_MOD]
     return R.tier[tier, DC] - static
@@ -418,7 +461,7 @@ def check_need(R, st, j, i, slot, ability, guide, mage, breath):
 def numerator(R, net, need, blessed, breath):
     """Exact P(success) numerator over CHECK_DENOMINATOR (the table of sim.dice)."""
     if need <= 0:
-        return DENOM
+        return CHECK_DENOMINATOR
     if need > CHECK_MAX_SUM:
         return 0
     return R.table[net + MAX_NET_DICE, 1 if blessed else 0, 1 if breath else 0, need]
@@ -431,13 +474,21 @@ def is_auto_release(R, st, j, i, slot):
 
 
 @leaf
-def success_numerator(R, st, j, i, slot, ability, assisted, guide, mage, breath):
-    """P(success) of a declared check, a `*` auto-release counting as 1 (R-ESC-20, R-ESC-37)."""
+def success_numerator(R, st, j, i, slot, ability, assisted, guide, mage, breath, rage, terrain):
+    """P(success) of a declared check over DENOM, a `*` auto-release counting as 1 (R-ESC-20, R-ESC-37); with an
+    inspiration die held, the mean over its faces (R-ESC-14b)."""
     if is_auto_release(R, st, j, i, slot):
         return DENOM
-    net = check_net(R, st, j, i, slot, ability, assisted)
-    need = check_need(R, st, j, i, slot, ability, guide, mage, breath)
-    return numerator(R, net, need, st.chars[j, i, BLESSED], breath)
+    net = check_net(R, st, j, i, slot, ability, assisted, rage)
+    need = check_need(R, st, j, i, slot, ability, guide, mage, breath, terrain)
+    blessed = st.chars[j, i, BLESSED]
+    sides = st.chars[j, i, INSP_DIE]
+    if sides == 0:
+        return numerator(R, net, need, blessed, breath) * SCALE
+    total = 0
+    for face in range(1, sides + 1):
+        total += numerator(R, net, need - face, blessed, breath)
+    return total * (SCALE // sides)
 
 
 # =============================================================================================
@@ -452,6 +503,8 @@ def set_action(plan, i, kind, slot, ability, target, item, breath):
     plan[i, P_TARGET] = target
     plan[i, P_ITEM] = item
     plan[i, P_BREATH] = 1 if breath else 0
+    plan[i, P_RAGE] = 0
+    plan[i, P_TERRAIN] = 0
 
 
 @leaf
@@ -491,7 +544,8 @@ def best_struggle(R, st, j, i, only_slot):
         for a in range(3):
             if not ability_allowed(st, j, i, s, a):
                 continue
-            num = success_numerator(R, st, j, i, s, a, False, 0, 0, False)
+            # R-ESC-31: the rage's bonus die counts on str while a use is left; terrain does not
+            num = success_numerator(R, st, j, i, s, a, False, 0, 0, False, has_rage(st, j, i) and a == STR, False)
             if num > best_num or (num == best_num and last and not best_last):
                 best_num, best_slot, best_ability, best_last = num, s, a, last
     return best_num, best_slot, best_ability
@@ -502,6 +556,25 @@ def plan_struggle(R, st, j, i, plan, num, slot, ability):
     # R-ESC-14 / R-ESC-31: a monk spends a breath point when the probability is below 1/2
     breath = (R.char[i, IS_MONK] != 0) and st.chars[j, i, BREATH] > 0 and 2 * num < DENOM
     set_action(plan, i, STRUGGLE, slot, ability, -1, -1, breath)
+    # R-ESC-14a / R-ESC-31: favoured terrain likewise; rage on every str check while a use is left
+    plan[i, P_TERRAIN] = 1 if st.chars[j, i, TERRAIN] > 0 and 2 * num < DENOM else 0
+    plan[i, P_RAGE] = 1 if has_rage(st, j, i) and ability == STR else 0
+
+
+@leaf
+def plan_recover(R, st, j, i, plan):
+    """R-ESC-20 step 0 (R-ESC-14b): with a channel or ki use and composure at most the largest damage it can
+    take this round (harness and stimulus at their maximum rolls), recover."""
+    channel = st.chars[j, i, CHANNEL_LEFT] > 0
+    if not channel and st.chars[j, i, KI] <= 0:
+        return False
+    danger = R.char[i, STIMULUS_MAX]
+    if st.tiers[j, i, HARNESS] >= 1:
+        danger += R.char[i, HARNESS_MAX]
+    if st.chars[j, i, COMPOSURE] > danger:
+        return False
+    set_action(plan, i, CHANNEL if channel else MEDITATE, -1, -1, -1, -1, False)
+    return True
 
 
 @leaf
@@ -533,8 +606,10 @@ def highest_teammate(R, st, j, i, need_item):
 
 @rule
 def plan_own(R, st, j, i, plan):
-    """Greedy steps 1-3 with the item steps (R-ESC-20, R-ESC-31); False means 'help or rest'."""
-    if can_untie_self(st, j, i):  # step 1
+    """Greedy steps 0-3 with the item steps (R-ESC-20, R-ESC-31); False means 'help or rest'."""
+    if plan_recover(R, st, j, i, plan):  # step 0
+        return True
+    if can_untie_self(R, st, j, i):  # step 1
         own = highest_own_goal(R, st, j, i, False)
         if own >= 0:
             set_action(plan, i, UNTIE, own, -1, i, -1, False)
@@ -548,7 +623,7 @@ def plan_own(R, st, j, i, plan):
     if slot >= 0:
         plan_struggle(R, st, j, i, plan, num, slot, ability)
         return True
-    if can_untie_other(st, j, i):  # step 3
+    if can_untie_other(R, st, j, i):  # step 3
         c, s = highest_teammate(R, st, j, i, False)
         if c >= 0:
             set_action(plan, i, UNTIE, s, -1, c, -1, False)
@@ -563,19 +638,23 @@ def plan_own(R, st, j, i, plan):
 
 @leaf
 def declared_numerator(R, st, j, c, plan, assisted, guide, mage):
-    """P(success) of c's declared struggle with the given help (breath and blessing included)."""
+    """P(success) of c's declared struggle with the given help (breath, rage, terrain, blessing and a held
+    inspiration die included)."""
     return success_numerator(R, st, j, c, plan[c, P_SLOT], plan[c, P_ABILITY], assisted, guide, mage,
-                             plan[c, P_BREATH] == 1)
+                             plan[c, P_BREATH] == 1, plan[c, P_RAGE] == 1, plan[c, P_TERRAIN] == 1)
 
 
 @leaf
-def lowest_struggler(R, st, j, i, plan, guidable_only):
-    """The struggling teammate with the lowest declared success probability (ties: party order)."""
+def lowest_struggler(R, st, j, i, plan, guidable_only, without_die):
+    """The struggling teammate with the lowest declared success probability (ties: party order); optionally
+    only those that can be guided (heard), and only those holding no inspiration die."""
     best, best_num = -1, 0
     for c in range(R.game[N_CHARS]):
         if c == i or plan[c, P_KIND] != STRUGGLE:
             continue
         if guidable_only and not can_be_guided(st, j, c):
+            continue
+        if without_die and st.chars[j, c, INSP_DIE] != 0:
             continue
         num = declared_numerator(R, st, j, c, plan, False, 0, 0)
         if best < 0 or num < best_num:
@@ -594,14 +673,19 @@ def others_bound(R, st, j, i):
 @rule
 def plan_help(R, st, j, i, plan):
     """Greedy steps 4-6 (R-ESC-20, R-ESC-31), once every struggle is declared."""
-    target = lowest_struggler(R, st, j, i, plan, False)
+    target = lowest_struggler(R, st, j, i, plan, False, False)
     if target >= 0 and can_assist(R, st, j, i):  # step 4: assist
         set_action(plan, i, ASSIST, -1, -1, target, -1, False)
         return
     if can_guide(st, j, i):  # else guide
-        target = lowest_struggler(R, st, j, i, plan, True)
+        target = lowest_struggler(R, st, j, i, plan, True, False)
         if target >= 0:
             set_action(plan, i, GUIDE, -1, -1, target, -1, False)
+            return
+    if can_inspire(st, j, i):  # else inspire a struggling teammate that holds no die (R-ESC-14b)
+        target = lowest_struggler(R, st, j, i, plan, True, True)
+        if target >= 0:
+            set_action(plan, i, INSPIRE, -1, -1, target, -1, False)
             return
     if can_bless(R, st, j, i) and others_bound(R, st, j, i):  # else bless
         set_action(plan, i, BLESS, -1, -1, -1, -1, False)
@@ -615,8 +699,8 @@ def plan_help(R, st, j, i, plan):
 @leaf
 def plan_arms_and_fingers(R, st, j, i, plan):
     """`arms_first`: a character without free hands struggles its arms while bound and it may, then its
-    fingers (R-ESC-31 tie rules within the slot); otherwise it plays greedy."""
-    if can_untie_self(st, j, i):
+    fingers (R-ESC-31 tie rules within the slot); otherwise it plays greedy. Greedy step 0 comes first."""
+    if plan_recover(R, st, j, i, plan) or can_untie_self(R, st, j, i):
         return
     for slot in (ARMS, FINGERS):
         if st.tiers[j, i, slot] > 0:
@@ -657,7 +741,7 @@ def plan_attention(R, plan):
         kind = plan[i, P_KIND]
         if kind == ASSIST:
             total += R.game[ATT_ASSIST]
-        elif kind == GUIDE:
+        elif kind == GUIDE or kind == INSPIRE:  # an inspire draws attention.guide (R-ESC-14b)
             total += R.game[ATT_GUIDE]
         elif (kind == UNTIE or kind == USE_ITEM) and plan[i, P_TARGET] != i:
             total += R.game[ATT_ASSIST]
@@ -763,6 +847,7 @@ def attach_help(R, st, j, sc):
         sc.flags[i, GUIDE_FLAG] = 0
         sc.flags[i, MAGE] = 0
         sc.flags[i, BLESS_NEXT] = 0
+        sc.flags[i, INSPIRE_NEXT] = 0
         for k in range(C):
             sc.helpers[i, k] = False
     attention = R.game[ATT_PER_ROUND]
@@ -786,6 +871,10 @@ def attach_help(R, st, j, sc):
             for c in range(C):
                 if c != i:
                     sc.flags[c, BLESS_NEXT] = 1  # blessings draw no attention
+        elif kind == INSPIRE:  # R-ESC-14b: a die for a later round's check; draws attention.guide
+            st.chars[j, i, INSPIRE_LEFT] -= 1
+            sc.flags[target, INSPIRE_NEXT] = max(sc.flags[target, INSPIRE_NEXT], R.char[i, INSPIRE_SIDES])
+            attention += R.game[ATT_GUIDE]
     return attention
 
 
@@ -813,12 +902,23 @@ def resolve_struggles(R, st, j, sc, u):
         s = sc.plan[i, P_SLOT]
         ability = sc.plan[i, P_ABILITY]
         breath = sc.plan[i, P_BREATH] == 1
+        rage = sc.plan[i, P_RAGE] == 1
+        terrain = sc.plan[i, P_TERRAIN] == 1
         sc.flags[i, STRUGGLED] = s
         tier = st.tiers[j, i, s]
-        net = check_net(R, st, j, i, s, ability, sc.flags[i, ASSISTED])
-        need = check_need(R, st, j, i, s, ability, sc.flags[i, GUIDE_FLAG], sc.flags[i, MAGE], breath)
+        net = check_net(R, st, j, i, s, ability, sc.flags[i, ASSISTED], rage)
+        need = check_need(R, st, j, i, s, ability, sc.flags[i, GUIDE_FLAG], sc.flags[i, MAGE], breath, terrain)
         if breath:
             st.chars[j, i, BREATH] -= 1
+        if terrain:
+            st.chars[j, i, TERRAIN] -= 1  # R-ESC-14a: the use is spent on the check
+        sides = st.chars[j, i, INSP_DIE]
+        if sides > 0:  # R-ESC-14b: the held die, drawn first, adds to the check and restores its face
+            face = roll_die(u, sc, i, sides)
+            st.chars[j, i, INSP_DIE] = 0
+            need -= face
+            top = R.char[i, COMP_MAX] - st.chars[j, i, CRAVING_LEFT]
+            st.chars[j, i, COMPOSURE] = min(st.chars[j, i, COMPOSURE] + face, top)
         success = roll_check(u, sc, i, net, need, st.chars[j, i, BLESSED], breath)
         st.chars[j, i, CHECKS] += 1
         if rnd == 1:  # statistics for the first-check advantage
@@ -828,6 +928,10 @@ def resolve_struggles(R, st, j, sc, u):
             st.chars[j, i, SUCCESSES] += 1
             st.tier_stats[j, i, SUCCESSES_AT_TIER, tier] += 1
             st.tiers[j, i, s] = R.tier[tier, BECOMES]
+            if rage:  # R-ESC-14a: one more position down the ladder, never below free; the use is spent
+                st.tiers[j, i, s] = max(0, st.tiers[j, i, s] - 1)
+                if st.chars[j, i, RAGE] != UNLIMITED:
+                    st.chars[j, i, RAGE] -= 1
             st.acc[j, i, s] = 0
             st.streak[j, i, s] = 0
             strength_of_will(R, st, j, sc, i)
@@ -880,12 +984,22 @@ def resolve_unties_and_items(R, st, j, sc):
 
 @rule
 def resolve_rests(R, st, j, sc, u):
-    """R-ESC-10a: rest restores composure by the recovery roll, up to maximum - craving."""
+    """R-ESC-10a: rest restores composure by the recovery roll, up to maximum - craving; R-ESC-14b channel and
+    meditate spend a use and restore 1d6, in the same party order."""
     for i in range(R.game[N_CHARS]):
-        if sc.plan[i, P_KIND] == REST:
+        kind = sc.plan[i, P_KIND]
+        if kind == REST:
             gain = max(0, roll_dice(u, sc, i, R.dice[REST_DICE], R.char[i, REST_FIXED]))
-            top = R.char[i, COMP_MAX] - st.chars[j, i, CRAVING_LEFT]
-            st.chars[j, i, COMPOSURE] = min(st.chars[j, i, COMPOSURE] + gain, top)
+        elif kind == CHANNEL or kind == MEDITATE:
+            if kind == CHANNEL:
+                st.chars[j, i, CHANNEL_LEFT] -= 1
+            else:
+                st.chars[j, i, KI] -= 1
+            gain = max(0, roll_dice(u, sc, i, R.dice[RECOVER_DICE], R.char[i, RECOVER_FIXED]))
+        else:
+            continue
+        top = R.char[i, COMP_MAX] - st.chars[j, i, CRAVING_LEFT]
+        st.chars[j, i, COMPOSURE] = min(st.chars[j, i, COMPOSURE] + gain, top)
 
 
 @rule
@@ -972,6 +1086,8 @@ def end_tests(R, st, j, sc):
     all_free = True
     for i in range(R.game[N_CHARS]):
         st.chars[j, i, BLESSED] = sc.flags[i, BLESS_NEXT]
+        if sc.flags[i, INSPIRE_NEXT] > 0 and st.chars[j, i, INSP_DIE] == 0:  # R-ESC-14b: one die at most
+            st.chars[j, i, INSP_DIE] = sc.flags[i, INSPIRE_NEXT]
         done = goal_done(R, st, j, i)
         if st.chars[j, i, FREED_ROUND] == 0 and done:
             st.chars[j, i, FREED_ROUND] = rnd
@@ -1021,7 +1137,7 @@ def run_engine(R, st, sc, key, policy, mode, out):
             play_round(R, st, j, sc, keys, policy, mode == PLAN_ONLY)
             if mode == PLAN_ONLY:
                 for i in range(R.game[N_CHARS]):
-                    for col in range(6):
+                    for col in range(N_PLAN):
                         out[j, i, col] = sc.plan[i, col]
             if mode != PLAY_RUNS:
                 break
@@ -1030,7 +1146,7 @@ def run_engine(R, st, sc, key, policy, mode, out):
 # =============================================================================================
 # drivers
 
-NO_PLAN = np.zeros((0, 0, 6), dtype=np.int64)
+NO_PLAN = np.zeros((0, 0, N_PLAN), dtype=np.int64)
 MAX_CHUNK_RUNS = 1 << 20  # the counter's run field (the layout above)
 
 
@@ -1056,8 +1172,8 @@ def step(p: EscapeParams, st: Batch, key: np.ndarray, policy: str = "greedy") ->
 
 
 def plan(p: EscapeParams, st: Batch, policy: str = "greedy") -> np.ndarray:
-    """The declared actions ``(n, C, 6)`` (columns P_KIND .. P_BREATH) at the states of ``st``."""
-    out = np.zeros((len(st.runs), p.n_chars, 6), dtype=np.int64)
+    """The declared actions ``(n, C, N_PLAN)`` (columns P_KIND .. P_TERRAIN) at the states of ``st``."""
+    out = np.zeros((len(st.runs), p.n_chars, N_PLAN), dtype=np.int64)
     run_engine(rules_of(p), st, new_scratch(p), np.zeros(2, dtype=np.uint64),
                POLICY_CODES[policy], PLAN_ONLY, out)
     return out

@@ -72,6 +72,13 @@ class EscapeRules(Strict):
         "one kind count as one) or pool (each extra die adds a d20; the net count decides)."))
     tiers: dict[TierId, TierOverride] = Field(default_factory=dict, description=(
         "Overrides of the tier ladder, keyed by tier id: [rules.tiers.heavy] dc = 17 (R-ESC-2)."))
+    volume1_features: bool = Field(True, description=(
+        "The volume-1 class features act in the challenge (R-ESC-14a: rogue, druid, ranger in favoured terrain, "
+        "barbarian rage; R-ESC-14b: channel, inspire and meditate as class actions). false: the reading before "
+        "2026-12, without them."))
+    self_untie: Literal["arms_free", "hands_free"] = Field("arms_free", description=(
+        "Who may untie itself (R-ESC-10b): arms_free (arms and body at 0; bound fingers do not stop it, the seed's "
+        "reading) or hands_free (arms, fingers and body at 0, the reading before 2026-12)."))
 
 
 class Goal(Strict):
@@ -181,6 +188,9 @@ class Character(Strict):
         "The ability whose modifier feeds the composure maximum; left out: the default of R-RST-25."))
     composure: int | None = Field(None, ge=1, le=100_000, description=(
         "Composure maximum, replacing the one computed from class and level."))
+    favoured_terrain: bool = Field(False, description=(
+        "A ranger in its favoured terrain: proficiency-bonus times per challenge it adds twice its proficiency "
+        "bonus to one escape check (R-ESC-14a); rangers only."))
     restraints: Restraints = Field(default_factory=Restraints, description="Starting restraints, slot = tier id.")
 
 
@@ -197,7 +207,8 @@ class Scenario(ScenarioBase):
 
     kind: Literal["escape"] = Field(..., description="The rule system: a party escaping restraints in a cell.")
     run: EscapeRun = Field(default_factory=EscapeRun, description="Runs, seed and the round limit.")
-    rules: EscapeRules = Field(default_factory=EscapeRules, description="Dice stacking and the tier ladder.")
+    rules: EscapeRules = Field(default_factory=EscapeRules, description=(
+        "Dice stacking, the tier ladder and the rule switches."))
     goal: Goal = Field(default_factory=Goal, description="The slots that must be free to escape.")
     attention: Attention = Field(default_factory=Attention, description="The watch and its limit.")
     search: Search | None = Field(None, description="Search DC and item pool; left out: nobody searches.")
@@ -216,6 +227,10 @@ def check(s: Scenario) -> None:
     for i, name in enumerate(names):
         if name in names[:i]:
             raise ScenarioError(f"expected unique character names; given {name!r} twice", key=f"party.{i}.name")
+    for i, c in enumerate(s.party):
+        if c.favoured_terrain and c.class_ != "ranger":
+            raise ScenarioError(f"favoured terrain is a ranger feature (R-ESC-14a); {c.name!r} is a {c.class_}",
+                                key=f"party.{i}.favoured_terrain")
     for tier, override in s.rules.tiers.items():
         if tier == "utter" and (override.dc is not None or override.becomes is not None):
             raise ScenarioError("the utter tier takes no dc or becomes override (R-ESC-33)", key="rules.tiers.utter")

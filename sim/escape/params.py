@@ -31,6 +31,41 @@ MARK_CODES = {"": MARK_NONE, "*": MARK_STAR, "+": MARK_PLUS, "#": MARK_HASH, "x"
 ESCAPE_ARTISTS = ("rogue", "ranger")  # R-ESC-14 escape artist
 MAGE_HANDS = ("wizard", "sorcerer")  # R-ESC-14 mage hand
 FOCUS_CASTING = {"wizard": "int", "artificer": "int", "sorcerer": "cha"}  # R-ESC-14 absolute focus
+UNLIMITED = -1  # a use count that never runs out (R-ESC-14a: rage at level 20)
+
+
+def ki_points(level: int) -> int:
+    """R-ESC-14 / R-ESC-14b: a monk's ki points, 0 at level 1 and the monk's level from level 2 (5e)."""
+    return level if level >= 2 else 0
+
+
+def rage_uses(level: int) -> int:
+    """R-ESC-14a: rage uses per challenge (5e): 2 at 1-2, 3 at 3-5, 4 at 6-11, 5 at 12-16, 6 at 17-19,
+    unlimited at 20."""
+    if level >= 20:
+        return UNLIMITED
+    return 2 if level <= 2 else 3 if level <= 5 else 4 if level <= 11 else 5 if level <= 16 else 6
+
+
+def channel_uses(cls: str, level: int) -> int:
+    """R-ESC-14b channel divinity uses (5e): cleric 0 at 1, 1 at 2-5, 2 at 6-17, 3 at 18-20; paladin 0 at 1-2,
+    1 from 3; other classes none."""
+    if cls == "cleric":
+        return 0 if level <= 1 else 1 if level <= 5 else 2 if level <= 17 else 3
+    if cls == "paladin":
+        return 0 if level <= 2 else 1
+    return 0
+
+
+def max_roll(expr: DiceExpr, mods: dict) -> int:
+    """The largest value of a dice expression (each added die at its highest face, each subtracted one at 1)."""
+    dice = sum(t.count * (t.sides if t.sign > 0 else -1) for t in expr.dice)
+    return expr.constant + expr.ability_part(mods) + dice
+
+
+def inspiration_die(level: int) -> int:
+    """R-ESC-14b: the bardic inspiration die's sides: d6 at 1-4, d8 at 5-9, d10 at 10-14, d12 at 15-20."""
+    return 6 if level <= 4 else 8 if level <= 9 else 10 if level <= 14 else 12
 
 
 @dataclass(frozen=True)
@@ -60,7 +95,21 @@ class EscapeParams:
     is_mage_hand: np.ndarray
     is_focus: np.ndarray
     focus_mod: np.ndarray  # casting modifier for absolute focus
-    breath_points: np.ndarray  # ceil(level / 2) for monks, else 0
+    breath_points: np.ndarray  # R-ESC-14: ceil(ki / 2) for monks (ki 0 at level 1), else 0
+    # the rule switches (R-ESC-14a, R-ESC-10b)
+    volume1: bool  # R-ESC-14a / R-ESC-14b volume-1 features on
+    arms_free: bool  # R-ESC-10b self_untie = "arms_free": untying oneself needs arms and body at 0 only
+    # R-ESC-14a / R-ESC-14b (all 0 with volume1_features = false)
+    feature_bonus: np.ndarray  # (C, 3) rogue's proficiency on str (dex, int come from artist_bonus), druid's wis
+    terrain_bonus: np.ndarray  # (C, 3) what a favoured-terrain use adds over the check: 2 x prof - artist_bonus
+    terrain_uses: np.ndarray  # (C,) favoured-terrain uses (proficiency bonus) for a ranger with favoured_terrain
+    rage_uses: np.ndarray  # (C,) barbarian rage uses, UNLIMITED at level 20
+    channel_uses: np.ndarray  # (C,) cleric / paladin channel divinity uses
+    ki: np.ndarray  # (C,) monk ki points for meditate (separate from breath)
+    inspire_uses: np.ndarray  # (C,) bard: max(1, cha mod)
+    inspire_sides: np.ndarray  # (C,) bard: the inspiration die it gives
+    danger: np.ndarray  # (C, 2) the largest harness and stimulus damage rolls (at least 0), R-ESC-20 step 0
+    recover_expr: DiceExpr  # R-ESC-14b: channel and meditate recover 1d6
     comp_max: np.ndarray  # (C,) composure maximum
     modifiers: tuple[dict, ...]  # per character: ability name -> modifier (dice expressions)
     attention_limit: int  # 0: none
@@ -121,6 +170,16 @@ def compile_params(s: Scenario) -> EscapeParams:
     mage = np.zeros(C, dtype=np.int64)
     comp = np.zeros(C, dtype=np.int64)
     breath = np.zeros(C, dtype=np.int64)
+    v1 = s.rules.volume1_features
+    feature = np.zeros((C, 3), dtype=np.int64)
+    terrain_bonus = np.zeros((C, 3), dtype=np.int64)
+    terrain = np.zeros(C, dtype=np.int64)
+    rage = np.zeros(C, dtype=np.int64)
+    channel = np.zeros(C, dtype=np.int64)
+    ki = np.zeros(C, dtype=np.int64)
+    inspire = np.zeros(C, dtype=np.int64)
+    sides = np.zeros(C, dtype=np.int64)
+    danger = np.zeros((C, 2), dtype=np.int64)
     focus_mod = np.zeros(C, dtype=np.int64)
     modifiers = []
     classes = tuple(c.class_ for c in s.party)
@@ -144,7 +203,24 @@ def compile_params(s: Scenario) -> EscapeParams:
         else:
             comp[i] = composure_maximum(ch.class_, ch.level, scores, ch.composure_ability)
         if ch.class_ == "monk":
-            breath[i] = -(-ch.level // 2)  # R-ESC-35 ceil(level / 2)
+            # R-ESC-14 / R-ESC-35: ceil(ki / 2), ki 0 at level 1 (a correction without a switch: docs/decisions.md)
+            breath[i] = -(-ki_points(ch.level) // 2)
+        if v1:
+            if ch.class_ == "rogue":  # R-ESC-14a: proficiency once on every check (dex, int: escape artist)
+                feature[i] = [pb, 0, 0]
+            if ch.class_ == "druid":  # R-ESC-14a: the wis modifier when it is positive
+                feature[i] = max(0, mods["wis"])
+            if ch.class_ == "ranger" and ch.favoured_terrain:  # R-ESC-14a: 2 x prof instead of the artist's
+                terrain[i] = pb
+                terrain_bonus[i] = 2 * pb - artist[i]
+            if ch.class_ == "barbarian":
+                rage[i] = rage_uses(ch.level)  # R-ESC-14a
+            channel[i] = channel_uses(ch.class_, ch.level)  # R-ESC-14b
+            if ch.class_ == "monk":
+                ki[i] = ki_points(ch.level)  # R-ESC-14b meditate
+            if ch.class_ == "bard":  # R-ESC-14b inspire
+                inspire[i] = max(1, mods["cha"])
+                sides[i] = inspiration_die(ch.level)
         if ch.class_ in FOCUS_CASTING:
             focus_mod[i] = mods[FOCUS_CASTING[ch.class_]]
     att = s.attention
@@ -153,6 +229,10 @@ def compile_params(s: Scenario) -> EscapeParams:
     rest_expr = parse_dice(s.rest.recovery, SCORE_NAMES)
     harness_expr = parse_dice(s.harness.damage, SCORE_NAMES)
     stim_expr = parse_dice(s.stimulus.damage, SCORE_NAMES) if s.stimulus is not None else None
+    for i in range(C):  # R-ESC-20 step 0: damage at its maximum roll, 0 when none
+        danger[i, 0] = max(0, max_roll(harness_expr, modifiers[i]))
+        if stim_expr is not None:
+            danger[i, 1] = max(0, max_roll(stim_expr, modifiers[i]))
     return EscapeParams(
         n_chars=C,
         names=tuple(c.name for c in s.party),
@@ -180,6 +260,18 @@ def compile_params(s: Scenario) -> EscapeParams:
         is_focus=np.array([c in FOCUS_CASTING for c in classes]),
         focus_mod=focus_mod,
         breath_points=breath,
+        volume1=bool(v1),
+        arms_free=s.rules.self_untie == "arms_free",
+        feature_bonus=feature,
+        terrain_bonus=terrain_bonus,
+        terrain_uses=terrain,
+        rage_uses=rage,
+        channel_uses=channel,
+        ki=ki,
+        inspire_uses=inspire,
+        inspire_sides=sides,
+        danger=danger,
+        recover_expr=parse_dice("1d6"),
         comp_max=comp,
         modifiers=tuple(modifiers),
         attention_limit=att.limit or 0,

@@ -22,7 +22,7 @@ from sim.escape.greedy import (  # noqa: F401  (re-exported: the policy interfac
     plan_own,
 )
 from sim.escape.model import BUILTIN_POLICIES
-from sim.escape.params import N_SLOTS, SEVERE, EscapeParams
+from sim.escape.params import N_SLOTS, SEVERE, STR, EscapeParams
 from sim.escape.state import (
     Action,
     PartyState,
@@ -32,9 +32,11 @@ from sim.escape.state import (
     can_bless,
     can_guide,
     can_help_physically,
+    can_inspire,
     can_search,
     can_untie_other,
     can_untie_self,
+    has_rage,
     may_struggle,
 )
 from sim.escape.team import team
@@ -102,9 +104,10 @@ def check_action(p: EscapeParams, st: PartyState, i: int, a: object, rnd: int) -
     def fail(rule: str, why: str) -> PolicyError:
         return PolicyError(f"policy: illegal action for {name!r} in round {rnd}: {why} ({rule})")
 
-    if not isinstance(a, Action) or a.kind not in (
-        "struggle", "assist", "guide", "search", "rest", "untie", "use_item", "bless"
-    ):
+    kinds = ("struggle", "assist", "guide", "search", "rest", "untie", "use_item", "bless")
+    if p.volume1:
+        kinds += ("channel", "inspire", "meditate")  # R-ESC-14b
+    if not isinstance(a, Action) or a.kind not in kinds:
         raise fail("R-ESC-5", f"expected an Action, got {a!r}")
     c = st.chars[i]
     n = p.n_chars
@@ -115,6 +118,10 @@ def check_action(p: EscapeParams, st: PartyState, i: int, a: object, rnd: int) -
             raise fail("R-ESC-11", f"ability {a.ability} is not allowed on slot {a.slot}")
         if a.breath and not (p.is_monk[i] and c.breath > 0):
             raise fail("R-ESC-14", "no breath point to spend")
+        if a.rage and not (has_rage(c) and a.ability == STR):
+            raise fail("R-ESC-14a", "rage needs a rage use left and a str check")
+        if a.terrain and not c.terrain > 0:
+            raise fail("R-ESC-14a", "no favoured-terrain use to spend")
     elif a.kind in ("assist", "guide"):
         if not 0 <= a.target < n or a.target == i:
             raise fail("R-ESC-8", "the target must be another party member")
@@ -128,8 +135,8 @@ def check_action(p: EscapeParams, st: PartyState, i: int, a: object, rnd: int) -
     elif a.kind == "untie":
         if not 0 <= a.target < n or not 0 <= a.slot < N_SLOTS:
             raise fail("R-ESC-10b", "no such target or slot")
-        if not can_untie_self(c) or (a.target != i and not can_untie_other(c)):
-            raise fail("R-ESC-10b", "needs free hands (and R-ESC-7 to untie another)")
+        if not can_untie_self(p, c) or (a.target != i and not can_untie_other(p, c)):
+            raise fail("R-ESC-10b", "needs free arms and no body wrap (and R-ESC-7 to untie another)")
         if st.chars[a.target].tiers[a.slot] == 0:
             raise fail("R-ESC-10b", "that slot is already free")
     elif a.kind == "use_item":
@@ -144,7 +151,18 @@ def check_action(p: EscapeParams, st: PartyState, i: int, a: object, rnd: int) -
             raise fail("R-ESC-7", "cannot help physically")
     elif a.kind == "bless":
         if not can_bless(p, i, c):
-            raise fail("R-ESC-14", "only a cleric with gag 0 can bless")
+            raise fail("R-ESC-14", "only a cleric with gag 0 and mask 0 can bless")
+    elif a.kind == "channel":
+        if not c.channel > 0:
+            raise fail("R-ESC-14b", "no channel divinity use left")
+    elif a.kind == "meditate":
+        if not c.ki > 0:
+            raise fail("R-ESC-14b", "no ki point left")
+    elif a.kind == "inspire":
+        if not 0 <= a.target < n or a.target == i:
+            raise fail("R-ESC-14b", "the target must be another party member")
+        if not (can_inspire(p, i, c) and can_be_guided(st.chars[a.target])):
+            raise fail("R-ESC-14b", "inspire needs a use left, gag 0 and the target's earplugs 0")
     return a
 
 

@@ -20,6 +20,7 @@ from sim.escape.params import (
     MARK_STAR,
     MARK_X,
     N_SLOTS,
+    UNLIMITED,
     EscapeParams,
 )
 from sim.escape.policy import PolicyView, check_action, untie_result
@@ -88,6 +89,11 @@ class DrawSource:
         if breath:
             total += self.die(20)
         return total >= need
+
+    def inspiration(self, i: int, sides: int) -> int:
+        """R-ESC-14b: the face of a held inspiration die, drawn before the check's dice."""
+        self.char = i
+        return self.die(sides)
 
     def search(self, i: int, need: int) -> bool:
         self.char = i
@@ -159,6 +165,7 @@ def play_round(p: EscapeParams, st: PartyState, policy: Callable, src, validate:
     helpers: list[list[int]] = [[] for _ in range(C)]
     attention = p.att_per_round  # R-ESC-9a, from round 1 (R-ESC-32)
     bless_next = [False] * C
+    insp_next = [0] * C  # R-ESC-14b: the inspiration die a character gains at the end of the round
     for i, a in enumerate(plan):
         if a is None:
             continue
@@ -181,6 +188,10 @@ def play_round(p: EscapeParams, st: PartyState, policy: Callable, src, validate:
             for j in range(C):
                 if j != i:
                     bless_next[j] = True  # R-ESC-14: next round's checks; blessings draw none
+        elif a.kind == "inspire":  # R-ESC-14b: a die for a later round's check; draws attention.guide
+            chars[i].inspire -= 1
+            insp_next[a.target] = max(insp_next[a.target], int(p.inspire_sides[i]))
+            attention += p.att_guide
 
     # (3) struggles in party order (R-ESC-32), then unties and items, then rests
     struggled = [-1] * C
@@ -193,10 +204,17 @@ def play_round(p: EscapeParams, st: PartyState, policy: Callable, src, validate:
         struggled[i] = s
         tier = c.tiers[s]
         spec = check_spec(p, i, c, s, a.ability, assisted=assisted[i], guide=guide[i], mage=mage[i],
-                          breath=a.breath)
+                          breath=a.breath, rage=a.rage, terrain=a.terrain)
         if a.breath:
             c.breath -= 1
-        success = src.check(i, spec.net, spec.need, spec.blessed, spec.breath)
+        if a.terrain:
+            c.terrain -= 1  # R-ESC-14a: a favoured-terrain use is spent on the check
+        face = 0
+        if spec.insp:  # R-ESC-14b: the held die is added to this check and restores its face in composure
+            face = src.inspiration(i, spec.insp)
+            c.insp_die = 0
+            c.composure = min(c.composure + face, int(p.comp_max[i]) - c.craving)
+        success = src.check(i, spec.net, spec.need - face, spec.blessed, spec.breath)
         c.checks += 1
         if rnd == 1:  # statistics for the first-check advantage
             st.first_round = max(st.first_round, 2 if success else 1)
@@ -205,6 +223,10 @@ def play_round(p: EscapeParams, st: PartyState, policy: Callable, src, validate:
             c.successes += 1
             c.successes_at_tier[tier] += 1
             c.tiers[s] = int(p.becomes[tier])
+            if a.rage:  # R-ESC-14a: one more position down the ladder (never below free); the use is spent
+                c.tiers[s] = max(0, c.tiers[s] - 1)
+                if c.rage != UNLIMITED:
+                    c.rage -= 1
             c.acc[s] = 0  # R-ESC-33: a success always resets acc and streak
             c.streak[s] = 0
             # R-ESC-14 strength of will: the paladin itself, and paladins who helped
@@ -251,11 +273,21 @@ def play_round(p: EscapeParams, st: PartyState, policy: Callable, src, validate:
                 t.acc[a.slot] = 0
                 t.streak[a.slot] = 0
                 del c.held[a.item]
-    for i, a in enumerate(plan):  # R-ESC-10a rest
-        if a is not None and a.kind == "rest":
-            c = chars[i]
+    for i, a in enumerate(plan):  # R-ESC-10a rest; R-ESC-14b channel and meditate (1d6), in party order
+        if a is None:
+            continue
+        c = chars[i]
+        if a.kind == "rest":
             gain = max(0, src.roll(i, "rest", p.rest_expr))
-            c.composure = min(c.composure + gain, int(p.comp_max[i]) - c.craving)
+        elif a.kind in ("channel", "meditate"):
+            if a.kind == "channel":
+                c.channel -= 1
+            else:
+                c.ki -= 1
+            gain = max(0, src.roll(i, "recover", p.recover_expr))
+        else:
+            continue
+        c.composure = min(c.composure + gain, int(p.comp_max[i]) - c.craving)
 
     # (4) searches in party order (R-ESC-10)
     for i, a in enumerate(plan):
@@ -321,6 +353,8 @@ def play_round(p: EscapeParams, st: PartyState, policy: Callable, src, validate:
 
     for i, c in enumerate(chars):
         c.blessed = bless_next[i]
+        if insp_next[i] and not c.insp_die:  # R-ESC-14b: one die held at most
+            c.insp_die = insp_next[i]
         if c.freed_round == 0 and goal_done(p, c):
             c.freed_round = rnd
 

@@ -101,6 +101,14 @@ def _party_block(scen) -> str:
     return join(body, paragraph(note))
 
 
+def _reading_text(scen) -> str:
+    """The rule switches in effect (R-ESC-14a, R-ESC-10b), as the scenario would write them."""
+    r = scen.rules
+    return (f"volume1_features = {str(r.volume1_features).lower()}, self_untie = \"{r.self_untie}\""
+            + (" (the seed's reading)" if r.volume1_features and r.self_untie == "arms_free" else
+               " (the reading before 2026-12)" if not r.volume1_features and r.self_untie == "hands_free" else ""))
+
+
 def _dc_in_effect(scen, tier: str) -> int:
     t = TIER_IDS.index(tier)
     o = scen.rules.tiers.get(tier)
@@ -141,17 +149,17 @@ def _attention_block(scen, result: SimulationResult) -> str:
     acts = _action_totals(result)
     if acts is None:
         return join(definitions(pairs), paragraph("The engine that ran this scenario did not count actions."))
-    costs = {"assist": a.assist, "guide": a.guide, "search": a.search}
+    costs = {"assist": a.assist, "guide": a.guide, "search": a.search, "inspire": a.guide}
     rows = []
     unused = []
-    from sim.escape.state import ACTION_KINDS
+    from sim.escape.state import action_kinds
 
-    for kind in ACTION_KINDS:
+    for kind in action_kinds(result.extra["params"]):  # R-ESC-14b actions only in the reading that has them
         per_run = acts[kind]
         cost = costs.get(kind)
         if kind in ("untie", "use_item"):
             cost_text = f"{a.assist} when on a teammate, 0 on oneself"
-        elif kind == "rest" or kind == "struggle" or kind == "bless":
+        elif kind in ("rest", "struggle", "bless", "channel", "meditate"):
             cost_text = "0"
         else:
             cost_text = str(cost)
@@ -296,6 +304,7 @@ def write_report(result: SimulationResult, out_dir: Path, exact_summary: dict | 
     by_round = table(["round", "escaped by its end (95% interval)"] + (["exact"] if exact_summary else []),
                      by_round_rows)
     settings = [("policy", s.get("policy", scen.policy.name)), ("round limit", str(p.max_rounds)),
+                ("rule reading", _reading_text(scen)),
                 ("dice stacking", scen.rules.dice_stacking),
                 ("harness damage", scen.harness.damage),
                 ("stimulus", f"{scen.stimulus.damage} {scen.stimulus.kind} per round" if scen.stimulus else "none"),

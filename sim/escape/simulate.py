@@ -16,7 +16,7 @@ from sim.escape.model import TIER_IDS, Scenario
 from sim.escape.params import EscapeParams, compile_params
 from sim.escape.policy import load_policy, require_code_opt_in
 from sim.escape.reference import DrawSource, play_round
-from sim.escape.state import ACTION_KINDS, initial_state
+from sim.escape.state import ACTION_KINDS, action_kinds, initial_state
 from sim.result import SimulationResult, provenance
 from sim.stats import wilson_interval
 
@@ -111,9 +111,16 @@ def runs_frame(p: EscapeParams, cols: dict[str, np.ndarray], start: int = 0) -> 
             data[f"{name}.rounds_{TIER_IDS[t]}"] = cols["rounds_at_tier"][:, i, t]
     if "action_counts" in cols:  # party totals of each action kind (the kernel may not count them yet)
         totals = cols["action_counts"].sum(axis=1, dtype=np.int32)
+        shown = action_kinds(p)  # the R-ESC-14b class actions only in the reading that has them
         for k, kind in enumerate(ACTION_KINDS):
-            data[f"actions_{kind}"] = totals[:, k]
+            if kind in shown:
+                data[f"actions_{kind}"] = totals[:, k]
     return pd.DataFrame(data)
+
+
+def reading(scenario: Scenario) -> dict:
+    """The rule switches in effect (R-ESC-14a, R-ESC-10b): stated in every summary and report."""
+    return {"volume1_features": scenario.rules.volume1_features, "self_untie": scenario.rules.self_untie}
 
 
 def summarize(scenario: Scenario, p: EscapeParams, agg: EscapeAggregate, runs: int, seed: int) -> dict:
@@ -137,6 +144,7 @@ def summarize(scenario: Scenario, p: EscapeParams, agg: EscapeAggregate, runs: i
         "escape_by_round": agg.escape_by_round(),
         "mean_checks": float(agg.checks.sum() / runs),
         "mean_overloads": float(agg.overloads.sum() / runs),
+        "reading": reading(scenario),
     }
     made = provenance(scenario, seed, runs, K.RANDOM_LAYOUT)
     summary.update({k: v for k, v in made.items() if k not in ("seed", "runs")})

@@ -4,6 +4,7 @@ the policies and the exact engine (RULES.md section 1)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from fractions import Fraction
 
 from sim.dice import CHECK_DENOMINATOR, check_numerator, net_dice
 from sim.escape.params import (
@@ -22,11 +23,15 @@ from sim.escape.params import (
     MODERATE,
     N_SLOTS,
     STR,
+    UNLIMITED,
     UTTER,
     EscapeParams,
 )
 
-ACTION_KINDS = ("struggle", "assist", "guide", "search", "rest", "untie", "use_item", "bless")
+ACTION_KINDS = ("struggle", "assist", "guide", "search", "rest", "untie", "use_item", "bless",
+                "channel", "inspire", "meditate")
+#: the R-ESC-14b class actions: they exist only with ``[rules] volume1_features = true``
+CLASS_ACTIONS = ("channel", "inspire", "meditate")
 ACTION_INDEX = {kind: k for k, kind in enumerate(ACTION_KINDS)}
 
 
@@ -41,11 +46,20 @@ class Action:
     target: int = -1
     item: int = -1
     breath: bool = False
+    rage: bool = False  # R-ESC-14a: a barbarian spends a rage use on this str check
+    terrain: bool = False  # R-ESC-14a: a ranger spends a favoured-terrain use on this check
 
 
 REST = Action("rest")
 SEARCH = Action("search")
 BLESS = Action("bless")
+CHANNEL = Action("channel")
+MEDITATE = Action("meditate")
+
+
+def action_kinds(p: EscapeParams) -> tuple[str, ...]:
+    """The action kinds of the reading in effect: the class actions only with volume-1 features (R-ESC-14b)."""
+    return ACTION_KINDS if p.volume1 else tuple(k for k in ACTION_KINDS if k not in CLASS_ACTIONS)
 
 
 @dataclass
@@ -63,6 +77,13 @@ class CharState:
     item_bonus: int
     held: list[int]  # indices of held release items
     blessed: bool
+    # R-ESC-14a / R-ESC-14b resources (uses left; UNLIMITED rage never runs out), and the inspiration die held
+    rage: int = 0
+    terrain: int = 0
+    channel: int = 0
+    ki: int = 0
+    inspire: int = 0
+    insp_die: int = 0  # sides of the bardic inspiration die held (0: none)
     # statistics (R-ESC-15), not part of the dynamics
     freed_round: int = 0
     checks: int = 0
@@ -79,7 +100,8 @@ class CharState:
         return CharState(
             list(self.tiers), list(self.acc), list(self.streak), self.last_slot, self.composure,
             self.craving, self.dazed_left, self.breath, self.save_bonus, self.immune_until,
-            self.item_bonus, list(self.held), self.blessed, self.freed_round, self.checks,
+            self.item_bonus, list(self.held), self.blessed, self.rage, self.terrain, self.channel, self.ki,
+            self.inspire, self.insp_die, self.freed_round, self.checks,
             self.successes, self.overloads, self.items_found, list(self.rounds_at_tier),
             list(self.checks_at_tier), list(self.successes_at_tier), list(self.actions_taken),
         )
@@ -88,7 +110,8 @@ class CharState:
         return (
             tuple(self.tiers), tuple(self.acc), tuple(self.streak), self.last_slot, self.composure,
             self.craving, self.dazed_left, self.breath, self.save_bonus, self.immune_until,
-            self.item_bonus, tuple(sorted(self.held)), self.blessed,
+            self.item_bonus, tuple(sorted(self.held)), self.blessed, self.rage, self.terrain, self.channel,
+            self.ki, self.inspire, self.insp_die,
         )
 
 
@@ -115,7 +138,9 @@ def initial_state(p: EscapeParams) -> PartyState:
         chars.append(CharState(
             tiers=[int(t) for t in p.init_tiers[i]], acc=[0] * N_SLOTS, streak=[0] * N_SLOTS, last_slot=-1,
             composure=int(p.comp_max[i]), craving=0, dazed_left=0, breath=int(p.breath_points[i]), save_bonus=0,
-            immune_until=0, item_bonus=0, held=[], blessed=False,
+            immune_until=0, item_bonus=0, held=[], blessed=False, rage=int(p.rage_uses[i]),
+            terrain=int(p.terrain_uses[i]), channel=int(p.channel_uses[i]), ki=int(p.ki[i]),
+            inspire=int(p.inspire_uses[i]),
         ))
     return PartyState(chars, 0, [int(c) for c in p.item_count])
 
@@ -124,9 +149,10 @@ def initial_state(p: EscapeParams) -> PartyState:
 # who may do what (R-ESC-7, R-ESC-9, R-ESC-10, R-ESC-10b, R-ESC-11)
 
 
-def can_untie_self(c: CharState) -> bool:
-    """R-ESC-10b / R-ESC-31: free hands = arms, fingers and body at 0."""
-    return c.tiers[ARMS] == 0 and c.tiers[FINGERS] == 0 and c.tiers[BODY] == 0
+def can_untie_self(p: EscapeParams, c: CharState) -> bool:
+    """R-ESC-10b / R-ESC-31: arms and body at 0 (``self_untie = "arms_free"``); with ``"hands_free"`` the
+    fingers at 0 as well."""
+    return c.tiers[ARMS] == 0 and c.tiers[BODY] == 0 and (p.arms_free or c.tiers[FINGERS] == 0)
 
 
 def can_help_physically(c: CharState) -> bool:
@@ -135,8 +161,9 @@ def can_help_physically(c: CharState) -> bool:
     return t[FINGERS] == 0 and t[ARMS] < COMPLETE and t[LEGS] < COMPLETE and t[BODY] == 0
 
 
-def can_untie_other(c: CharState) -> bool:
-    return can_untie_self(c) and can_help_physically(c)
+def can_untie_other(p: EscapeParams, c: CharState) -> bool:
+    """R-ESC-10b, R-ESC-31: free hands for oneself and R-ESC-7."""
+    return can_untie_self(p, c) and can_help_physically(c)
 
 
 def has_mage_hand(p: EscapeParams, i: int, c: CharState) -> bool:
@@ -170,7 +197,18 @@ def can_search(p: EscapeParams, c: CharState) -> bool:
 
 
 def can_bless(p: EscapeParams, i: int, c: CharState) -> bool:
-    return bool(p.is_cleric[i]) and c.tiers[GAG] == 0  # R-ESC-14 blessing, R-ESC-11 gag
+    """R-ESC-14 blessing: a cleric with the mouth free (gag 0 and mask 0, revised 2026-12)."""
+    return bool(p.is_cleric[i]) and c.tiers[GAG] == 0 and c.tiers[MASK] == 0
+
+
+def can_inspire(p: EscapeParams, i: int, c: CharState) -> bool:
+    """R-ESC-14b: a bard with an inspire use left and gag 0 (the target needs earplugs 0, as a guide's)."""
+    return c.inspire > 0 and c.tiers[GAG] == 0
+
+
+def has_rage(c: CharState) -> bool:
+    """R-ESC-14a: a rage use left (UNLIMITED never runs out)."""
+    return c.rage > 0 or c.rage == UNLIMITED
 
 
 def allowed_abilities(c: CharState, slot: int) -> tuple[int, ...]:
@@ -204,14 +242,19 @@ class CheckSpec:
     breath: bool
     dc: int
     auto_release: bool  # a `*` restraint in its second consecutive round (R-ESC-3)
+    insp: int = 0  # sides of the inspiration die added to the check (R-ESC-14b), 0: none
 
 
 def check_spec(p: EscapeParams, i: int, c: CharState, slot: int, ability: int, *, assisted: bool = False,
-               guide: int = 0, mage: int = 0, breath: bool = False) -> CheckSpec:
+               guide: int = 0, mage: int = 0, breath: bool = False, rage: bool = False,
+               terrain: bool = False) -> CheckSpec:
     tier = c.tiers[slot]
     dc = int(p.dc[tier])
     static = int(p.escape_mod[i, ability]) + c.acc[slot] + c.item_bonus + int(p.artist_bonus[i, ability])
+    static += int(p.feature_bonus[i, ability])  # R-ESC-14a rogue (proficiency once), druid (positive wis)
     static += guide + mage
+    if terrain:
+        static += int(p.terrain_bonus[i, ability])  # R-ESC-14a favoured terrain: 2 x prof in all
     if breath:
         static += int(p.wis_mod[i])  # R-ESC-14 inner breath: + d20 + wis mod
     penalty = 0
@@ -219,18 +262,26 @@ def check_spec(p: EscapeParams, i: int, c: CharState, slot: int, ability: int, *
         penalty += 1  # R-ESC-11 fingers: penalty die on dex checks of other slots
     if ability == STR and c.tiers[MASK] >= 1:
         penalty += 1  # R-ESC-11 mask: penalty die on every str check (R-ESC-33)
-    net = net_dice(1 if assisted else 0, penalty, p.stacking)
+    # R-GEN-4: an assist's bonus die and a rage's bonus die (R-ESC-14a) are two bonus dice
+    net = net_dice((1 if assisted else 0) + (1 if rage else 0), penalty, p.stacking)
     auto = int(p.mark[tier]) == MARK_STAR and c.streak[slot] == 1
-    return CheckSpec(net, dc - static, c.blessed, breath, dc, auto)
+    return CheckSpec(net, dc - static, c.blessed, breath, dc, auto, c.insp_die)
 
 
-def spec_numerator(spec: CheckSpec) -> int:
-    """Success probability numerator over CHECK_DENOMINATOR; a `*` auto-release counts as 1."""
+def spec_numerator(spec: CheckSpec) -> int | Fraction:
+    """Success probability numerator over CHECK_DENOMINATOR; a `*` auto-release counts as 1. With an
+    inspiration die held (R-ESC-14b) the mean over its faces, an exact Fraction (comparisons stay exact)."""
     if spec.auto_release:
         return CHECK_DENOMINATOR
+    if spec.insp:
+        total = sum(check_numerator(spec.net, spec.need - f, spec.blessed, spec.breath)
+                    for f in range(1, spec.insp + 1))
+        return Fraction(total, spec.insp)
     return check_numerator(spec.net, spec.need, spec.blessed, spec.breath)
 
 
-def roll_numerator(spec: CheckSpec) -> int:
-    """P(the roll meets the DC), auto-release not counted (for the exact engine)."""
-    return check_numerator(spec.net, spec.need, spec.blessed, spec.breath)
+def roll_numerator(spec: CheckSpec) -> int | Fraction:
+    """P(the roll meets the DC), auto-release not counted (inspiration die included, as spec_numerator)."""
+    if spec.auto_release:
+        return spec_numerator(CheckSpec(spec.net, spec.need, spec.blessed, spec.breath, spec.dc, False, spec.insp))
+    return spec_numerator(spec)

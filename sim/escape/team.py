@@ -61,9 +61,9 @@ def has_help(plan: list[Action | None], j: int) -> bool:
 
 def helped_numerator(p: EscapeParams, st: PartyState, j: int, a: Action, h: Help) -> int:
     """P(j's declared check meets its DC with help ``h``), over CHECK_DENOMINATOR; j keeps its
-    slot, ability and breath spend. A `*` auto-release counts as 1, so its gain is 0 (R-ESC-37)."""
+    slot, ability and breath, rage and terrain spends. A `*` auto-release counts as 1, so its gain is 0 (R-ESC-37)."""
     spec = check_spec(p, j, st.chars[j], a.slot, a.ability, assisted=h.assisted, guide=h.guide, mage=h.mage,
-                      breath=a.breath)
+                      breath=a.breath, rage=a.rage, terrain=a.terrain)
     return spec_numerator(spec)
 
 
@@ -75,8 +75,8 @@ def plan_attention(p: EscapeParams, plan: list[Action | None]) -> int:
             continue
         if a.kind == "assist":
             total += p.att_assist
-        elif a.kind == "guide":
-            total += p.att_guide
+        elif a.kind in ("guide", "inspire"):
+            total += p.att_guide  # R-ESC-14b: an inspire draws attention.guide
         elif a.kind in ("untie", "use_item") and a.target != i:
             total += p.att_assist  # untie of another (R-ESC-10b); an item on a teammate (docs/decisions.md)
         elif a.kind == "search":
@@ -137,5 +137,5 @@ def team(view: PolicyView) -> list[Action | None]:
         cost = p.att_assist if help_action.kind == "assist" else p.att_guide
         if not attention_allows(p, st, plan, view.round, cost):
             continue  # no cheaper fallback
-        plan[i] = help_action  # the switcher's streak breaks; a monk spends no breath
+        plan[i] = help_action  # the switcher's streak breaks; a monk spends no breath, nor a ranger or barbarian a use
     return plan

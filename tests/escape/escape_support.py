@@ -26,7 +26,8 @@ def scenario(*party, **sections) -> Scenario:
 class Script:
     """A random source answering from lists and recording every call (for rule tests)."""
 
-    def __init__(self, checks=(), searches=(), saves=(), rolls=None, items=(), focus=()):
+    def __init__(self, checks=(), searches=(), saves=(), rolls=None, items=(), focus=(), dice=()):
+        self.dice = list(dice)  # faces of inspiration dice (R-ESC-14b)
         self.checks = list(checks)
         self.searches = list(searches)
         self.saves = list(saves)
@@ -38,6 +39,10 @@ class Script:
     def check(self, i, net, need, blessed, breath):
         self.calls.append(("check", i, net, need, blessed, breath))
         return self.checks.pop(0)
+
+    def inspiration(self, i, sides):
+        self.calls.append(("inspiration", i, sides))
+        return self.dice.pop(0)
 
     def search(self, i, need):
         self.calls.append(("search", i, need))

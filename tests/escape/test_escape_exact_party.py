@@ -36,7 +36,8 @@ def test_hand_derived_two_characters_one_round(policy):
     R-ESC-2: light has DC 12 and becomes free on a success. R-ESC-4: d20 + ability mod.
     A: arms light, dex 16 (+3), its best ability: success on d20 >= 9, P = 12/20.
     B: fingers light, str 14 (+2), its best ability: success on d20 >= 10, P = 11/20.
-    Neither has free hands (R-ESC-10b: arms, fingers and body at 0), so neither unties; greedy and
+    Under `self_untie = "hands_free"` (the earlier reading of R-ESC-10b: arms, fingers and body at 0)
+    neither has free hands, so neither unties (tests/escape/test_escape_volume1.py has the default); greedy and
     arms_first struggle their own restraint (R-ESC-20). Under team (R-ESC-21) only A may assist
     (R-ESC-7: B's fingers are bound); a bonus die would add 1 - (9/20)^2 - 11/20 = 0.2475 to B,
     less than A's own 12/20, so both struggle.
@@ -44,7 +45,7 @@ def test_hand_derived_two_characters_one_round(policy):
     otherwise the one round runs out: timeout = 1 - 0.33; no attention limit, so caught = 0."""
     s = scenario(character("A", restraints={"arms": "light"}, dex=16),
                  character("B", restraints={"fingers": "light"}, str=14),
-                 run={"max_rounds": 1}, policy={"name": policy})
+                 run={"max_rounds": 1}, policy={"name": policy}, rules={"self_untie": "hands_free"})
     e = sim.exact(s)
     p_a, p_b = 12 / 20, 11 / 20
     assert e["escape_rate"] == pytest.approx(p_a * p_b, abs=1e-12)
@@ -60,7 +61,8 @@ def test_hand_derived_two_characters_two_rounds():
     free in round 1 helps the other (greedy R-ESC-20) but a release is certain anyway.
     So everyone is free by round 2: escape_by_round = [0.33, 1.0], mean rounds = 0.33 + 2 * 0.67."""
     s = scenario(character("A", restraints={"arms": "light"}, dex=16),
-                 character("B", restraints={"fingers": "light"}, str=14), run={"max_rounds": 2})
+                 character("B", restraints={"fingers": "light"}, str=14), run={"max_rounds": 2},
+                 rules={"self_untie": "hands_free"})
     e = sim.exact(s)
     assert e["escape_by_round"] == [pytest.approx(0.33, abs=1e-12), pytest.approx(1.0, abs=1e-12)]
     assert e["mean_rounds"] == pytest.approx(0.33 + 2 * 0.67, abs=1e-12)

@@ -18,7 +18,8 @@ from sim.escape.reference import DrawSource, play_round
 from sim.escape.state import Action, CharState, PartyState
 
 KIND_NAMES = {K.STRUGGLE: "struggle", K.ASSIST: "assist", K.GUIDE: "guide", K.SEARCH: "search", K.REST: "rest",
-              K.UNTIE: "untie", K.USE_ITEM: "use_item", K.BLESS: "bless"}
+              K.UNTIE: "untie", K.USE_ITEM: "use_item", K.BLESS: "bless", K.CHANNEL: "channel",
+              K.INSPIRE: "inspire", K.MEDITATE: "meditate"}
 
 
 def random_batch(p, n, rng) -> K.Batch:
@@ -46,6 +47,12 @@ def random_batch(p, n, rng) -> K.Batch:
     f("blessed")[:] = rng.random((n, C)) < 0.3
     f("attention")[:] = rng.integers(0, 5, n)
     f("rounds")[:] = 1
+    # R-ESC-14a / R-ESC-14b resources: anywhere from none to the starting uses; an inspiration die held
+    for name, start in (("rage", p.rage_uses), ("terrain", p.terrain_uses), ("channel", p.channel_uses),
+                        ("ki", p.ki), ("inspire", p.inspire_uses)):
+        start = np.asarray(start)
+        f(name)[:] = np.where(start[None, :] < 0, -1, np.floor(rng.random((n, C)) * (np.abs(start)[None] + 1)))
+    f("insp_die")[:] = (rng.random((n, C)) < 0.25) * rng.choice([6, 8, 10, 12], (n, C))
     return st
 
 
@@ -61,7 +68,8 @@ def to_party(p, st: K.Batch, j: int) -> PartyState:
             last_slot=g("last_slot", i), composure=g("composure", i), craving=g("craving", i),
             dazed_left=g("dazed_left", i), breath=g("breath", i), save_bonus=g("save_bonus", i),
             immune_until=g("immune_until", i), item_bonus=g("item_bonus", i), held=held,
-            blessed=bool(g("blessed", i)),
+            blessed=bool(g("blessed", i)), rage=g("rage", i), terrain=g("terrain", i), channel=g("channel", i),
+            ki=g("ki", i), inspire=g("inspire", i), insp_die=g("insp_die", i),
         ))
     runs = st.runs[j]
     return PartyState(chars, int(runs[K.ATTENTION]), st.item_left[j].tolist(), round=int(runs[K.ROUNDS]),
@@ -69,13 +77,14 @@ def to_party(p, st: K.Batch, j: int) -> PartyState:
 
 
 def kernel_action(plan, j, i) -> Action | None:
-    kind, slot, ability, target, item, breath = (int(x) for x in plan[j, i])
+    kind, slot, ability, target, item, breath, rage, terrain = (int(x) for x in plan[j, i])
     if kind == K.NONE:
         return None
     name = KIND_NAMES[kind]
     if name == "struggle":
-        return Action("struggle", slot=slot, ability=ability, breath=bool(breath))
-    if name in ("assist", "guide"):
+        return Action("struggle", slot=slot, ability=ability, breath=bool(breath), rage=bool(rage),
+                      terrain=bool(terrain))
+    if name in ("assist", "guide", "inspire"):
         return Action(name, target=target)
     if name == "untie":
         return Action("untie", slot=slot, target=target)
@@ -102,11 +111,35 @@ PARTY = scenario(
 )
 
 
-def _variant(stacking, goal):
+# R-ESC-14a / R-ESC-14b: every volume-1 feature (rage, favoured terrain, druid, rogue, inspire, channel, meditate)
+PARTY_V1 = scenario(
+    dict(character("B", cls="barbarian", level=3, str=16, restraints={"arms": "heavy", "fingers": "simple",
+                                                                       "mask": "light", "harness": "light"}),
+         composure=7),
+    character("D", cls="bard", level=5, cha=16, restraints={"arms": "complete", "legs": "heavy",
+                                                              "blindfold": "light", "gag": "simple"}),
+    dict(character("R", cls="ranger", level=5, dex=14, restraints={"arms": "severe", "earplugs": "light",
+                                                                   "body": "simple"}), favoured_terrain=True),
+    dict(character("U", cls="druid", level=2, wis=16, restraints={"legs": "complete", "arms": "moderate"}),
+         composure=5),
+    dict(character("K", cls="monk", level=4, wis=14, restraints={"arms": "complete", "harness": "moderate"}),
+         composure=6),
+    dict(character("C", cls="cleric", level=2, restraints={"arms": "light", "mask": "simple", "gag": "light"}),
+         composure=4),
+    stimulus={"damage": "1d3"}, attention={"limit": 30, "per_round": 1},
+    goal={"slots": ["arms", "legs", "gag", "body", "fingers"]},
+)
+
+
+def _variant(stacking, goal, party="classic"):
     from sim.scenario import parse_scenario
 
-    data = PARTY.model_dump(by_alias=True, exclude_none=True)
-    data["rules"] = {"dice_stacking": stacking}
+    data = (PARTY if party == "classic" else PARTY_V1).model_dump(by_alias=True, exclude_none=True)
+    # the classic party in the reading before 2026-12 (its coverage as it was); the volume-1 party with the
+    # features on and both readings of R-ESC-10b (pool stacking: hands_free)
+    classic = party == "classic"
+    data["rules"] = {"dice_stacking": stacking, "volume1_features": not classic,
+                     "self_untie": "hands_free" if classic or stacking == "pool" else "arms_free"}
     data["goal"] = {"slots": goal}
     return compile_params(parse_scenario(data))
 
@@ -117,13 +150,16 @@ GOALS = [["arms", "legs", "gag", "body", "fingers"], ["legs", "gag"], ["legs"], 
 POLICIES = ["greedy", "team", "arms_first"]
 
 
+@pytest.mark.parametrize("which", ["classic", "volume1"])
 @pytest.mark.parametrize("policy", POLICIES)
-def test_plan_matches_reference_on_random_states(policy):
-    """R-ESC-20, R-ESC-21, R-ESC-31, R-ESC-37 and arms_first: the engine's plan equals the scalar one."""
+def test_plan_matches_reference_on_random_states(policy, which):
+    """R-ESC-20, R-ESC-21, R-ESC-31, R-ESC-37 and arms_first: the engine's plan equals the scalar one
+    (volume1: R-ESC-14a / R-ESC-14b resources, steps 0 and 4, rage and terrain spends)."""
     ref_policy = load_policy(policy)
     kinds = set()
+    spends = set()
     for v, (stacking, goal) in enumerate([(s, g) for s in ("cancel", "pool") for g in GOALS]):
-        p = _variant(stacking, goal)
+        p = _variant(stacking, goal, which)
         rng = np.random.default_rng(11 + v)
         n = 300
         st = random_batch(p, n, rng)
@@ -138,16 +174,25 @@ def test_plan_matches_reference_on_random_states(policy):
                     want = Action("use_item", slot=want.slot, target=want.target, item=party.chars[i].held[want.item])
                 assert got == want, (goal, j, i, got, want)
                 kinds.add(None if want is None else want.kind)
+                if want is not None and want.kind == "struggle":
+                    spends.update(k for k in ("rage", "terrain", "breath") if getattr(want, k))
+    if which == "volume1":
+        assert {"struggle", "channel", "meditate", "untie", None} <= kinds
+        if policy != "arms_first":  # there the bard struggles its complete arms instead
+            assert "inspire" in kinds
+        assert spends == {"rage", "terrain", "breath"}
+        return
     assert {"struggle", "assist", "guide", "untie", "rest", None} <= kinds
     if policy != "arms_first":
         assert "search" in kinds
 
 
+@pytest.mark.parametrize("which", ["classic", "volume1"])
 @pytest.mark.parametrize("policy", POLICIES)
 @pytest.mark.parametrize("variant", range(len(GOALS) * 2))
-def test_one_round_matches_reference_on_random_states(variant, policy):
+def test_one_round_matches_reference_on_random_states(variant, policy, which):
     """R-ESC-5: one round from random states, every run drawing the numbers of the same chunk key."""
-    p = _variant(("cancel", "pool")[variant % 2], GOALS[variant // 2])
+    p = _variant(("cancel", "pool")[variant % 2], GOALS[variant // 2], which)
     rng = np.random.default_rng(5 + variant)
     n = 300
     st = random_batch(p, n, rng)

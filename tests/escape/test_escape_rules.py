@@ -370,12 +370,19 @@ def test_R_ESC_14_escape_artist_adds_proficiency_to_dex_and_int():
     p, st = setup(character("A", cls="rogue", level=5, restraints={"arms": "heavy"}, dex=16))
     c = st.chars[0]
     assert check_spec(p, 0, c, ARMS, DEX).need == 18 - 3 - 3
-    assert check_spec(p, 0, c, ARMS, STR).need == 18
+    # R-ESC-14a (default reading): the rogue adds its proficiency once on every check, str included
+    assert check_spec(p, 0, c, ARMS, STR).need == 18 - 3
+    p, st = setup(character("A", cls="rogue", level=5, restraints={"arms": "heavy"}, dex=16),
+                  rules={"volume1_features": False})
+    assert check_spec(p, 0, st.chars[0], ARMS, STR).need == 18  # the earlier reading: dex and int only
+    assert check_spec(p, 0, st.chars[0], ARMS, DEX).need == 18 - 3 - 3
 
 
 def test_R_ESC_14_monk_breath_spend_below_one_half_and_save():
+    # volume-1 features off: with them, composure 2 <= the largest stimulus 4 makes greedy meditate first
+    # (R-ESC-20 step 0); breath itself is the same in both readings
     p, st = setup(dict(character("A", cls="monk", level=3, restraints={"arms": "heavy"}, wis=14), composure=2),
-                  stimulus={"damage": "1d4"})
+                  stimulus={"damage": "1d4"}, rules={"volume1_features": False})
     c = st.chars[0]
     assert c.breath == 2  # ceil(3 / 2)
     plan = plan_of(p, st)
