@@ -603,7 +603,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return COMMANDS[args.command](args)
     except SimError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        for line in getattr(exc, "lines", None) or [str(exc)]:  # a file's every error, one line each
+            print(f"error: {line}", file=sys.stderr)
         return EXIT_INVALID
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)

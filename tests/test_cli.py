@@ -215,7 +215,7 @@ def test_unknown_key_lists_file_names_and_dict_keys_read_plainly(tmp_path, capsy
     rogue = ROOT / "scenarios/escape/lone_rogue.toml"
     assert main(["sweep", str(rogue), "--param", "party.0.clas=1", "--runs", "10"]) == 2
     err = capsys.readouterr().err
-    assert "did you mean 'class'?" in err and "class_" not in err
+    assert "did you mean 'party.0.class'?" in err and "class_" not in err
     assert main(["sweep", str(rogue), "--param", "rules.tiers.nope.dc=1", "--runs", "10"]) == 2
     err = capsys.readouterr().err
-    assert "[key]" not in err and "rules.tiers.nope:" in err
+    assert "[key]" not in err and "rules.tiers.nope.dc:" in err and "'heavy'" in err

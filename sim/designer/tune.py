@@ -15,7 +15,15 @@ from typing import Any
 
 from sim.designer.evaluate import evaluate, resolve_runs_seed, supports_exact
 from sim.designer.metrics import main_metric, metric_interval, metric_value
-from sim.designer.params import coerce_like, effective_value, field_bounds, get_value, scenario_data, with_values
+from sim.designer.params import (
+    check_param_key,
+    coerce_like,
+    effective_value,
+    field_bounds,
+    get_value,
+    scenario_data,
+    with_values,
+)
 from sim.errors import ScenarioError
 
 MAX_EVALUATIONS = 80
@@ -72,6 +80,7 @@ def tune(scenario, key: str, target: float, metric: str | None = None, lo: Any =
     metric = metric or main_metric(scenario.kind)
     if not isinstance(target, int | float) or isinstance(target, bool) or not math.isfinite(target):
         raise ScenarioError(f"expected a finite number for --target; given {target!r}", key="--target")
+    check_param_key(scenario, key)
     bounds = field_bounds(scenario, key)
     current = get_value(scenario_data(scenario), key)
     given = [v for v in (lo, hi) if v is not None]
