@@ -162,6 +162,9 @@ def build_parser() -> argparse.ArgumentParser:
     tu.add_argument("--no-exact", action="store_true", help="bisect on simulation even where exact is supported")
     tu.add_argument("--out", help="also write the JSON here (a .json file, or a folder for tune.json)")
     tu.add_argument("--json", action="store_true", help="print the result as JSON instead of a table")
+    tu.add_argument("--policy", help="tune under this policy instead of the scenario's (escape; as in run)")
+    tu.add_argument("--allow-code", action="store_true",
+                    help="allow a module:callable policy named by the scenario file (importing it runs code)")
 
     se = sub.add_parser("sensitivity", help="change of the main metric per step down and up of every DC and "
                                              "ability (ability scores by 2)")
@@ -464,9 +467,10 @@ def _cmd_tune(args) -> int:
     from sim.designer.tune import tune
     from sim.report import atomic_write_text, summary_json
 
-    scenario = _load(args.scenario, "tune")
+    scenario = _with_policy(args, _load(args.scenario, "tune"))
     res = tune(scenario, args.param, args.target, metric=args.metric, lo=args.lo, hi=args.hi, runs=args.runs,
-               seed=args.seed, n_jobs=args.jobs, exact=not args.no_exact, tol=args.tol)
+               seed=args.seed, n_jobs=args.jobs, exact=not args.no_exact, tol=args.tol,
+               **({"allow_code": True} if args.allow_code else {}))
     data = res.as_dict()
     text = summary_json(data)
     if args.out:
@@ -478,8 +482,9 @@ def _cmd_tune(args) -> int:
         _print_tune(data)
     if not data.get("bracketed", True):
         print(f"warning: {scenario.source}: {data['metric']} does not reach {args.target} for {args.param} in "
-              f"[{data.get('lo')}, {data.get('hi')}] (it spans {_span(data)}); the value printed is the closest "
-              "end. Widen --lo/--hi or choose another parameter.", file=sys.stderr)
+              f"[{data.get('lo')}, {data.get('hi')}] (it spans {_span(data)}; open ends were widened as far as "
+              "the key's valid range allows); the value printed is the closest. Give other --lo/--hi or choose "
+              "another parameter.", file=sys.stderr)
         return 1
     return 0
 
