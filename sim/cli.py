@@ -126,7 +126,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     ex = sub.add_parser("exact", help="exact analysis of a scenario (kinds that support it)")
     ex.add_argument("scenario")
-    ex.add_argument("--out", help="also write exact.json into this folder")
+    ex.add_argument("--out", help="folder for exact.json and exact.html (default reports/<scenario name>/)")
     ex.add_argument("--json", action="store_true", help="print the exact summary as JSON instead of a table")
     ex.add_argument("--max-states", type=_positive_int, metavar="N",
                     help="escape: state budget; beyond it exit 2 and suggest Monte Carlo (default 20,000)")
@@ -414,12 +414,12 @@ def _cmd_exact(args) -> int:
     except sim.ExactUnsupported as exc:
         raise sim.ExactUnsupported(f"{scenario.source}: {exc}") from None
     text = summary_json(result)
-    if args.out:
-        from sim.exact_report import write_exact_report
+    from sim.exact_report import write_exact_report
 
-        with _owned(Path(args.out), "exact"):
-            atomic_write_text(Path(args.out) / "exact.json", text)
-            write_exact_report(scenario, result, Path(args.out))  # exact.html beside exact.json
+    out = Path(args.out) if args.out else Path("reports") / scenario.slug  # as run does
+    with _owned(out, "exact"):
+        atomic_write_text(out / "exact.json", text)
+        write_exact_report(scenario, result, out)  # exact.html beside exact.json
     engine = result.get("exact_engine")
     if engine:  # escape: the work done (states, time, budget), on stderr so that stdout stays clean
         print(f"exact: {engine['states']:,} states (largest round {engine['peak_states']:,}; budget "
@@ -429,8 +429,7 @@ def _cmd_exact(args) -> int:
         return 0
     header, rows = _headline_rows(result)
     _rows_table(f"{scenario.name or scenario.slug} ({scenario.kind}): exact", ["metric", "exact"],
-                [r[:2] for r in rows], [f"wrote {args.out}/exact.json and exact.html" if args.out else
-                                        "the full exact summary: --json, or --out FOLDER for exact.json"])
+                [r[:2] for r in rows], [f"report: {out}/exact.html (the full exact summary: {out}/exact.json)"])
     return 0
 
 
@@ -459,8 +458,31 @@ def _cmd_sweep(args) -> int:
     with _owned(out, "sweep"):
         write_sweep(df, out, scenario)
     if not args.quiet:
+        _print_sweep(df, scenario)
         print(f"wrote {out}/sweep.csv and {out}/report.html", file=sys.stderr)
     return 0
+
+
+def _print_sweep(df, scenario) -> None:
+    """The sweep's result table on stdout: one row per grid point, the metric with its 95% interval (and the
+    exact value where the kind solves the variant exactly)."""
+    from sim.designer.metrics import format_estimate, is_proportion, metric_label
+
+    metric, params = df.attrs["metric"], df.attrs["params"]
+    col = metric if metric in df else f"{metric}.last"
+    percent = is_proportion(metric)
+    has_exact = f"{col}_exact" in df and df[f"{col}_exact"].notna().any()
+    header = [*params, f"{metric_label(metric)} [95% interval]"] + (["exact"] if has_exact else [])
+    rows = []
+    for i in range(len(df)):
+        r = {c: df[c].iloc[i] for c in df.columns}  # per column: integers stay integers
+        row = [str(r[p]) for p in params] + [format_estimate(r[col], r[f"{col}_lo"], r[f"{col}_hi"], percent=percent)]
+        if has_exact:
+            row.append(format_estimate(r[f"{col}_exact"], percent=percent) if r[f"{col}_exact"] == r[f"{col}_exact"]
+                       else "–")
+        rows.append(row)
+    _rows_table(f"{scenario.name or scenario.slug}: sweep of {', '.join(params)} ({df.attrs['runs']:,} runs, seed "
+                f"{df.attrs['seed']})", header, rows)
 
 
 def _cmd_tune(args) -> int:

@@ -108,7 +108,8 @@ def test_run_prints_a_table_by_default_and_json_on_request(tmp_path, capsys):
     assert data["runs"] == 2000 and 0 <= data["escape_rate"] <= 1 and "\n" not in line
 
 
-def test_exact_prints_a_table_and_json_on_request(capsys):
+def test_exact_prints_a_table_and_json_on_request(capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # exact writes its page to reports/<name>/ as run does
     assert main(["exact", str(FLANK)]) == 0
     out = capsys.readouterr().out
     assert len(out.splitlines()) < 12 and "%" in out
