@@ -107,6 +107,11 @@ def _dc_in_effect(scen, tier: str) -> int:
     return o.dc if o is not None and o.dc is not None else DEFAULT_DC[t]
 
 
+def tier_ladder(scen) -> str:
+    """The tier ladder in effect (DC and what a success makes of each tier, overrides marked) as a table."""
+    return _tier_ladder(scen)
+
+
 def _tier_ladder(scen) -> str:
     """The tier ladder in effect (R-ESC-2): DC and what a success makes of it; overrides highlighted."""
     used = {getattr(c.restraints, s) for c in scen.party for s in SLOTS} - {None}
