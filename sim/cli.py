@@ -126,7 +126,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     ex = sub.add_parser("exact", help="exact analysis of a scenario (kinds that support it)")
     ex.add_argument("scenario")
-    ex.add_argument("--out", help="also write exact.json into this folder")
+    ex.add_argument("--out", help="folder for exact.json and exact.html (default reports/<scenario name>/)")
     ex.add_argument("--json", action="store_true", help="print the exact summary as JSON instead of a table")
     ex.add_argument("--max-states", type=_positive_int, metavar="N",
                     help="escape: state budget; when the projected work exceeds it, exit 2 at once and suggest "
@@ -176,6 +176,9 @@ def build_parser() -> argparse.ArgumentParser:
     tu.add_argument("--no-exact", action="store_true", help="bisect on simulation even where exact is supported")
     tu.add_argument("--out", help="also write the JSON here (a .json file, or a folder for tune.json)")
     tu.add_argument("--json", action="store_true", help="print the result as JSON instead of a table")
+    tu.add_argument("--policy", help="tune under this policy instead of the scenario's (escape; as in run)")
+    tu.add_argument("--allow-code", action="store_true",
+                    help="allow a module:callable policy named by the scenario file (importing it runs code)")
 
     se = sub.add_parser("sensitivity", help="change of the main metric per step down and up of every DC and "
                                              "ability (ability scores by 2)")
@@ -447,12 +450,12 @@ def _cmd_exact(args) -> int:
     except sim.ExactUnsupported as exc:
         raise sim.ExactUnsupported(f"{scenario.source}: {exc}") from None
     text = summary_json(result)
-    if args.out:
-        from sim.exact_report import write_exact_report
+    from sim.exact_report import write_exact_report
 
-        with _owned(Path(args.out), "exact"):
-            atomic_write_text(Path(args.out) / "exact.json", text)
-            write_exact_report(scenario, result, Path(args.out))  # exact.html beside exact.json
+    out = Path(args.out) if args.out else Path("reports") / scenario.slug  # as run does
+    with _owned(out, "exact"):
+        atomic_write_text(out / "exact.json", text)
+        write_exact_report(scenario, result, out)  # exact.html beside exact.json
     engine = result.get("exact_engine")
     if engine:  # escape: the work done (states, time, budget), on stderr so that stdout stays clean
         print(f"exact: {engine['states']:,} states (largest round {engine['peak_states']:,}; budget "
@@ -463,8 +466,7 @@ def _cmd_exact(args) -> int:
         return 0
     header, rows = _headline_rows(result)
     _rows_table(f"{scenario.name or scenario.slug} ({scenario.kind}): exact", ["metric", "exact"],
-                [r[:2] for r in rows], [f"wrote {args.out}/exact.json and exact.html" if args.out else
-                                        "the full exact summary: --json, or --out FOLDER for exact.json"])
+                [r[:2] for r in rows], [f"report: {out}/exact.html (the full exact summary: {out}/exact.json)"])
     return 0
 
 
@@ -520,17 +522,41 @@ def _cmd_sweep(args) -> int:
     with _owned(out, "sweep"):
         write_sweep(df, out, scenario)
     if not args.quiet:
+        _print_sweep(df, scenario)
         print(f"wrote {out}/sweep.csv and {out}/report.html", file=sys.stderr)
     return 0
+
+
+def _print_sweep(df, scenario) -> None:
+    """The sweep's result table on stdout: one row per grid point, the metric with its 95% interval (and the
+    exact value where the kind solves the variant exactly)."""
+    from sim.designer.metrics import format_estimate, is_proportion, metric_label
+
+    metric, params = df.attrs["metric"], df.attrs["params"]
+    col = metric if metric in df else f"{metric}.last"
+    percent = is_proportion(metric)
+    has_exact = f"{col}_exact" in df and df[f"{col}_exact"].notna().any()
+    header = [*params, f"{metric_label(metric)} [95% interval]"] + (["exact"] if has_exact else [])
+    rows = []
+    for i in range(len(df)):
+        r = {c: df[c].iloc[i] for c in df.columns}  # per column: integers stay integers
+        row = [str(r[p]) for p in params] + [format_estimate(r[col], r[f"{col}_lo"], r[f"{col}_hi"], percent=percent)]
+        if has_exact:
+            row.append(format_estimate(r[f"{col}_exact"], percent=percent) if r[f"{col}_exact"] == r[f"{col}_exact"]
+                       else "–")
+        rows.append(row)
+    _rows_table(f"{scenario.name or scenario.slug}: sweep of {', '.join(params)} ({df.attrs['runs']:,} runs, seed "
+                f"{df.attrs['seed']})", header, rows)
 
 
 def _cmd_tune(args) -> int:
     from sim.designer.tune import tune
     from sim.report import atomic_write_text, summary_json
 
-    scenario = _load(args.scenario, "tune")
+    scenario = _with_policy(args, _load(args.scenario, "tune"))
     res = tune(scenario, args.param, args.target, metric=args.metric, lo=args.lo, hi=args.hi, runs=args.runs,
-               seed=args.seed, n_jobs=args.jobs, exact=not args.no_exact, tol=args.tol)
+               seed=args.seed, n_jobs=args.jobs, exact=not args.no_exact, tol=args.tol,
+               **({"allow_code": True} if args.allow_code else {}))
     data = res.as_dict()
     text = summary_json(data)
     if args.out:
@@ -542,8 +568,9 @@ def _cmd_tune(args) -> int:
         _print_tune(data)
     if not data.get("bracketed", True):
         print(f"warning: {scenario.source}: {data['metric']} does not reach {args.target} for {args.param} in "
-              f"[{data.get('lo')}, {data.get('hi')}] (it spans {_span(data)}); the value printed is the closest "
-              "end. Widen --lo/--hi or choose another parameter.", file=sys.stderr)
+              f"[{data.get('lo')}, {data.get('hi')}] (it spans {_span(data)}; open ends were widened as far as "
+              "the key's valid range allows); the value printed is the closest. Give other --lo/--hi or choose "
+              "another parameter.", file=sys.stderr)
         return 1
     return 0
 
@@ -678,7 +705,8 @@ def main(argv: list[str] | None = None) -> int:
         _check_limits(args)
         return COMMANDS[args.command](args)
     except SimError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        for line in getattr(exc, "lines", None) or [str(exc)]:  # a file's every error, one line each
+            print(f"error: {line}", file=sys.stderr)
         return EXIT_INVALID
     except OSError as exc:  # a file system fault (full disk, permissions, ...): one line, no traceback
         from sim.errors import one_line

@@ -1,7 +1,8 @@
 """Errors raised at the boundary of the package.
 
 Every invalid-input problem is a :class:`ScenarioError` carrying one human-readable line
-that names the file, the dotted key, what was expected and what was given.
+that names the file, the dotted key, what was expected and what was given; a file with several problems
+raises one error whose text is one such line per problem (``lines``), in file order.
 """
 
 from __future__ import annotations
@@ -14,7 +15,8 @@ class SimError(Exception):
 class ScenarioError(SimError, ValueError):
     """A scenario file (or a value derived from it) is invalid."""
 
-    def __init__(self, message: str, *, file: str | None = None, key: str | None = None):
+    def __init__(self, message: str, *, file: str | None = None, key: str | None = None,
+                 others: list[ScenarioError] = ()):
         self.file = file
         self.key = key
         self.detail = message
@@ -23,7 +25,9 @@ class ScenarioError(SimError, ValueError):
             prefix += f"{file}: "
         if key:
             prefix += f"{key}: "
-        super().__init__(one_line(prefix + message))
+        self.others = list(others)  # further errors of the same file, one line each (file order)
+        self.lines = [one_line(prefix + message)] + [line for o in self.others for line in o.lines]
+        super().__init__("\n".join(self.lines))
 
 
 def one_line(text: str, limit: int = 500) -> str:

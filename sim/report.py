@@ -85,11 +85,30 @@ ROMANISED = {
 MAX_CHART_TEXT = 40
 
 
+_CJK_FILES = ("notosanscjk", "notoserifcjk", "notosansjp", "sourcehansans", "ipaexg", "ipag", "takao", "vl-gothic")
+
+
+def _register_cjk_fonts() -> None:
+    """Add installed CJK font files that matplotlib's font cache predates (a font installed after matplotlib
+    first ran, e.g. fonts-noto-cjk by .ci/run)."""
+    from matplotlib import font_manager
+
+    known = {Path(f.fname).name.lower() for f in font_manager.fontManager.ttflist}
+    for path in font_manager.findSystemFonts():
+        name = Path(path).name.lower()
+        if name not in known and any(k in name.replace("_", "").replace(" ", "") for k in _CJK_FILES):
+            try:
+                font_manager.fontManager.addfont(path)
+            except (OSError, RuntimeError, ValueError):  # an unreadable font file: skip it
+                continue
+
+
 @lru_cache(maxsize=1)
 def cjk_font_available() -> bool:
     """Whether matplotlib can find a font with Japanese glyphs (fc-list :lang=ja decides on Linux)."""
     from matplotlib import font_manager
 
+    _register_cjk_fonts()
     for font in font_manager.fontManager.ttflist:
         name = font.name.lower()
         if any(k in name for k in ("cjk", "noto sans jp", "ipa", "takao", "hiragino", "yu gothic", "meiryo",
@@ -120,6 +139,10 @@ def chart_text(text: Any, limit: int = MAX_CHART_TEXT) -> str:
     if not cjk_font_available():
         text = romanise(text)
         text = "".join("?" if _is_cjk(ch) else ch for ch in text)
+    else:  # the term as itself, its romanised name beside it
+        for term, roman in sorted(ROMANISED.items(), key=lambda kv: -len(kv[0])):
+            if term in text and roman not in text:
+                text = text.replace(term, f"{term} ({roman})")
     if len(text) > limit:
         text = text[: limit - 1] + "…"
     return text.replace("$", r"\$")
@@ -150,8 +173,26 @@ def _read_umask() -> int:
 _UMASK = _read_umask()  # read once, at import (os.umask can only be read by setting it)
 
 
+@lru_cache(maxsize=1)
+def use_cjk_font() -> str | None:
+    """Give matplotlib a font with Japanese glyphs as the fallback after its default (so a Japanese term draws
+    as itself, not as boxes) when one is installed, e.g. Debian's fonts-noto-cjk; its name, or None."""
+    from matplotlib import font_manager
+
+    if not cjk_font_available():
+        return None
+    names = sorted({f.name for f in font_manager.fontManager.ttflist})
+    for wanted in ("Noto Sans CJK JP", "Noto Sans JP", "Source Han Sans JP", "IPAexGothic", "IPAGothic",
+                   "TakaoGothic", "VL Gothic", "Noto Serif CJK JP"):
+        if wanted in names:
+            plt.rcParams["font.family"] = ["DejaVu Sans", wanted]  # a list of families: per-glyph fallback
+            return wanted
+    return None
+
+
 def new_figure(title: str, xlabel: str, ylabel: str, size=(7.5, 4.2)):
     """A figure with one axes titled and labelled (units belong in the labels)."""
+    use_cjk_font()
     fig, ax = plt.subplots(figsize=size)
     ax.set_title(title)
     ax.set_xlabel(xlabel)

@@ -172,22 +172,96 @@ def _expected(msg: str) -> str:
     return msg
 
 
-def format_validation_error(model: type[BaseModel], error: dict, file: str) -> ScenarioError:
-    """One ScenarioError line from the first pydantic error."""
-    loc = tuple(p for p in error["loc"] if not (isinstance(p, str) and (_TAG.fullmatch(p) or p == "[key]")))
+_QUOTED = re.compile(r"'((?:[^'\\]|\\.)*)'")
+
+
+def _choice_hint(error: dict) -> str:
+    """"; did you mean 'rogue'?" for a value outside a set of names: same name in another case first, else the
+    nearest name by difflib; empty when nothing is near."""
+    given = error.get("input")
+    if error["type"] not in ("literal_error", "enum") or not isinstance(given, str):
+        return ""
+    choices = _QUOTED.findall(str((error.get("ctx") or {}).get("expected", "")))
+    same_case = [c for c in choices if c.lower() == given.strip().lower()]
+    near = same_case or difflib.get_close_matches(given.strip().lower(), choices, n=1, cutoff=0.6)
+    return f"; did you mean {near[0]!r}?" if near else ""
+
+
+def _clean_loc(error: dict) -> tuple:
+    return tuple(p for p in error["loc"] if not (isinstance(p, str) and (_TAG.fullmatch(p) or p == "[key]")))
+
+
+def _valid_keys(model: type[BaseModel], loc: tuple) -> list[str]:
+    parent = _model_at(model, loc[:-1])
+    return sorted(info.alias or name for name, info in parent.model_fields.items()) if parent else []
+
+
+def format_validation_error(model: type[BaseModel], error: dict, file: str, renamed: str | None = None
+                            ) -> ScenarioError:
+    """One ScenarioError line from one pydantic error (``renamed``: the required key an unknown key stands for)."""
+    loc = _clean_loc(error)
     key = ".".join(_key_part(p) for p in loc) or "(top level)"
     etype = error["type"]
     if etype == "extra_forbidden" and loc:
-        parent = _model_at(model, loc[:-1])
-        valid = sorted(info.alias or name for name, info in parent.model_fields.items()) if parent else []
-        near = difflib.get_close_matches(str(loc[-1]), valid, n=1, cutoff=0.5)
+        valid = _valid_keys(model, loc)
+        near = [renamed] if renamed else difflib.get_close_matches(str(loc[-1]), valid, n=1, cutoff=0.5)
         hint = f"; did you mean {near[0]!r}?" if near else ""
-        listing = f" (valid keys: {', '.join(valid)})" if valid else ""
+        if renamed:
+            hint += f" ({renamed!r} is required and missing)"
+        listing = f" (valid keys: {', '.join(valid)})" if valid and not renamed else ""
         return ScenarioError(f"unknown key{hint}{listing}", file=file, key=key)
     if etype == "missing":
         return ScenarioError("required key is missing", file=file, key=key)
     msg = _expected(error.get("msg", "invalid value"))
-    return ScenarioError(f"{msg}; given {_short(error.get('input'))}", file=file, key=key)
+    return ScenarioError(f"{msg}; given {_short(error.get('input'))}{_choice_hint(error)}", file=file, key=key)
+
+
+def _file_position(data: Any, loc: tuple) -> tuple:
+    """Where ``loc`` sits in the parsed file: the index of each key among its table's keys (TOML tables keep the
+    file's order), list indices as they are; a missing key sorts after its table's keys."""
+    pos: list[int] = []
+    node = data
+    for part in loc:
+        if isinstance(node, dict) and part in node:
+            pos.append(list(node).index(part))
+            node = node[part]
+        elif isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node):
+            pos.append(part)
+            node = node[part]
+        else:
+            pos.append(len(node) if isinstance(node, dict | list) else 0)
+            break
+    return tuple(pos)
+
+
+def format_validation_errors(model: type[BaseModel], errors: list[dict], file: str, data: Any = None
+                             ) -> ScenarioError:
+    """Every pydantic error of a file, one line each, in file order. A required key that is missing beside an
+    unknown key close to its name (``dexterity`` for ``dex``) is one line: the unknown key, with the rename."""
+    missing = {_clean_loc(e): e for e in errors if e["type"] == "missing"}
+    renames: dict[tuple, str] = {}
+    for e in errors:
+        loc = _clean_loc(e)
+        if e["type"] != "extra_forbidden" or not loc:
+            continue
+        siblings = [m[-1] for m in missing if m[:-1] == loc[:-1] and isinstance(m[-1], str)
+                    and m not in renames.values()]
+        near = difflib.get_close_matches(str(loc[-1]), siblings, n=1, cutoff=0.3)
+        if not near:  # a long name for a short key (dexterity -> dex): the key is the name's start
+            near = [s for s in siblings if str(loc[-1]).lower().startswith(s.lower())][:1]
+        if near:
+            renames[loc] = near[0]
+    absorbed = {(*loc[:-1], name) for loc, name in renames.items()}
+    lines = []
+    for e in errors:
+        loc = _clean_loc(e)
+        if e["type"] == "missing" and loc in absorbed:
+            continue
+        lines.append((_file_position(data, loc), len(lines),
+                      format_validation_error(model, e, file, renamed=renames.get(loc))))
+    lines.sort(key=lambda item: (item[0], item[1]))
+    first, *others = [err for _, _, err in lines]
+    return ScenarioError(first.detail, file=first.file, key=first.key, others=others)
 
 
 # --------------------------------------------------------------------------------------------
@@ -221,7 +295,7 @@ def parse_scenario(data: dict, file: str = "<memory>") -> ScenarioBase:
     try:
         scenario = model.model_validate(data)
     except ValidationError as exc:
-        raise format_validation_error(model, exc.errors()[0], file) from None
+        raise format_validation_errors(model, exc.errors(), file, data) from None
     except ScenarioError as exc:
         raise ScenarioError(exc.detail, file=file, key=exc.key) from None
     except RecursionError:

@@ -108,7 +108,8 @@ def test_run_prints_a_table_by_default_and_json_on_request(tmp_path, capsys):
     assert data["runs"] == 2000 and 0 <= data["escape_rate"] <= 1 and "\n" not in line
 
 
-def test_exact_prints_a_table_and_json_on_request(capsys):
+def test_exact_prints_a_table_and_json_on_request(capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # exact writes its page to reports/<name>/ as run does
     assert main(["exact", str(FLANK)]) == 0
     out = capsys.readouterr().out
     assert len(out.splitlines()) < 12 and "%" in out
@@ -215,7 +216,7 @@ def test_unknown_key_lists_file_names_and_dict_keys_read_plainly(tmp_path, capsy
     rogue = ROOT / "scenarios/escape/lone_rogue.toml"
     assert main(["sweep", str(rogue), "--param", "party.0.clas=1", "--runs", "10"]) == 2
     err = capsys.readouterr().err
-    assert "did you mean 'class'?" in err and "class_" not in err
+    assert "did you mean 'party.0.class'?" in err and "class_" not in err
     assert main(["sweep", str(rogue), "--param", "rules.tiers.nope.dc=1", "--runs", "10"]) == 2
     err = capsys.readouterr().err
-    assert "[key]" not in err and "rules.tiers.nope:" in err
+    assert "[key]" not in err and "rules.tiers.nope.dc:" in err and "'heavy'" in err

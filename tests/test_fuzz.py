@@ -105,7 +105,9 @@ def _run_or_clean_error(data: dict) -> None:
     try:
         scenario = parse_scenario(data, "fuzz.toml")
     except sim.ScenarioError as exc:
-        assert str(exc).startswith("fuzz.toml") and "\n" not in str(exc)
+        # one line per problem (every problem of the file), each naming the file
+        assert exc.lines and str(exc) == "\n".join(exc.lines)
+        assert all(line.startswith("fuzz.toml") and "\n" not in line for line in exc.lines)
         return
     try:
         result = sim.simulate(scenario, runs=20, seed=1)

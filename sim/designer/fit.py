@@ -46,7 +46,7 @@ from sim.designer.evaluate import exact_summary
 from sim.designer.metrics import metric_interval, metric_value, parse_metric
 from sim.designer.params import field_bounds, split_key, with_values
 from sim.errors import ScenarioError
-from sim.scenario import MAX_FILE_BYTES, Strict, format_validation_error, load_scenario
+from sim.scenario import MAX_FILE_BYTES, Strict, format_validation_errors, load_scenario
 
 MAX_PARAMS = 8
 MAX_TARGETS = 50
@@ -187,7 +187,7 @@ def load_fit(path: str | Path) -> FitSpec:
     try:
         model = FitFile.model_validate(data)
     except ValidationError as exc:
-        raise format_validation_error(FitFile, exc.errors()[0], file) from None
+        raise format_validation_errors(FitFile, exc.errors(), file, data) from None
     settings = model.fit
     lo, hi = _bounds(settings, file)
     base = Path(path).resolve().parent

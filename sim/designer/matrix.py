@@ -231,7 +231,9 @@ def outlier_sentences(m: Matrix) -> list[str]:
     rounds = getattr(m.scenario.run, "max_rounds", None) or getattr(m.scenario.run, "rounds", None)
     within = f" within {rounds} rounds" if rounds and m.scenario.kind == "escape" else ""
     out = []
-    for _, row in m.frame[m.frame["outlier"]].iterrows():
+    flagged = m.frame[m.frame["outlier"]]
+    flagged = flagged.iloc[np.argsort(-flagged["difference"].abs().to_numpy(), kind="stable")]  # largest first
+    for _, row in flagged.iterrows():
         points = abs(row["difference"]) * 100
         more = "more" if row["difference"] > 0 else "less"
         where = f" ({_variant_label(row, m.vary)})" if m.vary else ""
@@ -301,6 +303,12 @@ def write_matrix(m: Matrix, out_dir: str | Path) -> list[Path]:
                 note="The standard array 15, 14, 13, 12, 10, 8 assigned by each class's priorities, unless "
                      "--scores was given."),
     ]
+    if m.scenario.kind == "escape":
+        from sim.escape.report import tier_ladder
+
+        sections.insert(1, section("Tier ladder in effect", tier_ladder(m.scenario),
+                                   note="DCs of the scenario as written (R-ESC-2); a --vary of a tier's DC changes it "
+                                        "in that variant only."))
     name = getattr(m.scenario, "name", "") or Path(m.scenario.source).stem
     write_html(out / "report.html", f"Class-balance matrix — {name}", sections)
     return [out / "matrix.csv", chart, out / "report.html"]

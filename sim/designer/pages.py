@@ -77,38 +77,38 @@ SENSITIVITY_COLUMNS = {
 
 
 def sensitivity_table(df: pd.DataFrame, scenario=None):
-    """The ranked parameters with plain-language names (members by name) and readable numbers; columns the
-    computation adds later are shown with their key humanised."""
+    """The ranked parameters, narrow enough for the page: the exact effect first where known, then the simulated
+    effect (its 95% half-width, or "within noise" when that interval holds 0), then the metric one step down and
+    up. The metric at the scenario's values is in the answer above the table."""
     metric = df.attrs["metric"]
     prob = metric_unit(metric) == "probability"
-    hidden = {"down_lo", "down_hi", "up_lo", "up_hi", "exact_down", "exact_base", "exact_up", "label"}
-    cols = [c for c in df.columns if c not in hidden and not c.endswith(("_lo", "_hi"))]
-    header = []
-    for c in cols:
-        if c == "parameter":
-            header.append("parameter")
-        else:
-            header.append(key_label(SENSITIVITY_COLUMNS.get(c, c.replace("_", " ")), c))
+    has_exact = "exact_effect" in df and df["exact_effect"].notna().any()
+
+    def amount(v, signed=True):
+        if not _finite(v):
+            return "–"
+        return (f"{100 * v:+.2f} pp" if signed else f"{100 * v:.2f} pp") if prob else (
+            f"{v:+.4g}" if signed else f"{v:.4g}")
+
+    header = ["#", "parameter", "value (step)"] + (["exact effect"] if has_exact else []) + [
+        "simulated effect", "one step down", "one step up"]
     rows = []
     for _, r in df.iterrows():
-        row = []
-        for c in cols:
-            v = r[c]
-            if c == "parameter":
-                row.append(key_label(param_label(str(v), scenario), str(v)))
-            elif c.startswith(("metric_", "exact_")) and c != "exact_effect" and _finite(v):
-                lo, hi = (r.get("down_lo"), r.get("down_hi")) if c == "metric_down" else \
-                    (r.get("up_lo"), r.get("up_hi")) if c == "metric_up" else (None, None)
-                row.append(estimate(metric, v, lo, hi))
-            elif isinstance(v, float):
-                if not _finite(v):
-                    row.append("–")
-                elif prob and c not in ("value", "step"):
-                    row.append(f"{100 * v:+.2f} pp" if c != "effect_se" else f"{100 * v:.2f} pp")
-                else:
-                    row.append(f"{v:+.4g}" if c not in ("value", "step") else f"{v:g}")
-            else:
-                row.append(str(v))
+        if not _finite(r.get("effect")):
+            simulated = "–"
+        elif bool(r.get("within_noise", False)):
+            simulated = f"within noise ({amount(r['effect'])})"
+        else:
+            simulated = f"{amount(r['effect'])} ± {amount(1.96 * r['effect_se'], signed=False)}"
+        row = [str(r["rank"]), key_label(param_label(str(r["parameter"]), scenario), str(r["parameter"])),
+               f"{r['value']:g} (± {r['step']:g})"]
+        if has_exact:
+            row.append(amount(r.get("exact_effect")))
+        row += [simulated,
+                estimate(metric, r["metric_down"], r.get("down_lo"), r.get("down_hi"))
+                if _finite(r["metric_down"]) else "–",
+                estimate(metric, r["metric_up"], r.get("up_lo"), r.get("up_hi"))
+                if _finite(r["metric_up"]) else "–"]
         rows.append(row)
     return table(header, rows)
 
@@ -125,10 +125,10 @@ def sensitivity_answer(df: pd.DataFrame, scenario=None):
         if _finite(change):
             amount = f"{100 * change:+.2f} percentage points" if metric_unit(metric) == "probability" \
                 else f"{change:+.4g}"
-            noise = " (within noise)" if bool(top.get("within_noise", False)) and not _finite(
-                top.get("exact_effect")) else ""
-            lines.insert(0, f"Most influential: {param_label(str(top['parameter']), scenario)} ({amount} for one "
-                            f"step of {top.get('step', 1):g}){noise}.")
+            exact = _finite(top.get("exact_effect"))
+            noise = " (within noise)" if bool(top.get("within_noise", False)) and not exact else ""
+            lines.insert(0, f"Most influential: {param_label(str(top['parameter']), scenario)} "
+                            f"({'exactly ' if exact else ''}{amount} for one step of {top.get('step', 1):g}){noise}.")
     return answer(f"Which parameters move {metric_label(metric)} most?", lines)
 
 

@@ -9,6 +9,7 @@ scenario's file and the key.
 from __future__ import annotations
 
 import copy
+import difflib
 import math
 import re
 import types
@@ -89,9 +90,74 @@ def set_value(data: dict, key: str, value: Any, file: str | None = None) -> dict
     return out
 
 
+def _names_at(types_: list[Any], part: str) -> tuple[list[Any], list[str]] | None:
+    """(annotations found under ``part``, the names valid there); None where a free-form value allows any."""
+    found: list[Any] = []
+    names: list[str] = []
+    for t in types_:
+        origin = typing.get_origin(t)
+        if isinstance(t, type) and issubclass(t, BaseModel):
+            names += [info.alias or name for name, info in t.model_fields.items()]
+            info = _field(t, part)
+            if info is not None:
+                found.append(info.annotation)
+        elif origin is dict:
+            args = typing.get_args(t)
+            keys = [a for k in _unwrap(args[0])[0] if typing.get_origin(k) is typing.Literal
+                    for a in typing.get_args(k)] if args else []
+            if not keys:
+                return None
+            names += [str(k) for k in keys]
+            if part in keys:
+                found.append(args[1])
+        elif t is Any:
+            return None
+    return found, names
+
+
+def check_param_key(scenario, key: str) -> None:
+    """Refuse a dotted key that names no value of the scenario's model, with the nearest valid key
+    (``rules.tier.heavy.dc`` -> did you mean ``rules.tiers.heavy.dc``?)."""
+    parts = split_key(key, scenario.source)
+    current: list[Any] = [type(scenario)]
+    for depth, part in enumerate(parts):
+        types_ = [t for ann in current for t in _unwrap(ann)[0]]
+        if isinstance(part, int):
+            current = [typing.get_args(t)[0] for t in types_ if typing.get_origin(t) in (list, tuple)
+                       and typing.get_args(t)]
+            if not current:
+                where = ".".join(str(p) for p in parts[:depth]) or "(top level)"
+                raise ScenarioError(f"{where} is not a list; no index {part} there", file=scenario.source, key=key)
+            continue
+        result = _names_at(types_, part)
+        if result is None:
+            return
+        found, names = result
+        if found:
+            current = found
+            continue
+        where = ".".join(str(p) for p in parts[:depth])
+        if not names and any(typing.get_origin(t) in (list, tuple) for t in types_):
+            fixed = ".".join(str(p) for p in [*parts[:depth], 0, *parts[depth + 1:]])
+            raise ScenarioError(f"{where} is a list: expected a list index such as {fixed!r}", file=scenario.source,
+                                key=key)
+        if not names:
+            raise ScenarioError(f"{where!r} holds a value, not a table or list", file=scenario.source, key=key)
+        near = difflib.get_close_matches(part, sorted(set(names)), n=1, cutoff=0.6)
+        if not near:  # a long name for a short key: dexterity -> dex
+            near = [n for n in sorted(set(names), key=len, reverse=True) if part.lower().startswith(n.lower())][:1]
+        if near:
+            fixed = ".".join(str(p) for p in [*parts[:depth], near[0], *parts[depth + 1:]])
+            raise ScenarioError(f"unknown key; did you mean {fixed!r}?", file=scenario.source, key=key)
+        raise ScenarioError(f"unknown key: {part!r} is not one of {', '.join(map(repr, dict.fromkeys(names)))}"
+                            f"{' under ' + where if where else ''}", file=scenario.source, key=key)
+
+
 def with_values(scenario, values: dict[str, Any]):
     """A new validated scenario with each dotted key set (same source file)."""
     data = scenario_data(scenario)
+    for key in values:
+        check_param_key(scenario, key)
     for key, value in values.items():
         data = set_value(data, key, coerce_like(value, get_value(data, key, file=scenario.source)), scenario.source)
     return parse_scenario(data, scenario.source)

@@ -252,8 +252,9 @@ def write_sensitivity(df: pd.DataFrame, out_dir: Path, scenario=None) -> list[Pa
                          "effect", "effect_se", "within_noise", "exact_effect") if c in df]
     a = df.attrs
     note = (f"Each parameter moved one step down and up (ability scores by 2) with the same {a['runs']:,} runs "
-            f"from seed {a['seed']} (common random numbers). The effect is the larger change of the two; "
-            "its se is an upper bound (independent samples); 'within noise': its 95% interval contains 0.")
+            f"from seed {a['seed']} (common random numbers). The effect is the larger change of the two; the "
+            "exact effect comes first where the kind solves the variants exactly. The simulated effect shows its "
+            "95% half-width (an upper bound: independent samples), or 'within noise' when that interval holds 0.")
     from sim.designer.pages import sensitivity_answer, sensitivity_table
     from sim.report import description_block, link, paragraph
 

@@ -14,11 +14,20 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sim.designer.evaluate import evaluate, resolve_runs_seed, supports_exact
-from sim.designer.metrics import main_metric, metric_interval, metric_value
-from sim.designer.params import coerce_like, effective_value, field_bounds, get_value, scenario_data, with_values
+from sim.designer.metrics import is_proportion, main_metric, metric_interval, metric_value
+from sim.designer.params import (
+    check_param_key,
+    coerce_like,
+    effective_value,
+    field_bounds,
+    get_value,
+    scenario_data,
+    with_values,
+)
 from sim.errors import ScenarioError
 
 MAX_EVALUATIONS = 80
+MAX_WIDENINGS = 12
 DEFAULT_SPAN = 10
 
 
@@ -72,6 +81,10 @@ def tune(scenario, key: str, target: float, metric: str | None = None, lo: Any =
     metric = metric or main_metric(scenario.kind)
     if not isinstance(target, int | float) or isinstance(target, bool) or not math.isfinite(target):
         raise ScenarioError(f"expected a finite number for --target; given {target!r}", key="--target")
+    if is_proportion(metric) and not 0 <= target <= 1:  # a rate is a fraction: 50 is most likely 50%
+        hint = f"; did you mean {target / 100:.2f}?" if 0 < target <= 100 else ""
+        raise ScenarioError(f"{metric} is a rate between 0 and 1; given {target:g}{hint}", key="--target")
+    check_param_key(scenario, key)
     bounds = field_bounds(scenario, key)
     current = get_value(scenario_data(scenario), key)
     given = [v for v in (lo, hi) if v is not None]
@@ -81,6 +94,8 @@ def tune(scenario, key: str, target: float, metric: str | None = None, lo: Any =
         if not given:
             raise ScenarioError("expected a numeric scenario value to tune", file=scenario.source, key=key)
     dlo, dhi = (None, None)
+    # the ends not given are widened by the search until the target is bracketed (within the valid range)
+    grow = (lo is None, hi is None)
     if lo is None or hi is None:
         dlo, dhi = default_range(scenario, key, integer)
     lo = dlo if lo is None else lo
@@ -114,17 +129,45 @@ def tune(scenario, key: str, target: float, metric: str | None = None, lo: Any =
                 method = "simulation"
     try:
         return _search(scenario, key, metric, float(target), lo, hi, integer, method, runs, seed, n_jobs, tol,
-                       variant, options)
+                       variant, options, grow, bounds)
     except _ExactFailed:
         return _search(scenario, key, metric, float(target), lo, hi, integer, "simulation", runs, seed, n_jobs,
-                       tol, variant, options)
+                       tol, variant, options, grow, bounds)
 
 
 class _ExactFailed(Exception):
     pass
 
 
-def _search(scenario, key, metric, target, lo, hi, integer, method, runs, seed, n_jobs, tol, variant, options):
+def _widen(f, target, lo, hi, integer, grow, bounds) -> tuple[Any, Any, Any, Any]:
+    """Widen the ends the user left open until ``f`` brackets ``target``: the side the metric must move towards
+    (by the slope between the ends) doubles its distance each step, stopping at the field's declared bound.
+    Returns the whole searched range and the last pair of ends (the bracket when there is one)."""
+    fa, fb = f(lo), f(hi)
+    a, b = lo, hi
+    for _ in range(MAX_WIDENINGS):
+        if math.isnan(fa) or math.isnan(fb) or (fa - target) * (fb - target) <= 0:
+            break
+        # both ends on the same side: move the end whose metric lies nearer the target further out
+        up = (fb - fa) * (target - fb) > 0 if fb != fa else abs(fb - target) <= abs(fa - target)
+        width = max(hi - lo, 1 if integer else 1e-9)
+        if up and grow[1] and (bounds.hi is None or hi < bounds.hi):
+            new = hi + width
+            new = new if bounds.hi is None else min(new, bounds.hi)
+            a, b, fa, fb = hi, new, fb, f(new)
+            hi = new
+        elif not up and grow[0] and (bounds.lo is None or lo > bounds.lo):
+            new = lo - width
+            new = new if bounds.lo is None else max(new, bounds.lo)
+            a, b, fa, fb = new, lo, f(new), fa
+            lo = new
+        else:
+            break
+    return lo, hi, a, b
+
+
+def _search(scenario, key, metric, target, lo, hi, integer, method, runs, seed, n_jobs, tol, variant, options,
+            grow=(False, False), bounds=None):
     cache: dict[Any, tuple[float, list[float]]] = {}
     order: list[Any] = []
 
@@ -153,8 +196,11 @@ def _search(scenario, key, metric, target, lo, hi, integer, method, runs, seed, 
 
     bracketed = False
     try:
-        fa, fb = f(lo), f(hi)
-        a, b = lo, hi
+        if bounds is not None and any(grow):
+            lo, hi, a, b = _widen(f, target, lo, hi, integer, grow, bounds)
+        else:
+            a, b = lo, hi
+        fa, fb = f(a), f(b)
         da, db = fa - target, fb - target
         if not (math.isnan(fa) or math.isnan(fb)) and da * db <= 0:
             bracketed = True
@@ -171,7 +217,7 @@ def _search(scenario, key, metric, target, lo, hi, integer, method, runs, seed, 
                     else:
                         b, db = m, dm
             else:
-                eps = tol if tol is not None else max((hi - lo) * 1e-4, 1e-12)
+                eps = tol if tol is not None else max((b - a) * 1e-4, 1e-12)
                 while b - a > eps and da != 0 and db != 0:
                     m = (a + b) / 2
                     dm = f(m) - target

@@ -33,6 +33,11 @@ class EscapeAggregate:
     rounds_all: np.ndarray = field(default=None)  # (max_rounds + 1,) every run by its last round
     failure_tiers: np.ndarray = field(default=None)  # (9,) runs not escaped by the tier that held them longest
     first_round: np.ndarray = field(default=None)  # (3, 2): round-1 code (none/fail/success) x escaped
+    # what drew the watch (report layer): attention of every run, and of caught runs by the round they were caught
+    attention_sum: float = 0.0
+    caught_at: np.ndarray = field(default=None)  # (max_rounds + 1,) caught runs by the round they were caught
+    caught_attention: np.ndarray = field(default=None)  # (max_rounds + 1,) attention summed over runs caught then
+    caught_actions: np.ndarray | None = None  # (max_rounds + 1, kinds) actions (party total) of those runs
 
     def __post_init__(self):
         C = self.n_chars
@@ -42,6 +47,8 @@ class EscapeAggregate:
         self.rounds_all = z(self.max_rounds + 1, dtype=np.int64)
         self.failure_tiers = z(9, dtype=np.int64)
         self.first_round = z((3, 2), dtype=np.int64)
+        self.caught_at = z(self.max_rounds + 1, dtype=np.int64)
+        self.caught_attention = z(self.max_rounds + 1, dtype=np.int64)
         for name in ("checks", "successes", "overloads", "items_found", "freed", "freed_round_sum"):
             setattr(self, name, z(C, dtype=np.int64))
         for name in ("checks_at_tier", "successes_at_tier", "rounds_at_tier"):
@@ -79,6 +86,20 @@ class EscapeAggregate:
         if "action_counts" in cols:
             counts = cols["action_counts"].sum(axis=0)
             self.actions = counts if self.actions is None else self.actions + counts
+        if "attention" in cols:
+            att = cols["attention"].astype(np.int64)
+            self.attention_sum += float(att.sum())
+            caught = outcome == K.CAUGHT
+            if caught.any():
+                rc = rounds[caught].astype(np.int64)
+                size = self.max_rounds + 1
+                self.caught_at += np.bincount(rc, minlength=size)[:size]
+                self.caught_attention += np.bincount(rc, weights=att[caught], minlength=size)[:size].astype(np.int64)
+                if "action_counts" in cols:
+                    party = cols["action_counts"][caught].sum(axis=1).astype(np.int64)  # (caught runs, kinds)
+                    by_round = np.zeros((size, party.shape[1]), dtype=np.int64)
+                    np.add.at(by_round, rc, party)
+                    self.caught_actions = by_round if self.caught_actions is None else self.caught_actions + by_round
         return self
 
     def merge(self, other: EscapeAggregate) -> EscapeAggregate:
@@ -92,6 +113,12 @@ class EscapeAggregate:
             getattr(self, name)[:] += getattr(other, name)
         if other.actions is not None:
             self.actions = other.actions.copy() if self.actions is None else self.actions + other.actions
+        self.attention_sum += other.attention_sum
+        self.caught_at[:] += other.caught_at
+        self.caught_attention[:] += other.caught_attention
+        if other.caught_actions is not None:
+            self.caught_actions = (other.caught_actions.copy() if self.caught_actions is None
+                                   else self.caught_actions + other.caught_actions)
         return self
 
     @property

@@ -275,6 +275,12 @@ def action_table(res: ComparisonResult) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def _tier_ladder_html(scen):
+    from sim.escape.report import tier_ladder
+
+    return tier_ladder(scen)
+
+
 def write_compare_report(res: ComparisonResult, out_dir: Path) -> list[Path]:
     """compare.html, compare.json and escape_by_round_by_policy.png in ``out_dir``."""
     out = Path(out_dir)
@@ -331,6 +337,9 @@ def write_compare_report(res: ComparisonResult, out_dir: Path) -> list[Path]:
         section("Headline by policy", table_html(headline_table(res), index=False),
                 note=f"Every policy ran the same {res.runs:,} runs with seed {res.seed} (common random numbers), "
                      f"engine: {res.engine}. Intervals are 95% Wilson intervals."),
+        section("Tier ladder in effect", _tier_ladder_html(scen),
+                note="DCs and what a successful escape check makes of each tier (R-ESC-2), the same for every "
+                     "policy."),
         section(f"Paired difference to {res.policies[0]}",
                 table_html(difference_table(res), index=False) if len(res.policies) > 1 else "",
                 note="Differences and their 95% intervals come from the per-run differences of the paired runs "

@@ -75,14 +75,15 @@ ATTENTION_ACTIONS = (("assist", "assist"), ("guide", "guide"), ("search", "searc
 
 def _action_totals(result: SimulationResult) -> dict[str, float] | None:
     """Mean actions per run (party total) by action kind, when the engine counted them."""
-    from sim.escape.state import ACTION_KINDS
+    from sim.escape.state import ACTION_KINDS, action_kinds
 
     agg = result.extra.get("aggregate")
     acts = getattr(agg, "actions", None)
     if acts is None:
         return None
     totals = np.asarray(acts).sum(axis=0)
-    return {kind: float(totals[k] / agg.runs) for k, kind in enumerate(ACTION_KINDS)}
+    shown = action_kinds(result.extra["params"])  # R-ESC-14b class actions only in the reading that has them
+    return {kind: float(totals[k] / agg.runs) for k, kind in enumerate(ACTION_KINDS) if kind in shown}
 
 
 def _party_block(scen) -> str:
@@ -115,6 +116,11 @@ def _dc_in_effect(scen, tier: str) -> int:
     return o.dc if o is not None and o.dc is not None else DEFAULT_DC[t]
 
 
+def tier_ladder(scen) -> str:
+    """The tier ladder in effect (DC and what a success makes of each tier, overrides marked) as a table."""
+    return _tier_ladder(scen)
+
+
 def _tier_ladder(scen) -> str:
     """The tier ladder in effect (R-ESC-2): DC and what a success makes of it; overrides highlighted."""
     used = {getattr(c.restraints, s) for c in scen.party for s in SLOTS} - {None}
@@ -136,6 +142,36 @@ def _tier_ladder(scen) -> str:
     return table(["tier", "DC", "a success makes it", "worn by the party at the start"], rows, classes)
 
 
+def attention_sources(scen, agg, acts: dict[str, float], runs_sum_rounds: float, runs: int,
+                      attention_sum: float) -> list[tuple[str, float | None, str, float]]:
+    """What drew the watch, per run: (source, count per run or None, attention each, attention drawn per run).
+
+    R-ESC-9a: every round adds ``per_round``; every assist and untie of a teammate adds ``assist`` (an item used on
+    a teammate too, a decision), every guide ``guide``, every search ``search``. The engine counts actions by kind
+    but not whom an untie or an item was for, so the attention of unties and items given to teammates is what the
+    recorded attention total leaves after the other sources; their count is that attention over ``assist``."""
+    a = scen.attention
+    per_round = a.per_round * runs_sum_rounds / runs
+    direct = {"assist": acts["assist"] * a.assist, "guide": acts["guide"] * a.guide,
+              "search": acts["search"] * a.search,
+              "inspire": acts.get("inspire", 0.0) * a.guide}  # R-ESC-14b: an inspiration draws attention.guide
+    total = attention_sum / runs
+    teammate = max(0.0, total - per_round - sum(direct.values()))
+    if abs(teammate) < 1e-9:
+        teammate = 0.0
+    helped = teammate / a.assist if a.assist else None
+    label = "untie of a teammate" if acts.get("use_item", 0) == 0 else "untie of a teammate or item used on one"
+    return [
+        ("assist", acts["assist"], str(a.assist), direct["assist"]),
+        (label, helped, str(a.assist), teammate),
+        ("guide", acts["guide"], str(a.guide), direct["guide"]),
+        *([("inspire", acts["inspire"], str(a.guide), direct["inspire"])] if "inspire" in acts else []),
+        ("search", acts["search"], str(a.search), direct["search"]),
+        ("each round played", runs_sum_rounds / runs, str(a.per_round), per_round),
+        ("total", None, "", total),
+    ]
+
+
 def _attention_block(scen, result: SimulationResult) -> str:
     a = scen.attention
     pairs = [
@@ -149,37 +185,73 @@ def _attention_block(scen, result: SimulationResult) -> str:
     acts = _action_totals(result)
     if acts is None:
         return join(definitions(pairs), paragraph("The engine that ran this scenario did not count actions."))
-    costs = {"assist": a.assist, "guide": a.guide, "search": a.search, "inspire": a.guide}
-    rows = []
-    unused = []
-    from sim.escape.state import action_kinds
-
-    for kind in action_kinds(result.extra["params"]):  # R-ESC-14b actions only in the reading that has them
-        per_run = acts[kind]
-        cost = costs.get(kind)
-        if kind in ("untie", "use_item"):
-            cost_text = f"{a.assist} when on a teammate, 0 on oneself"
-        elif kind in ("rest", "struggle", "bless", "channel", "meditate"):
-            cost_text = "0"
-        else:
-            cost_text = str(cost)
-        drawn = per_run * cost if cost is not None else None
-        rows.append([kind.replace("_", " "), f"{per_run:.2f}", cost_text,
-                     "–" if drawn is None else f"{drawn:.2f}"])
-        if per_run == 0:
-            unused.append(kind)
+    agg = result.extra["aggregate"]
+    rounds_sum = float((np.arange(len(agg.rounds_all)) * agg.rounds_all).sum())
+    sources = attention_sources(scen, agg, acts, rounds_sum, agg.runs, agg.attention_sum)
+    rows = [[name, "" if count is None else f"{count:.2f}", each, f"{drawn:.2f}"]
+            for name, count, each, drawn in sources]
+    classes = ["" for _ in sources[:-1]] + ["total"]
+    drawn_rows = table(["what drew it", "per run (party total)", "attention each", "attention drawn per run"],
+                       rows, classes)
+    others = [[kind.replace("_", " "), f"{acts[kind]:.2f}"] for kind in ("struggle", "rest", "untie", "use_item",
+                                                                        "bless") if acts.get(kind, 0) > 0]
+    unused = [k.replace("_", " ") for k, v in acts.items() if v == 0]
     notes = []
     if "search" in unused and scen.search is not None:
         notes.append(f"The {result.summary.get('policy', 'chosen')} policy never searched, so the search DC "
                      f"({scen.search.dc}) and the items had no effect on these results.")
     if unused:
-        notes.append("Never used: " + ", ".join(u.replace("_", " ") for u in unused) + ".")
-    rounds = result.summary.get("mean_rounds")
-    if a.per_round and rounds:
-        notes.append(f"Per-round attention adds {a.per_round} every round played.")
-    return join(definitions(pairs),
-                table(["action", "per run (party total)", "attention each", "attention drawn per run"], rows),
+        notes.append("Never used: " + ", ".join(unused) + ".")
+    main = [name for name, _c, _e, drawn in sources[:-1] if drawn > 0]
+    if main:
+        top = max(sources[:-1], key=lambda r: r[3])
+        notes.insert(0, f"Most of the watch's attention comes from {top[0]} ({top[3]:.2f} of "
+                        f"{sources[-1][3]:.2f} per run).")
+    return join(definitions(pairs), drawn_rows,
+                details("All actions per run (party total), attention or not",
+                        table(["action", "per run"], others)) if others else "",
                 *(paragraph(n) for n in notes))
+
+
+def _caught_chart(result: SimulationResult, out: Path) -> Path | None:
+    """Attention over the rounds of caught runs: by the round a run was caught, the mean attention those runs drew
+    from each source (stacked), with how many runs were caught then. None when no run was caught."""
+    scen, agg = result.scenario, result.extra["aggregate"]
+    if scen.attention.limit is None or agg.caught_actions is None:
+        return None
+    from sim.escape.state import ACTION_INDEX
+
+    a = scen.attention
+    size = len(agg.caught_attention)
+    act = agg.caught_actions
+    n_caught_by_round = np.asarray(agg.caught_at)
+    fig, ax = new_figure("What drew the watch in caught runs, by the round they were caught", "round caught",
+                         "mean attention drawn per caught run")
+    if n_caught_by_round.sum() == 0:
+        ax.text(0.5, 0.5, "no run was caught", transform=ax.transAxes, ha="center")
+        return save_figure(fig, out / "attention_caught.png")
+    rounds = [r for r in range(1, size) if n_caught_by_round[r] > 0]
+    n = n_caught_by_round[rounds]
+    parts = {
+        "each round played": a.per_round * np.asarray(rounds, dtype=float),
+        "assists": act[rounds, ACTION_INDEX["assist"]] * a.assist / n,
+        "guides": act[rounds, ACTION_INDEX["guide"]] * a.guide / n,
+        "searches": act[rounds, ACTION_INDEX["search"]] * a.search / n,
+    }
+    total = agg.caught_attention[rounds] / n
+    parts["unties of / items for teammates"] = np.clip(total - sum(parts.values()), 0, None)
+    bottom = np.zeros(len(rounds))
+    colors = ["#bbbbbb", "#4477aa", "#66ccee", "#ccbb44", "#ee6677"]
+    for (label, values), color in zip(parts.items(), colors, strict=True):
+        if np.any(values > 0):
+            ax.bar(rounds, values, bottom=bottom, label=label, color=color)
+            bottom = bottom + values
+    for x, v, c in zip(rounds, bottom, n, strict=True):
+        ax.text(x, v, f"{int(c):,} runs", ha="center", va="bottom", fontsize=8)
+    ax.axhline(a.limit, color="k", linestyle="--", linewidth=1, label=f"limit ({a.limit})")
+    ax.set_xticks(rounds)
+    legend_outside(ax)
+    return save_figure(fig, out / "attention_caught.png")
 
 
 def _answer(result: SimulationResult, exact_summary: dict | None) -> str:
@@ -293,6 +365,9 @@ def write_report(result: SimulationResult, out_dir: Path, exact_summary: dict | 
     else:
         ax.text(0.5, 0.5, "no run escaped", transform=ax.transAxes, ha="center")
     written.append(save_figure(fig, out / "rounds_hist.png"))
+    caught_chart = _caught_chart(result, out)
+    if caught_chart is not None:
+        written.append(caught_chart)
 
     scen = result.scenario
     by_round_rows = []
@@ -321,8 +396,14 @@ def write_report(result: SimulationResult, out_dir: Path, exact_summary: dict | 
                 note="DCs and what a successful escape check makes of each tier (R-ESC-2). Rows with an override "
                      "from the scenario's [rules.tiers] are highlighted; tiers no one wears at the start are grey."),
         section("Attention: settings and what drew it", _attention_block(scen, result),
-                note="Attention drawn by each action (R-ESC-9a); the party is caught when the total reaches the "
-                     "limit."),
+                image="attention_caught.png" if caught_chart is not None else None,
+                alt="Stacked bars: by the round a run was caught, the mean attention caught runs drew from each "
+                    "source, with the limit as a dashed line",
+                note="Attention drawn by each source (R-ESC-9a); the party is caught when the total reaches the "
+                     "limit. The engine records each run's attention total and its actions by kind, not whom an "
+                     "untie was for: the attention of unties of teammates is the total less the other sources."
+                     + (" The chart: runs caught in each round and what their attention came from."
+                        if caught_chart is not None else "")),
         section("Other settings", definitions(settings)),
         section("Escape by round", details("Table: escaped by the end of each round", by_round),
                 image="escape_by_round.png",

@@ -108,18 +108,21 @@ def _by_round_chart(summary: dict, exact: dict | None, out: Path) -> str:
 
 
 def _heat_map(df: pd.DataFrame, title: str, xlabel: str, ylabel: str, path: Path, fmt: str) -> str:
-    width = max(6.0, min(16.0, 1.2 + 0.6 * df.shape[1]))
-    fig, ax = new_figure(title, xlabel, ylabel, size=(width, 1.2 + 0.4 * df.shape[0]))
+    # at most 10 inches wide (1000 px at 100 dpi: the page's width, so the browser does not shrink it) and cells
+    # tall and wide enough for 9-point numbers (12.5 px); numbers only where a cell holds them
+    width = max(6.0, min(10.0, 2.2 + 0.75 * df.shape[1]))
+    fig, ax = new_figure(title, xlabel, ylabel, size=(width, 1.4 + 0.5 * df.shape[0]))
     ax.grid(False)
     values = df.to_numpy(dtype=float)
     im = ax.imshow(values, aspect="auto", cmap="viridis")
-    ax.set_xticks(range(df.shape[1]), [str(c) for c in df.columns], fontsize=7)
-    ax.set_yticks(range(df.shape[0]), [chart_text(i) for i in df.index], fontsize=7)
-    if values.size <= 400:
+    ax.set_xticks(range(df.shape[1]), [str(c) for c in df.columns], fontsize=9)
+    ax.set_yticks(range(df.shape[0]), [chart_text(i) for i in df.index], fontsize=9)
+    cell = (width - 2.2) / max(df.shape[1], 1)  # inches per column
+    if values.size <= 400 and cell >= 0.36:
         for (i, j), v in np.ndenumerate(values):
             if np.isfinite(v):
                 colour = "w" if v < np.nanmean(values) else "k"
-                ax.text(j, i, fmt.format(v), ha="center", va="center", fontsize=6, color=colour)
+                ax.text(j, i, fmt.format(v), ha="center", va="center", fontsize=9, color=colour)
     fig.colorbar(im, ax=ax)
     save_figure(fig, path)
     return path.name

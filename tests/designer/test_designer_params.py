@@ -52,7 +52,7 @@ def test_set_value_on_a_plain_mapping():
     ("party.3.scores.dex", 12, "list index 3 out of range"),
     ("party.x.scores.dex", 12, "expected a list index"),
     ("name.first", 1, "holds a value"),
-    ("rules.tiers.heavy.dcc", 20, "rules.tiers.heavy.dcc: unknown key; did you mean 'dc'"),
+    ("rules.tiers.heavy.dcc", 20, "rules.tiers.heavy.dcc: unknown key; did you mean 'rules.tiers.heavy.dc'"),
     ("party.0.scores.dex", 40, "party.0.scores.dex: expected less than or equal to 30"),
     ("party.0.scores.dex", "high", "party.0.scores.dex"),
     ("rules..dc", 1, "dotted key"),

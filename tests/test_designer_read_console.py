@@ -1,0 +1,43 @@
+"""Issue 26, console: `sweep` prints its result table; `exact` without --out writes its page to
+reports/<name>/ as `run` does."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import sim
+from sim.cli import main
+from sim.designer.params import with_values
+
+ROOT = Path(__file__).resolve().parents[1]
+ROGUE = ROOT / "scenarios" / "escape" / "lone_rogue.toml"
+
+
+def test_sweep_prints_its_result_table(tmp_path, capsys):
+    code = main(["sweep", str(ROGUE), "--param", "rules.tiers.heavy.dc=16:20:2", "--runs", "500",
+                 "--out", str(tmp_path / "sweep")])
+    out = capsys.readouterr().out.strip().splitlines()
+    assert code == 0
+    assert "sweep of rules.tiers.heavy.dc" in out[0] and "500 runs" in out[0]
+    assert out[1].split()[0] == "rules.tiers.heavy.dc" and out[1].split()[-1] == "exact"
+    rows = out[2:]
+    assert [r.split()[0] for r in rows] == ["16", "18", "20"]
+    base = sim.load_scenario(ROGUE)
+    for row, dc in zip(rows, (16, 18, 20), strict=True):
+        exact = sim.exact(with_values(base, {"rules.tiers.heavy.dc": dc}))["escape_rate"]
+        assert row.split()[-1] == f"{100 * exact:.2f}%", row  # the exact column: the variant's exact escape rate
+        assert "[" in row and "]" in row  # the estimate with its 95% interval
+
+
+def test_sweep_quiet_prints_nothing(tmp_path, capsys):
+    assert main(["sweep", str(ROGUE), "--param", "rules.tiers.heavy.dc=18", "--runs", "200", "--quiet",
+                 "--out", str(tmp_path / "s")]) == 0
+    assert capsys.readouterr().out == ""
+
+
+def test_exact_without_out_writes_its_page_where_run_would(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    assert main(["exact", str(ROGUE)]) == 0
+    folder = tmp_path / "reports" / sim.load_scenario(ROGUE).slug
+    assert (folder / "exact.html").is_file() and (folder / "exact.json").is_file()
+    assert f"report: {Path('reports') / folder.name}/exact.html" in capsys.readouterr().out
