@@ -28,7 +28,7 @@ CONTRACT_KEYS = {
     "formation": ["ambush_win", "ambush_win_by_2", "dp_per_session"],
 }
 EVERY_KIND = ["kind", "name", "runs", "seed"]
-PROVENANCE = ["scenario_hash", "sim_version", "numpy_version"]
+PROVENANCE = ["scenario_hash", "sim_version", "numpy_version", "reading"]  # reading: the rule switches in effect
 
 
 def _id(path) -> str:

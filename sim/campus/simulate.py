@@ -181,6 +181,7 @@ def summarize(params: Params, agg: CampusAggregate, runs: int, seed: int) -> dic
     summary.update(provenance(s, seed, runs))
     # which uniform decides what (sim.campus.params): a new layout changes every per-run result once
     summary["random_layout"] = RANDOM_LAYOUT
+    summary["reading"] = {"miso_in_missions": bool(params.miso_in_missions)}  # R-CAM-25a: the rule reading in effect
     return summary
 
 

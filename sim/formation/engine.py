@@ -117,9 +117,9 @@ def summarize(scenario: Scenario, agg: FormationAggregate | pd.DataFrame, seed: 
         out["enslave_dp_mean"] = agg.enslave_dp / n
         out["skirmish_mean_withdrawn_a"] = agg.withdrawn_a / n  # R-MDK-5 withdrawals per run
         out["skirmish_mean_withdrawn_b"] = agg.withdrawn_b / n
-        # the readings used (issue 24): R-MDK-6 attack types, R-MDK-11 movement, R-MDK-5 recall
-        out["reading"] = {"attack_types": scenario.rules.attack_types, "movement": scenario.policy.movement,
-                          "recall_above": scenario.policy.recall_above}
+    # the readings used (issue 24): R-MDK-6 attack types, R-MDK-11 movement, R-MDK-5 recall
+    out["reading"] = {"attack_types": scenario.rules.attack_types, "movement": scenario.policy.movement,
+                      "recall_above": scenario.policy.recall_above}
     out.update(provenance(scenario, seed, n))
     return out
 
