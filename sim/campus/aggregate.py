@@ -154,7 +154,3 @@ class CampusAggregate:
 
     def vitality_values(self) -> np.ndarray:
         return np.arange(self.vitality_lo, self.vitality_lo + self.vitality_counts.shape[1])
-
-    def run_length_counts(self) -> np.ndarray:
-        """Histogram over every PC of every game of its end turn (index = turn; 0 = captured at the end)."""
-        return self.end_turn_counts.sum(0)

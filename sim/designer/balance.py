@@ -78,55 +78,6 @@ def _difference(success: np.ndarray, group: np.ndarray) -> dict[str, Any] | None
             "n_after_success": n1, "n_after_failure": n0}
 
 
-def _escape(result, replay: bool) -> dict[str, Any]:
-    from sim.escape.model import TIER_IDS
-
-    runs = result.runs
-    s = result.summary
-    n = len(runs)
-    out: dict[str, Any] = {}
-    escaped = (runs["outcome"] == "escaped").to_numpy()
-    rounds = runs["rounds"].to_numpy()
-    out["run_length"] = spread(rounds)
-    out["run_length_success"] = spread(rounds[escaped])
-    timeouts = int((runs["outcome"] == "timeout").sum())
-    out["timeout_share"] = timeouts / n
-    out["timeout_share_ci"] = wilson_interval(timeouts, n)
-    names = [c[: -len(".freed_round")] for c in runs.columns if c.endswith(".freed_round")]
-    failed = ~escaped
-    if failed.any():
-        tiers = [t for t in TIER_IDS[1:] if any(f"{m}.rounds_{t}" in runs for m in names)]
-        per_tier = np.stack([sum(runs[f"{m}.rounds_{t}"].to_numpy() for m in names) for t in tiers], axis=1)
-        stuck = per_tier[failed].argmax(axis=1)
-        counts = np.bincount(stuck, minlength=len(tiers)) / failed.sum()
-        shares = {t: float(c) for t, c in zip(tiers, counts, strict=True) if c > 0}
-        top = max(shares, key=shares.get)
-        out["failure_tier"] = top
-        out["failure_tier_share"] = shares[top]
-        out["failure_tiers"] = shares
-    else:
-        out["failure_tier"] = None
-    if replay and s.get("seed") is not None and result.scenario is not None:
-        out["first_check_advantage"] = _escape_first_check(result, escaped)
-    return out
-
-
-def _escape_first_check(result, escaped: np.ndarray) -> dict[str, Any] | None:
-    import sim
-    from sim.designer.params import with_values
-
-    one = with_values(result.scenario, {"run.max_rounds": 1})
-    first = sim.simulate(one, runs=len(result.runs), seed=result.summary["seed"]).runs
-    names = [c[: -len(".checks")] for c in first.columns if c.endswith(".checks")]
-    checks = sum(first[f"{m}.checks"].to_numpy() for m in names)
-    successes = sum(first[f"{m}.successes"].to_numpy() for m in names)
-    made = checks > 0
-    res = _difference(escaped[made], (successes > 0)[made])
-    if res is not None:
-        res["runs_with_a_round_1_check"] = int(made.sum())
-    return res
-
-
 def _restraint(result, replay: bool) -> dict[str, Any]:
     from sim.designer.metrics import main_metric, metric_value
 
@@ -218,9 +169,7 @@ def balance_metrics(result, replay: bool = True) -> dict[str, Any]:
     the metrics that need a second simulation (first-check / first-mover advantage)."""
     kind = result.summary.get("kind")
     if kind == "escape":
-        if "aggregate" in result.extra:  # streamed results carry every balance metric in their aggregate
-            return escape_from_aggregate(result.extra["aggregate"])
-        return _escape(result, replay)
+        return escape_from_aggregate(result.extra["aggregate"])  # every escape result carries its aggregate
     if kind == "restraint":
         return _restraint(result, replay)
     if kind == "campus":

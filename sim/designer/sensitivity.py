@@ -248,8 +248,6 @@ def write_sensitivity(df: pd.DataFrame, out_dir: Path, scenario=None) -> list[Pa
     out.mkdir(parents=True, exist_ok=True)
     atomic_write_text(out / "sensitivity.csv", df.to_csv(index=False))
     chart = tornado_chart(df, out)
-    shown = [c for c in ("rank", "label", "value", "step", "metric_down", "metric_base", "metric_up",
-                         "effect", "effect_se", "within_noise", "exact_effect") if c in df]
     a = df.attrs
     note = (f"Each parameter moved one step down and up (ability scores by 2) with the same {a['runs']:,} runs "
             f"from seed {a['seed']} (common random numbers). The effect is the larger change of the two; the "
@@ -258,7 +256,6 @@ def write_sensitivity(df: pd.DataFrame, out_dir: Path, scenario=None) -> list[Pa
     from sim.designer.pages import sensitivity_answer, sensitivity_table
     from sim.report import description_block, link, paragraph
 
-    del shown
     sections = [sensitivity_answer(df, scenario),
                 description_block(scenario.description) if scenario is not None else "",
                 section("Ranked by the larger one-step effect", sensitivity_table(df, scenario), note=note),

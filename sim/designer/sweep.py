@@ -220,7 +220,6 @@ def write_sweep(df: pd.DataFrame, out_dir: Path, scenario=None) -> list[Path]:
             df2[combo] = df2[params[1:]].astype(str).agg(", ".join, axis=1)
             charts.append((f"{main} vs {params[0]}", line_chart(df2, params[0], main, out, combo)))
     written.extend(p for _, p in charts)
-    shown = params + [c for c in (main, f"{main}_lo", f"{main}_hi", f"{main}_exact") if c in df]
     note = (f"Every grid point was simulated with the same {df.attrs['runs']:,} runs from seed {df.attrs['seed']} "
             "(common random numbers), so differences between points come from the rules, not from noise. "
             "Bands and brackets are 95% intervals; 'exact' is exact analysis where the kind supports it; sweep.csv "
@@ -229,7 +228,6 @@ def write_sweep(df: pd.DataFrame, out_dir: Path, scenario=None) -> list[Path]:
     from sim.labels import param_label
     from sim.report import description_block, join, link, paragraph
 
-    del shown
     sections.append(sweep_answer(df, scenario))
     if scenario is not None:
         sections.append(description_block(scenario.description))

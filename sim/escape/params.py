@@ -136,11 +136,6 @@ class EscapeParams:
     def n_items(self) -> int:
         return len(self.item_names)
 
-    @property
-    def has_release(self) -> bool:
-        """Whether any search item is a release item (the item steps of greedy can apply)."""
-        return bool((self.item_kind == 1).any())
-
 
 def tier_index(tier_id: str | None) -> int:
     return 0 if tier_id is None else TIER_IDS.index(tier_id)

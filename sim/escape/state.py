@@ -278,10 +278,3 @@ def spec_numerator(spec: CheckSpec) -> int | Fraction:
                     for f in range(1, spec.insp + 1))
         return Fraction(total, spec.insp)
     return check_numerator(spec.net, spec.need, spec.blessed, spec.breath)
-
-
-def roll_numerator(spec: CheckSpec) -> int | Fraction:
-    """P(the roll meets the DC), auto-release not counted (inspiration die included, as spec_numerator)."""
-    if spec.auto_release:
-        return spec_numerator(CheckSpec(spec.net, spec.need, spec.blessed, spec.breath, spec.dc, False, spec.insp))
-    return spec_numerator(spec)
