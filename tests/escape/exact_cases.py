@@ -45,7 +45,8 @@ def small_parties() -> dict:
             character("C", "wizard", 1, {"gag": "light", "blindfold": "moderate"}, int=16),
             attention={"limit": 14, "assist": 2, "guide": 1, "per_round": 1}, run={"max_rounds": 6}),
         "duo_stimulus": scenario(
-            dict(character("A", "monk", 1, {"arms": "severe"}, wis=15, dex=14), composure=4),
+            # level 2: one breath point, as level 1 had before R-ESC-14's revision (ki 0 at level 1, issue 24)
+            dict(character("A", "monk", 2, {"arms": "severe"}, wis=15, dex=14), composure=4),
             dict(character("B", "paladin", 1, {"arms": "moderate", "legs": "heavy"}, str=13, cha=14), composure=5),
             stimulus={"damage": "1d3"}, run={"max_rounds": 4}),
         "quartet": scenario(

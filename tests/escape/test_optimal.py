@@ -69,7 +69,7 @@ def legal(p, st, i):
         if can_guide(c) and can_be_guided(st.chars[j]):
             out.append(Action("guide", target=j))
     for j in range(p.n_chars):
-        if can_untie_self(c) and (j == i or can_untie_other(c)):
+        if can_untie_self(p, c) and (j == i or can_untie_other(p, c)):
             out += [Action("untie", slot=s, target=j) for s in range(N_SLOTS) if st.chars[j].tiers[s] > 0]
     return out + [REST]
 
