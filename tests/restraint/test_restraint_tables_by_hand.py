@@ -119,7 +119,7 @@ def test_r_rst_12_r_rst_23_class_features_by_hand():
     scores = {"str": 10, "dex": 10, "con": 10, "int": 10, "wis": 12, "cha": 8}
     f = class_features_table(5, scores).set_index("class")
     assert "+3 (proficiency)" in f.loc["rogue", "escape_feature"]
-    assert "+1 (wis mod)" in f.loc["druid", "escape_feature"]
+    assert "+1 (wis mod, only when positive" in f.loc["druid", "escape_feature"]  # R-RST-31: wis 12 -> +1
     assert "+6 on a check, 3 uses" in f.loc["ranger", "escape_feature"]  # 2 x proficiency, proficiency uses
     assert "3 weapon attacks" in f.loc["fighter", "escape_feature"]
     assert "3 rages" in f.loc["barbarian", "escape_feature"]  # 2, 3 at level 3, 4 at 6
