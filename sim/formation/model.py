@@ -119,7 +119,7 @@ class Skirmish(Strict):
 
 
 class FormationRules(Strict):
-    """Rule switches of the formation kind (RULES.md section 4)."""
+    """Rule switches of the formation kind (docs/rules/formation.md)."""
 
     attack_types: Literal["both", "listed"] = Field("both", description=(  # R-MDK-6 (revised 2026-12)
         "both: every physical attacker without an `attacks` list has melee and ranged and chooses before each "
