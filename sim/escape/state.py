@@ -3,7 +3,7 @@ the policies and the exact engine (RULES.md section 1)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 
 from sim.dice import CHECK_DENOMINATOR, check_numerator, net_dice
@@ -62,6 +62,11 @@ def action_kinds(p: EscapeParams) -> tuple[str, ...]:
     return ACTION_KINDS if p.volume1 else tuple(k for k in ACTION_KINDS if k not in CLASS_ACTIONS)
 
 
+def _copied_lists(state) -> dict[str, list]:
+    """A shallow copy of each list-valued field of a state dataclass, by name (for ``dataclasses.replace``)."""
+    return {name: value[:] for name, value in vars(state).items() if type(value) is list}
+
+
 @dataclass
 class CharState:
     tiers: list[int]
@@ -97,14 +102,8 @@ class CharState:
     actions_taken: list[int] = field(default_factory=lambda: [0] * len(ACTION_KINDS))
 
     def copy(self) -> CharState:
-        return CharState(
-            list(self.tiers), list(self.acc), list(self.streak), self.last_slot, self.composure,
-            self.craving, self.dazed_left, self.breath, self.save_bonus, self.immune_until,
-            self.item_bonus, list(self.held), self.blessed, self.rage, self.terrain, self.channel, self.ki,
-            self.inspire, self.insp_die, self.freed_round, self.checks,
-            self.successes, self.overloads, self.items_found, list(self.rounds_at_tier),
-            list(self.checks_at_tier), list(self.successes_at_tier), list(self.actions_taken),
-        )
+        """An independent copy: every list field copied (found by value, so a new field needs no edit here)."""
+        return replace(self, **_copied_lists(self))
 
     def key(self) -> tuple:
         return (
@@ -125,8 +124,8 @@ class PartyState:
     first_round: int = 0  # statistics: round 1 had 0 no check, 1 checks and no success, 2 a success
 
     def copy(self) -> PartyState:
-        return PartyState([c.copy() for c in self.chars], self.attention, list(self.item_left), self.round,
-                          self.outcome, self.first_round)
+        """An independent copy: the characters copied, every other list field copied (as :meth:`CharState.copy`)."""
+        return replace(self, **{**_copied_lists(self), "chars": [c.copy() for c in self.chars]})
 
     def key(self) -> tuple:
         return (tuple(c.key() for c in self.chars), self.attention, tuple(self.item_left), self.outcome)
