@@ -208,14 +208,37 @@ class Turn:
 
     # ---------------------------------------------------------------- the turn
     def play(self) -> None:
+        """R-CAM-5: steps 1..8 of the turn, each a step named after its rule (as in :mod:`sim.campus.kernel`)."""
         p, g, t = self.p, self.g, self.t
-        P = p.P
         g.free_t[t - 1] = sum(1 for s in g.status if s == FREE)
         if not any(s in (FREE, CAPTURED) for s in g.status):
             g.status_by_turn.append(list(g.status))
             return
+        self.r_cam_20_place_adversaries()  # 1. preview
+        options = self.r_cam_50_options()
+        ears = self.r_cam_51_early_ears()
+        self.free = [i for i in range(p.P) if g.status[i] == FREE]  # 2. declaration
+        self.dest = [-1] * p.P
+        self.named = [-1] * p.P
+        if p.rescue:
+            self.r_cam_40_rescue(options)
+        self.r_cam_40_move(options, ears)
+        self.r_cam_40_growth()  # 3. growth spending
+        self.r_cam_40_stances(ears)
+        self.r_cam_25_missions(ears)  # 4a. missions
+        for loc in range(p.L):  # 4b. confrontations, location by location
+            self.r_cam_6_confrontations(loc, self.free, self.dest, self.stance)
+        self.r_cam_26_exits()
+        self.r_cam_30_nursing()  # 5.
+        self.r_cam_11_escape_checks()  # 6.
+        self.r_cam_58_growth_points()  # 7.
+        self.r_cam_15_game_over()  # 8.
+        g.status_by_turn.append(list(g.status))
 
-        # 1. preview: placements (R-CAM-20, R-CAM-50), miso bombs (R-CAM-15, R-CAM-57), options
+    def r_cam_20_place_adversaries(self) -> None:
+        """Step 1: each scheduled adversary slot appears with its chance at one of its locations (R-CAM-20,
+        R-CAM-50); a miso bomb for every PC whose game is over, at a plain location (R-CAM-15, R-CAM-57)."""
+        p, g, t = self.p, self.g, self.t
         advs: list[Adv] = []
         for a in range(p.S):
             if p.adv_first[a] <= t <= p.adv_last[a] and self.chance(p.adv_chance[a], ("adv_chance", a)):
@@ -223,42 +246,53 @@ class Turn:
                 loc = int(cands[self.pick(len(cands), ("adv_loc", a))])
                 advs.append(Adv(a, loc, tuple(map(int, p.adv_base[a]))))
         if p.miso:
-            for i in range(P):
+            for i in range(p.P):
                 if g.status[i] == GAME_OVER:
                     loc = int(p.plain[self.pick(len(p.plain), ("pc_miso_loc", i))])
                     advs.append(Adv(p.S + i, loc, tuple(g.base[i])))
-        if p.k_options < p.L:  # R-CAM-50: a uniform k-subset (the first k of a partial shuffle)
-            order = list(range(p.L))
-            for j in range(p.k_options):
-                k = j + self.pick(p.L - j, ("options", j))
-                order[j], order[k] = order[k], order[j]
-            options = sorted(order[: p.k_options])
-        else:
-            options = list(range(p.L))
         self.advs = advs
-        # R-CAM-51: early ears count while their holder is in the game (free or captured)
-        ears = any(self.terms[i].ears and g.status[i] in (FREE, CAPTURED) for i in range(P))
-        occupied = {a.loc for a in advs}
 
-        # 2. declaration: rescue assignment, destination (R-CAM-40)
-        free = [i for i in range(P) if g.status[i] == FREE]
-        dest = [-1] * P
-        named = [-1] * P
-        if p.rescue:
-            captives = [j for j in range(P) if g.status[j] == CAPTURED and g.room[j] in options]
-            cover = {j: min(g.base[j]) for j in captives}
-            for i in free:
-                own = min(g.base[i])  # before this turn's growth
-                for j in captives:
-                    if p.pc_excl[i, j]:
-                        continue
-                    target = t + int(p.room_offset[g.room[j]])
-                    if cover[j] < target and cover[j] + own >= target:
-                        dest[i], named[i] = g.room[j], j
-                        cover[j] += own
-                        break
-        for i in free:
-            if dest[i] >= 0:
+    def r_cam_50_options(self) -> list[int]:
+        """Step 1, R-CAM-50: the locations offered this turn, a uniform k-subset (the first k of a partial
+        shuffle) when ``options`` is below the number of locations."""
+        p = self.p
+        if p.k_options >= p.L:
+            return list(range(p.L))
+        order = list(range(p.L))
+        for j in range(p.k_options):
+            k = j + self.pick(p.L - j, ("options", j))
+            order[j], order[k] = order[k], order[j]
+        return sorted(order[: p.k_options])
+
+    def r_cam_51_early_ears(self) -> bool:
+        """R-CAM-51: early ears count while their holder is in the game (free or captured)."""
+        g = self.g
+        return any(self.terms[i].ears and g.status[i] in (FREE, CAPTURED) for i in range(self.p.P))
+
+    def r_cam_40_rescue(self, options: list[int]) -> None:
+        """Step 2, R-CAM-40 ``rescue = true``: free PCs in party order take the first captive (party order,
+        room among the options) not yet covered whose check their own min completes."""
+        p, g, t = self.p, self.g, self.t
+        captives = [j for j in range(p.P) if g.status[j] == CAPTURED and g.room[j] in options]
+        cover = {j: min(g.base[j]) for j in captives}
+        for i in self.free:
+            own = min(g.base[i])  # before this turn's growth
+            for j in captives:
+                if p.pc_excl[i, j]:
+                    continue
+                target = t + int(p.room_offset[g.room[j]])
+                if cover[j] < target and cover[j] + own >= target:
+                    self.dest[i], self.named[i] = g.room[j], j
+                    cover[j] += own
+                    break
+
+    def r_cam_40_move(self, options: list[int], ears: bool) -> None:
+        """Step 2, R-CAM-40 move ``random`` (uniform among the options) or ``avoid`` (with early ears: options
+        with no adversary and no capture room; without: options that are no capture room; none: all options)."""
+        p = self.p
+        occupied = {a.loc for a in self.advs}
+        for i in self.free:
+            if self.dest[i] >= 0:
                 continue
             choices = options
             if p.move_avoid:
@@ -267,11 +301,13 @@ class Turn:
                 else:
                     safe = [loc for loc in options if not p.is_room[loc]]
                 choices = safe or options
-            dest[i] = choices[self.pick(len(choices), ("pc_move", i))]
+            self.dest[i] = choices[self.pick(len(choices), ("pc_move", i))]
 
-        # 3. growth spending (free PCs only, in party order): purchases (R-CAM-9a), then the rest by the
-        # R-CAM-40 growth policy
-        for i in free:
+    def r_cam_40_growth(self) -> None:
+        """Step 3, growth spending (free PCs only, in party order): purchases (R-CAM-9a), then the rest by the
+        R-CAM-40 growth policy."""
+        p, g = self.p, self.g
+        for i in self.free:
             waiting = self.purchases(i)
             if g.gp[i] <= 0 or (waiting and p.save_for_buy):
                 continue  # policy.save_for_buy: it keeps its gp for the item it cannot afford yet
@@ -283,64 +319,78 @@ class Turn:
                 g.base[i][s] += g.gp[i]
                 g.gp[i] = 0
 
-        # stances (R-CAM-40; R-CAM-51: chosen after growth)
-        stance = [-1] * P
-        for i in free:
-            stance[i] = self.choose_stance(i, dest[i], advs, ears)
+    def r_cam_40_stances(self, ears: bool) -> None:
+        """R-CAM-40 stances of the free PCs, in party order (R-CAM-51: chosen after growth)."""
+        self.stance = [-1] * self.p.P
+        for i in self.free:
+            self.stance[i] = self.choose_stance(i, self.dest[i], self.advs, ears)
 
-        # 4a. missions (R-CAM-25, R-CAM-56, R-CAM-25a)
+    def r_cam_25_missions(self, ears: bool) -> None:
+        """Step 4a: missions (R-CAM-25, R-CAM-56, R-CAM-25a), in file order; a mission with no free PC present
+        has no effect (and draws nothing)."""
+        p, t = self.p, self.t
         # R-CAM-25a: the adversary side has early ears when a miso bomb placed this turn holds them
-        miso_ears = any(self.terms[a.slot - p.S].ears for a in advs if self.is_miso(a))
+        miso_ears = any(self.terms[a.slot - p.S].ears for a in self.advs if self.is_miso(a))
         for m in range(p.M):
             if not p.mis_first[m] <= t <= p.mis_last[m]:
                 continue
             if p.mis_found[m] and not ears:
                 continue  # R-CAM-25a: found by early ears, and no PC with early ears is in the game
-            part = [i for i in free if dest[i] == p.mis_loc[m]]
+            part = [i for i in self.free if self.dest[i] == p.mis_loc[m]]
             if not part or not self.chance(p.mis_chance[m], ("missions", m)):
                 continue  # a mission with no free PC present has no effect (and draws nothing)
-            s = int(p.mis_stance[m])
-            vals = [plain_value(g.base[i], self.terms[i].bonus, self.terms[i].mult_always, s) for i in part]
-            target = int(p.mis_target[m])
-            # R-CAM-25a: miso bombs here take part (always, when allowed) and lower the total by their value in
-            # the mission's stance (never raising it); in mode "each" every participant's value is lowered
-            lower = 0
-            if p.miso_in_missions and (miso_ears or not p.mis_found[m]):
-                for a in advs:
-                    if self.is_miso(a) and a.loc == p.mis_loc[m]:
-                        tm = self.terms[a.slot - p.S]
-                        lower += max(plain_value(a.base, tm.bonus, tm.mult_always, s), 0)
-            vals_low = [v - lower for v in vals]
-            ok = all(v >= target for v in vals_low) if p.mis_each[m] else sum(vals) - lower >= target
+            ok = self.mission_succeeds(m, part, miso_ears)
             for i in part:
-                if ok:
-                    g.gp[i] += int(p.mis_reward[m])
-                else:
-                    g.vit[i] -= int(p.mis_pen_vit[m])
-                    k = int(p.mis_pen_ability[m])
-                    if k >= 0:
-                        g.base[i][k] -= int(p.mis_pen_amount[m])
-                        if g.base[i][k] < 0:  # R-CAM-16: gp lift it back to 0, gp may go negative
-                            g.gp[i] += g.base[i][k]
-                            g.base[i][k] = 0
+                self.mission_result(m, i, ok)
 
-        # 4b. confrontations, location by location (R-CAM-6..9, R-CAM-52, R-CAM-54)
-        for loc in range(p.L):
-            self.confrontations_at(loc, free, dest, stance)
+    def mission_succeeds(self, m: int, part: list[int], miso_ears: bool) -> bool:
+        """R-CAM-25 / R-CAM-56: the participants' values in the mission's stance against its target, in total
+        or each. R-CAM-25a: miso bombs here take part (always, when allowed) and lower the total by their value
+        in the mission's stance (never raising it); in mode "each" every participant's value is lowered."""
+        p, g = self.p, self.g
+        s = int(p.mis_stance[m])
+        vals = [plain_value(g.base[i], self.terms[i].bonus, self.terms[i].mult_always, s) for i in part]
+        target = int(p.mis_target[m])
+        lower = 0
+        if p.miso_in_missions and (miso_ears or not p.mis_found[m]):
+            for a in self.advs:
+                if self.is_miso(a) and a.loc == p.mis_loc[m]:
+                    tm = self.terms[a.slot - p.S]
+                    lower += max(plain_value(a.base, tm.bonus, tm.mult_always, s), 0)
+        vals_low = [v - lower for v in vals]
+        return all(v >= target for v in vals_low) if p.mis_each[m] else sum(vals) - lower >= target
 
-        # exits (R-CAM-26, R-CAM-58)
-        for i in free:
-            if g.status[i] == FREE and p.is_exit[dest[i]] and t >= p.opens_on[dest[i]]:
+    def mission_result(self, m: int, i: int, ok: bool) -> None:
+        """R-CAM-25: the reward on success; on failure the penalty in vitality and ability (R-CAM-16: gp lift a
+        negative ability back to 0, gp may go negative)."""
+        p, g = self.p, self.g
+        if ok:
+            g.gp[i] += int(p.mis_reward[m])
+            return
+        g.vit[i] -= int(p.mis_pen_vit[m])
+        k = int(p.mis_pen_ability[m])
+        if k >= 0:
+            g.base[i][k] -= int(p.mis_pen_amount[m])
+            if g.base[i][k] < 0:  # R-CAM-16: gp lift it back to 0, gp may go negative
+                g.gp[i] += g.base[i][k]
+                g.base[i][k] = 0
+
+    def r_cam_26_exits(self) -> None:
+        """R-CAM-26 / R-CAM-58: a free PC at an open exit after its confrontations leaves, cleared."""
+        p, g, t = self.p, self.g, self.t
+        for i in self.free:
+            if g.status[i] == FREE and p.is_exit[self.dest[i]] and t >= p.opens_on[self.dest[i]]:
                 g.status[i] = CLEARED
                 g.end_turn[i] = t
-        # R-CAM-12: rescuers are the free PCs whose destination is a capture room
-        rescuers = [i for i in free if g.status[i] == FREE and p.is_room[dest[i]]]
 
-        # 5. nursing (R-CAM-30, R-CAM-55)
-        for i in range(P):
+    def r_cam_30_nursing(self) -> None:
+        """Step 5, R-CAM-30 / R-CAM-55: a free nurse gives +1 vitality (up to its starting value) to the other
+        free PC at its location with the lowest vitality, one at random among ties."""
+        p, g = self.p, self.g
+        for i in range(p.P):
             if not (self.terms[i].nurse and g.status[i] == FREE):
                 continue
-            others = [j for j in free if j != i and g.status[j] == FREE and dest[j] == dest[i]]
+            others = [j for j in self.free if j != i and g.status[j] == FREE and self.dest[j] == self.dest[i]]
             if not others:
                 continue
             low = min(g.vit[j] for j in others)
@@ -349,23 +399,13 @@ class Turn:
             if g.vit[j] < p.pc_vit[j]:
                 g.vit[j] += 1
 
-        # 6. escape checks (R-CAM-11..14, R-CAM-53)
-        checking = [j for j in range(P) if g.status[j] == CAPTURED and g.cap_turn[j] < t]
-        supporters: dict[int, list[int]] = {j: [] for j in checking}
-        failed_support = []
-        for i in rescuers:
-            in_room = [j for j in checking if g.room[j] == dest[i]]
-            if not in_room:
-                continue  # nobody checks here: the rescuer does nothing
-            g.rescues_tried += 1
-            if named[i] >= 0 and named[i] in in_room:
-                supporters[named[i]].append(i)
-                continue
-            cands = [j for j in in_room if not p.pc_excl[i, j]]
-            if not cands:  # R-CAM-12: exclusions leave no one -> the support fails
-                failed_support.append(i)
-                continue
-            supporters[cands[self.pick(len(cands), ("pc_rescue_pick", i))]].append(i)
+    def r_cam_11_escape_checks(self) -> None:
+        """Step 6, R-CAM-11..14: captives taken before this turn check against t + their room's offset, with the
+        support of their rescuers (R-CAM-12, R-CAM-53); success frees the captive and rewards its rescuers,
+        failure costs it 1 vitality and captures them (R-CAM-14); a failed support is captured where it stands."""
+        p, g, t = self.p, self.g, self.t
+        checking = [j for j in range(p.P) if g.status[j] == CAPTURED and g.cap_turn[j] < t]
+        supporters, failed_support = self.r_cam_12_supporters(checking)
         outcome_of: dict[int, bool] = {}
         for j in checking:
             target = t + int(p.room_offset[g.room[j]])
@@ -384,18 +424,45 @@ class Turn:
                 for i in supporters[j]:
                     self.capture(i, g.room[j])
         for i in failed_support:
-            self.capture(i, dest[i])
+            self.capture(i, self.dest[i])
 
-        # 7. growth points (R-CAM-58)
-        for i in range(P):
+    def r_cam_12_supporters(self, checking: list[int]) -> tuple[dict[int, list[int]], list[int]]:
+        """R-CAM-12 / R-CAM-53: the rescuers are the free PCs whose destination is a capture room; each supports
+        the captive it named, else one checking in its room at random (minus its exclusions; none left: the
+        support fails). Returns each captive's supporters and the failed supporters."""
+        p, g = self.p, self.g
+        rescuers = [i for i in self.free if g.status[i] == FREE and p.is_room[self.dest[i]]]
+        supporters: dict[int, list[int]] = {j: [] for j in checking}
+        failed_support = []
+        for i in rescuers:
+            in_room = [j for j in checking if g.room[j] == self.dest[i]]
+            if not in_room:
+                continue  # nobody checks here: the rescuer does nothing
+            g.rescues_tried += 1
+            if self.named[i] >= 0 and self.named[i] in in_room:
+                supporters[self.named[i]].append(i)
+                continue
+            cands = [j for j in in_room if not p.pc_excl[i, j]]
+            if not cands:  # R-CAM-12: exclusions leave no one -> the support fails
+                failed_support.append(i)
+                continue
+            supporters[cands[self.pick(len(cands), ("pc_rescue_pick", i))]].append(i)
+        return supporters, failed_support
+
+    def r_cam_58_growth_points(self) -> None:
+        """Step 7, R-CAM-58: every PC still in the game (free or captured) gains 1 gp and its skills' per turn."""
+        g = self.g
+        for i in range(self.p.P):
             if g.status[i] in (FREE, CAPTURED):
                 g.gp[i] += 1 + self.terms[i].gpt
-        # 8. game over (R-CAM-15)
-        for i in range(P):
+
+    def r_cam_15_game_over(self) -> None:
+        """Step 8, R-CAM-15: a PC in the game with no vitality left is out (game over)."""
+        g = self.g
+        for i in range(self.p.P):
             if g.status[i] in (FREE, CAPTURED) and g.vit[i] <= 0:
                 g.status[i] = GAME_OVER
-                g.end_turn[i] = t
-        g.status_by_turn.append(list(g.status))
+                g.end_turn[i] = self.t
 
     # ---------------------------------------------------------------- growth purchases (R-CAM-9a)
     def purchases(self, i: int) -> bool:
@@ -459,7 +526,7 @@ class Turn:
         """R-CAM-7: the adversaries still here that group k may fight (a boss at most once a turn per group)."""
         return [a for a in self.here if a.present and not (self.is_boss(a) and a.slot in fought_boss[k])]
 
-    def confrontations_at(self, loc: int, free: list[int], dest: list[int], stance: list[int]) -> None:
+    def r_cam_6_confrontations(self, loc: int, free: list[int], dest: list[int], stance: list[int]) -> None:
         """R-CAM-6: walk the rotation round and round; at each step the next group still free with an
         opponent left fights, until no adversary or no free PC is left (so a group fights twice in a row only
         when it is the only one that can). ``fights = "once"``: one walk, each group at most once."""
