@@ -265,62 +265,22 @@ class Params:
 
 
 def compile_params(s: Scenario) -> Params:
+    """The validated scenario as flat arrays: the units' columns, who calls whom and the acting order, then the
+    ambush, session and skirmish settings."""
     from sim.formation.rules import ambush_bases, enslaved_reward_dp, session_reward_dp
 
     units = s.units
-    idx = {u.name: i for i, u in enumerate(units)}
-
-    def arr(values, dtype):
-        return np.array(list(values), dtype=dtype)
-
-    master = arr((idx[u.summoner] if u.summoner else -1 for u in units), np.int16)
+    columns = _unit_columns(s)
+    master = columns["master"]
     companions = tuple(tuple(k for k in range(len(units)) if master[k] == j) for j in range(len(units)))
     if s.skirmish.order == "combat":
         order = tuple(sorted(range(len(units)), key=lambda i: (-units[i].combat, i)))
     else:
         order = tuple(range(len(units)))
     a_base, d_base, possible = ambush_bases(s.ambush)
-    frac = s.policy.withdraw_below
-
-    def withdraw_hp(u: Unit) -> int:
-        # hp < frac × max hp  <=>  hp < ceil(frac × max hp) for integer hp
-        return math.ceil(frac * u.hp) if (frac is not None and u.slave) else 0
-
-    recall = s.policy.recall_above
-
-    def recall_hp(u: Unit) -> int:
-        # hp > frac × max hp  <=>  hp >= floor(frac × max hp) + 1 for integer hp
-        return math.floor(recall * u.hp) + 1 if (recall is not None and u.slave) else 0
-
-    def types(u: Unit) -> list[str]:
-        # R-MDK-6 (revised 2026-12): every physical attacker has melee and ranged unless it lists its types
-        if u.attacks is not None:
-            return list(u.attacks)
-        if s.rules.attack_types == "both" and u.attack != "magic":
-            return [u.attack] + [t for t in ("melee", "ranged") if t != u.attack]
-        return [u.attack]
     return Params(
         names=tuple(u.name for u in units),
-        side=arr((SIDES.index(u.side) for u in units), np.int8),
-        area=arr((AREAS.index(u.area) for u in units), np.int8),
-        attack=arr((ATTACKS.index(types(u)[0]) for u in units), np.int8),
-        attacks=arr((sum(1 << ATTACKS.index(t) for t in types(u)) for u in units), np.int8),
-        combat=arr((u.combat for u in units), np.int32),
-        evade=arr((u.evade for u in units), np.int32),
-        damage=arr((u.damage for u in units), np.int32),
-        hp=arr((u.hp for u in units), np.int32),
-        armor=arr((unit_armor(u) for u in units), np.int32),
-        stars=arr((u.stars for u in units), np.int32),
-        troop=arr((u.troop for u in units), bool),
-        troop_size=arr((u.troop_size for u in units), np.int32),
-        super_perception=arr((u.super_perception for u in units), bool),
-        grapple=arr((GRAPPLES.index(u.grapple) for u in units), np.int8),
-        stamina=arr((u.stamina for u in units), np.int32),
-        resolve=arr((u.resolve for u in units), np.int32),
-        master=master,
-        slave=arr((u.slave for u in units), bool),
-        withdraw_hp=arr((withdraw_hp(u) for u in units), np.int32),
-        recall_hp=arr((recall_hp(u) for u in units), np.int32),
+        **columns,
         companions=companions,
         order=order,
         ambusher_base=a_base,
@@ -341,3 +301,59 @@ def compile_params(s: Scenario) -> Params:
         choice=s.policy.choice,
         movement=s.policy.movement,
     )
+
+
+def _unit_columns(s: Scenario) -> dict[str, np.ndarray]:
+    """One array per unit field, in file order (the encodings above)."""
+    units = s.units
+    idx = {u.name: i for i, u in enumerate(units)}
+
+    def arr(values, dtype):
+        return np.array(list(values), dtype=dtype)
+
+    types = [_attack_types(u, s.rules.attack_types) for u in units]
+    frac, recall = s.policy.withdraw_below, s.policy.recall_above
+    return dict(
+        side=arr((SIDES.index(u.side) for u in units), np.int8),
+        area=arr((AREAS.index(u.area) for u in units), np.int8),
+        attack=arr((ATTACKS.index(t[0]) for t in types), np.int8),
+        attacks=arr((sum(1 << ATTACKS.index(x) for x in t) for t in types), np.int8),
+        combat=arr((u.combat for u in units), np.int32),
+        evade=arr((u.evade for u in units), np.int32),
+        damage=arr((u.damage for u in units), np.int32),
+        hp=arr((u.hp for u in units), np.int32),
+        armor=arr((unit_armor(u) for u in units), np.int32),
+        stars=arr((u.stars for u in units), np.int32),
+        troop=arr((u.troop for u in units), bool),
+        troop_size=arr((u.troop_size for u in units), np.int32),
+        super_perception=arr((u.super_perception for u in units), bool),
+        grapple=arr((GRAPPLES.index(u.grapple) for u in units), np.int8),
+        stamina=arr((u.stamina for u in units), np.int32),
+        resolve=arr((u.resolve for u in units), np.int32),
+        master=arr((idx[u.summoner] if u.summoner else -1 for u in units), np.int16),
+        slave=arr((u.slave for u in units), bool),
+        withdraw_hp=arr((_withdraw_hp(u, frac) for u in units), np.int32),
+        recall_hp=arr((_recall_hp(u, recall) for u in units), np.int32),
+    )
+
+
+def _attack_types(u: Unit, rule: str) -> list[str]:
+    """R-MDK-6 (revised 2026-12): every physical attacker has melee and ranged unless it lists its types
+    (``rules.attack_types = "both"``); the first is the unit's own attack."""
+    if u.attacks is not None:
+        return list(u.attacks)
+    if rule == "both" and u.attack != "magic":
+        return [u.attack] + [t for t in ("melee", "ranged") if t != u.attack]
+    return [u.attack]
+
+
+def _withdraw_hp(u: Unit, frac) -> int:
+    """R-MDK-5: a slave withdraws below this hp (0: never). hp < frac x max hp <=> hp < ceil(frac x max hp)
+    for integer hp."""
+    return math.ceil(frac * u.hp) if (frac is not None and u.slave) else 0
+
+
+def _recall_hp(u: Unit, recall) -> int:
+    """R-MDK-5: a withdrawn slave is called back from this hp (0: never). hp > frac x max hp <=>
+    hp >= floor(frac x max hp) + 1 for integer hp."""
+    return math.floor(recall * u.hp) + 1 if (recall is not None and u.slave) else 0

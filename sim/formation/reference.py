@@ -149,57 +149,18 @@ def move(p: Params, field: _Field, onfield, j: int, passive_of) -> None:
 
 
 def unit_turn(p: Params, field: _Field, j: int, r: int, f6, f4, u_row, free: bool, by2: bool) -> None:
-    """One unit's turn in round ``r``."""
+    """One unit's turn in round ``r``: the steps of :func:`sim.formation.kernel.unit_turn`."""
     if not (field.alive[j] and field.present[j] and field.entered[j] < r):
         return  # R-MDK-5: a called unit acts from the round after it is called
     ambushed = 1 - p.ambush_side
     if free and p.side[j] == ambushed and not p.super_perception[j]:
         return  # R-MDK-12: the ambushers' free round; super-perception monsters act normally
-    base = j * L.UNIT_COLS
-
-    # R-MDK-10 leaving a grapple (no action): assault by an opposed 体力 check, training by a
-    # 自尊 focus check, service freely.
-    g = field.partner[j]
-    if g >= 0 and not field.initiator[j]:
-        kind = field.gkind[j]
-        mine = dark_roll(f6[base + L.LEAVE_DICE[0]], f6[base + L.LEAVE_DICE[1]])
-        if kind == G_SERVICE:
-            leave = True
-        elif kind == G_ASSAULT:
-            theirs = dark_roll(f6[base + L.HOLD_DICE[0]], f6[base + L.HOLD_DICE[1]])
-            leave = active_wins(int(p.stamina[j]) - mine.sum, mine, int(p.stamina[g]) - theirs.sum, theirs)
-        else:
-            leave = check_succeeds(int(p.resolve[j]) - mine.sum, p.focus_target, mine)
-        if leave:
-            field.release(j)
-
-    # R-MDK-5 withdrawal: a slave monster below the policy's threshold withdraws to the dark prison
-    # with its own action and leaves the skirmish (not while another holds it in a grapple); one called
-    # back withdraws again once it is hurt after its return.
-    if (field.hp[j] < p.withdraw_hp[j] and field.hp[j] < field.entry_hp[j]
-            and (field.partner[j] < 0 or field.initiator[j])):
-        field.release(j)
-        field.present[j] = False
-        field.withdrawn[j] = True
+    leave_grapple(p, field, j, f6)
+    if withdraw(p, field, j):
         _check_end(p, field)
         return
-
-    # R-MDK-5 summons and slave monsters: one summon and one slave of a master in combat at a time;
-    # calling one costs the master's action: a waiting one, or a withdrawn slave whose hp is above
-    # policy.recall_above (revised 2026-12); it acts from the next round.
-    comps = p.companions[j]
-    if comps:
-        busy = {bool(p.slave[c]) for c in comps if field.alive[c] and field.present[c]}
-        for c in comps:
-            if bool(p.slave[c]) in busy or field.present[c]:
-                continue
-            if not field.withdrawn[c] or (p.recall_hp[c] and field.hp[c] >= p.recall_hp[c]):
-                field.present[c] = True
-                field.withdrawn[c] = False
-                field.entered[c] = r
-                field.entry_hp[c] = field.hp[c]
-                return
-
+    if call_companion(p, field, j, r):
+        return
     onfield = field.onfield()
 
     def passive_of(k: int) -> int:  # R-MDK-12: the ambushed side's passive checks after a win by 2
@@ -207,36 +168,98 @@ def unit_turn(p: Params, field: _Field, j: int, r: int, f6, f4, u_row, free: boo
 
     if p.movement == "best":  # R-MDK-11
         move(p, field, onfield, j, passive_of)
+    if attack(p, field, onfield, j, f6, f4, u_row, passive_of):
+        _check_end(p, field)
 
+
+def leave_grapple(p: Params, field: _Field, j: int, f6) -> None:
+    """R-MDK-10 leaving a grapple (no action): assault by an opposed 体力 check, training by a 自尊 focus
+    check, service freely."""
     g = field.partner[j]
-    grapple_try = False
-    kind = int(p.attack[j])
-    contact = g >= 0 and field.initiator[j]  # the grappler keeps up its own contact action
-    if g >= 0:
-        target, penalty = g, 0  # inside a grapple the pair attack each other (R-MDK-10)
-        if not contact and int(p.attacks[j]) >> MAGIC & 1:
-            kind = MAGIC  # R-MDK-10 (revised 2026-12): magic takes no grapple penalty, so it casts
+    if g < 0 or field.initiator[j]:
+        return
+    base = j * L.UNIT_COLS
+    kind = field.gkind[j]
+    mine = dark_roll(f6[base + L.LEAVE_DICE[0]], f6[base + L.LEAVE_DICE[1]])
+    if kind == G_SERVICE:
+        leave = True
+    elif kind == G_ASSAULT:
+        theirs = dark_roll(f6[base + L.HOLD_DICE[0]], f6[base + L.HOLD_DICE[1]])
+        leave = active_wins(int(p.stamina[j]) - mine.sum, mine, int(p.stamina[g]) - theirs.sum, theirs)
     else:
-        cands: list[int] = []
-        if p.grapple[j] != G_NONE:  # R-MDK-9: grappling needs contact
-            cands = [k for k in range(p.n_units) if onfield[k] and p.side[k] != p.side[j]
-                     and field.partner[k] < 0 and in_contact(p, onfield, j, k, field.area)]
-            grapple_try = bool(cands)
-            penalty = 0
-        if grapple_try:
-            target = _choose(p, field, cands, float(u_row[base + L.TARGET_PICK]))
-        else:  # R-MDK-6/7/8: the attack type and target of the best score
-            _, pairs = best_attacks(p, field, onfield, j, field.area, passive_of)
-            target = _choose(p, field, [k for k, _ in pairs], float(u_row[base + L.TARGET_PICK]))
-            kind = dict(pairs)[target]
-            penalty = attack_penalty(p, onfield, j, target, kind, field.area)[0]
+        leave = check_succeeds(int(p.resolve[j]) - mine.sum, p.focus_target, mine)
+    if leave:
+        field.release(j)
 
+
+def withdraw(p: Params, field: _Field, j: int) -> bool:
+    """R-MDK-5 withdrawal: a slave monster below the policy's threshold withdraws to the dark prison with its
+    own action and leaves the skirmish (not while another holds it in a grapple); one called back withdraws
+    again once it is hurt after its return. Returns whether it did."""
+    if (field.hp[j] < p.withdraw_hp[j] and field.hp[j] < field.entry_hp[j]
+            and (field.partner[j] < 0 or field.initiator[j])):
+        field.release(j)
+        field.present[j] = False
+        field.withdrawn[j] = True
+        return True
+    return False
+
+
+def call_companion(p: Params, field: _Field, j: int, r: int) -> bool:
+    """R-MDK-5 summons and slave monsters: one summon and one slave of a master in combat at a time; calling one
+    costs the master's action: a waiting one, or a withdrawn slave whose hp is above policy.recall_above
+    (revised 2026-12); it acts from the next round. Returns whether the master called one."""
+    comps = p.companions[j]
+    if not comps:
+        return False
+    busy = {bool(p.slave[c]) for c in comps if field.alive[c] and field.present[c]}
+    for c in comps:
+        if bool(p.slave[c]) in busy or field.present[c]:
+            continue
+        if not field.withdrawn[c] or (p.recall_hp[c] and field.hp[c] >= p.recall_hp[c]):
+            field.present[c] = True
+            field.withdrawn[c] = False
+            field.entered[c] = r
+            field.entry_hp[c] = field.hp[c]
+            return True
+    return False
+
+
+def choose_attack(p: Params, field: _Field, onfield, j: int, u_row, passive_of) -> tuple[int, int, int, bool]:
+    """The unit's target, attack type and penalty, and whether it tries a grapple: inside a grapple the pair
+    attack each other (R-MDK-10); a grappler tries a grapple on an enemy in contact (R-MDK-9); otherwise the
+    attack type and target of the best score (R-MDK-6/7/8)."""
+    g = field.partner[j]
+    kind = int(p.attack[j])
+    if g >= 0:
+        if not field.initiator[j] and int(p.attacks[j]) >> MAGIC & 1:
+            kind = MAGIC  # R-MDK-10 (revised 2026-12): magic takes no grapple penalty, so it casts
+        return g, kind, 0, False
+    base = j * L.UNIT_COLS
+    cands: list[int] = []
+    if p.grapple[j] != G_NONE:  # R-MDK-9: grappling needs contact
+        cands = [k for k in range(p.n_units) if onfield[k] and p.side[k] != p.side[j]
+                 and field.partner[k] < 0 and in_contact(p, onfield, j, k, field.area)]
+    if cands:
+        return _choose(p, field, cands, float(u_row[base + L.TARGET_PICK])), kind, 0, True
+    _, pairs = best_attacks(p, field, onfield, j, field.area, passive_of)
+    target = _choose(p, field, [k for k, _ in pairs], float(u_row[base + L.TARGET_PICK]))
+    kind = dict(pairs)[target]
+    return target, kind, attack_penalty(p, onfield, j, target, kind, field.area)[0], False
+
+
+def attack(p: Params, field: _Field, onfield, j: int, f6, f4, u_row, passive_of) -> bool:
+    """The unit's action: opposed 2DR (R-MDK-1, R-MDK-2: ties to the defender) with the penalties of R-MDK-7/8,
+    R-MDK-10 and R-MDK-12 and the R-MDK-13 roleplay bonus; a hit deals damage. Returns whether it hit."""
+    base = j * L.UNIT_COLS
+    g = field.partner[j]
+    contact = g >= 0 and field.initiator[j]  # the grappler keeps up its own contact action
+    target, kind, penalty, grapple_try = choose_attack(p, field, onfield, j, u_row, passive_of)
     victim = target
     if g < 0 and field.partner[target] >= 0 and kind != MAGIC:
         # R-MDK-10: an attack from outside at a grappled pair picks its victim at random
         if u_row[base + L.VICTIM_PICK] >= 0.5:
             victim = field.partner[target]
-
     modifier = -penalty
     if g >= 0 and (contact or kind != MAGIC):
         modifier -= GRAPPLE_PENALTY  # R-MDK-10: -2 on attacks inside a grapple, none on magic
@@ -250,13 +273,20 @@ def unit_turn(p: Params, field: _Field, j: int, r: int, f6, f4, u_row, free: boo
     a_total = int(p.combat[j]) + modifier - a_roll.sum  # R-MDK-1
     d_total = int(p.evade[victim]) - passive_of(victim) - d_roll.sum
     if not active_wins(a_total, a_roll, d_total, d_roll):  # R-MDK-2, ties to the defender
-        return
+        return False
     # R-MDK-14 damage model; R-MDK-4 armor
     dmg = int(p.damage[j]) - int(p.armor[victim])
     if service:
         dmg += bonus  # R-MDK-13 (revised 2026-12): the service value with the bonus only, no success value
     elif p.margin_damage:
         dmg += a_total - d_total
+    hit(p, field, j, victim, dmg, grapple_try)
+    return True
+
+
+def hit(p: Params, field: _Field, j: int, victim: int, dmg: int, grapple_try: bool) -> None:
+    """Damage at least ``min_damage`` (R-MDK-14); the victim falls at 0 hp, else a grapple attempt grapples the
+    two (R-MDK-10: assault, training and service)."""
     field.hp[victim] -= max(p.min_damage, dmg)
     if field.hp[victim] <= 0:
         field.alive[victim] = False
@@ -265,7 +295,6 @@ def unit_turn(p: Params, field: _Field, j: int, r: int, f6, f4, u_row, free: boo
         field.partner[j], field.partner[victim] = victim, j
         field.initiator[j] = True
         field.gkind[j] = field.gkind[victim] = int(p.grapple[j])
-    _check_end(p, field)
 
 
 def _check_end(p: Params, field: _Field) -> None:
