@@ -156,27 +156,70 @@ def character_composure(cls: str, level: int, scores: dict, ability: str | None,
 
 
 def compile_params(s: Scenario) -> Params:
-    """Derive :class:`Params` from a validated scenario."""
+    """Derive :class:`Params` from a validated scenario: the target, the binder and the composure pools, each by
+    its own helper below."""
     t = s.target
     scores = t.scores.as_dict()
+    b = s.binder
+    pools = _composure_pools(s)
+    composure_rounds = s.composure.rounds if s.composure.rounds is not None else s.run.rounds
+    return Params(
+        rounds=s.run.rounds,
+        horizon=max(s.run.rounds, composure_rounds if pools["pool_max"] else 0),
+        composure_rounds=composure_rounds,
+        stacking=s.rules.dice_stacking,
+        **_binder(s),
+        method_action=b is not None and b.method == "action",
+        flank_penalty=b is not None and b.flanking and b.flank_choice == "penalty",
+        flank_extra=b is not None and b.flanking and b.flank_choice == "extra_level",
+        bindable_condition=t.condition != "none",
+        incapacitated_condition=t.condition == "incapacitated",
+        binder_first=t.initiative == "binder",
+        str_score=scores["str"],
+        dex_score=scores["dex"],
+        int_score=scores["int"],
+        **_class_features(t, scores),
+        initial_levels=t.restraints.as_tuple(),
+        composure_max=character_composure(t.class_, t.level, scores, t.composure_ability, t.composure),
+        **pools,
+        craving=s.composure.kind == "craving",
+        **_pool_recoveries(s, bool(pools["pool_max"])),
+        duel_overload=bool(s.rules.overload_in_duel and pools["pool_max"]),
+        dazed_rounds=s.overload.dazed_rounds,
+    )
+
+
+def _class_features(t, scores: dict) -> dict:
+    """The target's class features: the rogue's and druid's check bonus (R-RST-12, R-RST-31), the ranger's
+    favoured-terrain bonus and uses, the barbarian's rages."""
     prof = proficiency_bonus(t.level)
     class_bonus = 0
     if t.class_ == "rogue":
         class_bonus = prof  # R-RST-12 / R-RST-31
     elif t.class_ == "druid":
         class_bonus = max(0, ability_modifier(scores["wis"]))  # R-RST-31: only when positive (「可以」)
-    ranger_uses = prof if (t.class_ == "ranger" and t.favoured_terrain) else 0
-    rages = rages_per_day(t.level) if t.class_ == "barbarian" else 0
+    return dict(
+        class_bonus=class_bonus,
+        ranger_bonus=2 * prof,
+        ranger_uses=prof if (t.class_ == "ranger" and t.favoured_terrain) else 0,
+        rages=rages_per_day(t.level) if t.class_ == "barbarian" else 0,
+    )
+
+
+def _binder(s: Scenario) -> dict:
+    """The binder, if any: its modifier (the better of str and dex) and the slots it binds."""
     b = s.binder
-    if b is not None:
-        bs = b.scores.as_dict()
-        binder_mod = max(ability_modifier(bs["str"]), ability_modifier(bs["dex"]))
-        bind_slots = tuple(SLOTS.index(x) for x in b.slots)
-    else:
-        binder_mod = 0
-        bind_slots = ()
-    target_max = character_composure(t.class_, t.level, scores, t.composure_ability, t.composure)
-    c = s.composure
+    if b is None:
+        return dict(has_binder=False, binder_mod=0, bind_slots=())
+    bs = b.scores.as_dict()
+    return dict(has_binder=True, binder_mod=max(ability_modifier(bs["str"]), ability_modifier(bs["dex"])),
+                bind_slots=tuple(SLOTS.index(x) for x in b.slots))
+
+
+def _composure_pools(s: Scenario) -> dict:
+    """The composure pools (the target's, then the party's, in file order) when a stimulus is set: their names,
+    maxima and the stimulus's constant part for each; the stimulus dice as sides and signs, one per die."""
+    t, c = s.target, s.composure
     pool_names: tuple[str, ...] = ()
     pool_max: tuple[int, ...] = ()
     pool_constant: tuple[int, ...] = ()
@@ -187,61 +230,33 @@ def compile_params(s: Scenario) -> Params:
         for term in expr.dice:
             sides += [term.sides] * term.count
             signs += [term.sign] * term.count
-        members = [("target", t.class_, t.level, scores, t.composure_ability, t.composure)]
+        members = [("target", t.class_, t.level, t.scores.as_dict(), t.composure_ability, t.composure)]
         members += [(m.name, m.class_, m.level, m.scores.as_dict(), m.composure_ability, m.composure) for m in c.party]
         pool_names = tuple(m[0] for m in members)
         pool_max = tuple(character_composure(*m[1:]) for m in members)
         pool_constant = tuple(
             expr.constant + expr.ability_part({a: ability_modifier(m[3][a]) for a in ABILITIES}) for m in members
         )
-    composure_rounds = c.rounds if c.rounds is not None else s.run.rounds
-    recoveries = bool(s.rules.recoveries and pool_max)
+    return dict(pool_names=pool_names, pool_max=pool_max, pool_constant=pool_constant, die_sides=tuple(sides),
+                die_signs=tuple(signs))
+
+
+def _pool_recoveries(s: Scenario, has_pools: bool) -> dict:
+    """R-RST-32: each pool uses its class's volume-1 recoveries (none with the switch off): absolute focus and
+    its casting modifier, channel divinity and ki uses."""
+    t, c = s.target, s.composure
+    recoveries = bool(s.rules.recoveries and has_pools)
     focus, focus_mod, uses = (), (), ()
-    if pool_max:
-        classes = [(t.class_, t.level, scores)] + [(m.class_, m.level, m.scores.as_dict()) for m in c.party]
+    if has_pools:
+        classes = [(t.class_, t.level, t.scores.as_dict())] + [(m.class_, m.level, m.scores.as_dict()) for m in c.party]
         # R-RST-32: each pool uses its class's volume-1 recoveries (none with the switch off)
         focus = tuple(recoveries and cls in FOCUS_CASTING for cls, _, _ in classes)
         focus_mod = tuple(ability_modifier(sc[FOCUS_CASTING[cls]]) if cls in FOCUS_CASTING else 0
                           for cls, _, sc in classes)
         uses = tuple((channel_divinity_uses(cls, lv) + ki_points(cls, lv)) if recoveries else 0
                      for cls, lv, _ in classes)
-    return Params(
-        rounds=s.run.rounds,
-        horizon=max(s.run.rounds, composure_rounds if pool_max else 0),
-        composure_rounds=composure_rounds,
-        stacking=s.rules.dice_stacking,
-        has_binder=b is not None,
-        binder_mod=binder_mod,
-        method_action=b is not None and b.method == "action",
-        flank_penalty=b is not None and b.flanking and b.flank_choice == "penalty",
-        flank_extra=b is not None and b.flanking and b.flank_choice == "extra_level",
-        bind_slots=bind_slots,
-        bindable_condition=t.condition != "none",
-        incapacitated_condition=t.condition == "incapacitated",
-        binder_first=t.initiative == "binder",
-        str_score=scores["str"],
-        dex_score=scores["dex"],
-        int_score=scores["int"],
-        class_bonus=class_bonus,
-        ranger_bonus=2 * prof,
-        ranger_uses=ranger_uses,
-        rages=rages,
-        initial_levels=t.restraints.as_tuple(),
-        composure_max=target_max,
-        pool_names=pool_names,
-        pool_max=pool_max,
-        pool_constant=pool_constant,
-        die_sides=tuple(sides),
-        die_signs=tuple(signs),
-        craving=c.kind == "craving",
-        recoveries=recoveries,
-        pool_focus=focus,
-        pool_focus_mod=focus_mod,
-        pool_uses=uses,
-        rec_cols=any(focus) or any(u > 0 for u in uses),
-        duel_overload=bool(s.rules.overload_in_duel and pool_max),
-        dazed_rounds=s.overload.dazed_rounds,
-    )
+    return dict(recoveries=recoveries, pool_focus=focus, pool_focus_mod=focus_mod, pool_uses=uses,
+                rec_cols=any(focus) or any(u > 0 for u in uses))
 
 
 # ---------------------------------------------------------------------------------------------
