@@ -185,23 +185,51 @@ def template_stance_probs(t) -> tuple[Fraction, Fraction, Fraction]:
 
 
 def compile_params(s: Scenario) -> Params:
-    P = len(s.party)
+    """The validated scenario compiled into arrays: locations, party, purchases, adversary slots, missions and
+    the policy, each by its own helper below."""
+    where = _locations(s)
+    party = _party(s)
+    team_names = party.pop("team_names")  # the buy list's teams join the party's (R-CAM-9a)
+    buys = _purchases(s, team_names)
+    # a team needs two members to ever fight a team battle
+    has_teams = (any(np.sum(party["pc_team"] == k) >= 2 for k in range(len(team_names)))
+                 or bool((buys["buy_team"] >= 0).any()))
+    slots = _spawn_slots(s, where["plain"])
+    advs = _adversaries(s, slots, party, where)
+    pol = s.policy
+    return Params(
+        scenario=s, T=s.rules.turns, team_max=s.rules.team_max, **where, **party, team_names=tuple(team_names),
+        **advs, eq_fallback_slots=_equilibrium_fallback(slots, s.rules.turns), **_missions(s), **buys,
+        move_avoid=pol.move == "avoid", stance_policy=STANCE_POLICIES.index(pol.stance),
+        stance_value=STANCES.index(pol.stance_value), growth=pol.growth, rescue=pol.rescue, has_teams=has_teams,
+        unit_den=bool((party["pc_den"] == 1).all() and (advs["adv_den"] == 1).all() and (buys["sk_den"] == 1).all()),
+        until_cleared=s.rules.fights == "until_cleared", save_for_buy=bool(s.policy.save_for_buy),
+        miso_in_missions=bool(s.rules.miso_in_missions),
+    )
+
+
+def _locations(s: Scenario) -> dict:
+    """The locations (R-CAM-11, R-CAM-26, R-CAM-50): capture rooms and their escape offsets, exits and the turn
+    they open, and how many are offered each turn."""
     L = len(s.locations)
-    T = s.rules.turns
-    loc_names = tuple(loc.id for loc in s.locations)
-    loc_index = {name: i for i, name in enumerate(loc_names)}
     is_room = np.array([loc.capture_room for loc in s.locations], dtype=bool)
-    is_exit = np.array([loc.exit for loc in s.locations], dtype=bool)
-    opens_on = np.array([loc.opens_on for loc in s.locations], dtype=np.int64)
     room_offset = np.array(
         [loc.escape_offset if loc.escape_offset is not None else s.rules.escape_offset for loc in s.locations],
         dtype=np.int64,
     )
-    rooms = np.flatnonzero(is_room)
-    plain = np.flatnonzero(~is_room)
-    k_options = L if s.rules.options == "all" else min(int(s.rules.options), L)
+    return dict(
+        L=L, loc_names=tuple(loc.id for loc in s.locations), is_room=is_room,
+        is_exit=np.array([loc.exit for loc in s.locations], dtype=bool),
+        opens_on=np.array([loc.opens_on for loc in s.locations], dtype=np.int64), room_offset=room_offset,
+        rooms=np.flatnonzero(is_room), plain=np.flatnonzero(~is_room),
+        k_options=L if s.rules.options == "all" else min(int(s.rules.options), L),
+    )
 
-    # ---- PCs (R-CAM-1, R-CAM-30)
+
+def _party(s: Scenario) -> dict:
+    """The PCs (R-CAM-1, R-CAM-30): base abilities, vitality, skill terms, flags, teams (``team_names``: a list,
+    in order of first mention) and exclusions."""
+    P = len(s.party)
     team_names: list[str] = []
     pc_base = np.zeros((P, 3), np.int64)
     pc_vit = np.zeros(P, np.int64)
@@ -242,16 +270,21 @@ def compile_params(s: Scenario) -> Params:
         mult_adv_all.append(tuple(adv))
         for ex in pc.exclude:
             pc_excl[i, names.index(ex)] = True
-    # ---- R-CAM-9a purchases: skills of [growth.costs] and the teams of the buy list
+    return dict(
+        P=P, pc_names=tuple(names), pc_base=pc_base, pc_vit=pc_vit, pc_bonus=pc_bonus, pc_num=pc_num,
+        pc_den=pc_den, pc_mult_always=tuple(mult_always_all), pc_mult_adv=tuple(mult_adv_all), pc_team=pc_team,
+        team_names=team_names, pc_ears=pc_ears, pc_nurse=pc_nurse, pc_gpt=pc_gpt, pc_excl=pc_excl,
+    )
+
+
+def _purchases(s: Scenario, team_names: list[str]) -> dict:
+    """R-CAM-9a purchases: the skills of [growth.costs] and the policy's buy list (its teams are added to
+    ``team_names``)."""
     costs = s.growth.costs
     K = len(costs.skills)
-    sk_cost = np.array([sk.cost for sk in costs.skills], np.int64)
     sk_bonus = np.zeros((K, 3), np.int64)
     sk_num = np.ones((K, 3, 2), np.int64)
     sk_den = np.ones((K, 3, 2), np.int64)
-    sk_ears = np.array([sk.kind == "early_ears" for sk in costs.skills], bool)
-    sk_nurse = np.array([sk.kind == "nursing" for sk in costs.skills], bool)
-    sk_gpt = np.array([int(sk.value) if sk.kind == "gp_per_turn" else 0 for sk in costs.skills], np.int64)
     sk_always, sk_adv = [], []
     for k, sk in enumerate(costs.skills):
         bonus, always, adv = skill_terms([sk.as_skill()])
@@ -273,88 +306,113 @@ def compile_params(s: Scenario) -> Params:
             buy_team[b] = team_names.index(item[5:])
         else:
             buy_skill[b] = sk_names.index(item)
-    # a team needs two members to ever fight a team battle
-    has_teams = any(np.sum(pc_team == k) >= 2 for k in range(len(team_names))) or bool((buy_team >= 0).any())
+    return dict(
+        K=K, sk_names=tuple(sk_names), sk_cost=np.array([sk.cost for sk in costs.skills], np.int64),
+        sk_bonus=sk_bonus, sk_num=sk_num, sk_den=sk_den, sk_mult_always=tuple(sk_always),
+        sk_mult_adv=tuple(sk_adv), sk_ears=np.array([sk.kind == "early_ears" for sk in costs.skills], bool),
+        sk_nurse=np.array([sk.kind == "nursing" for sk in costs.skills], bool),
+        sk_gpt=np.array([int(sk.value) if sk.kind == "gp_per_turn" else 0 for sk in costs.skills], np.int64),
+        team_cost=-1 if costs.team is None else int(costs.team), B=B, buy_names=tuple(buys), buy_skill=buy_skill,
+        buy_team=buy_team,
+    )
 
-    # ---- adversary slots (R-CAM-20, R-CAM-50)
+
+def _spawn_slots(s: Scenario, plain: np.ndarray) -> list[tuple]:
+    """R-CAM-20 / R-CAM-50: one slot per adversary a spawn entry may place: (template index, first turn, last
+    turn, chance, candidate locations)."""
+    loc_index = {loc.id: i for i, loc in enumerate(s.locations)}
     tmpl_index = {a.name: i for i, a in enumerate(s.adversaries)}
-    template_names = tuple(a.name for a in s.adversaries) + ((MISO_NAME,) if s.rules.miso_bomb else ())
     slots = []
     for sp in s.spawns:
-        first, last = sp.turns if sp.turns is not None else (1, T)
+        first, last = sp.turns if sp.turns is not None else (1, s.rules.turns)
         if sp.locations == "any":
             cands = plain.copy()
         else:
             cands = np.array([loc_index[x] for x in sp.locations], np.int64)
         for _ in range(sp.count):
             slots.append((tmpl_index[sp.adversary], first, last, sp.chance, cands))
-    S = len(slots)
+    return slots
+
+
+def _adversaries(s: Scenario, slots: list[tuple], party: dict, where: dict) -> dict:
+    """The adversary slots: the spawn slots (R-CAM-20, R-CAM-21), then one miso-bomb slot per PC when miso_bomb
+    is on (R-CAM-57), with the counter policy's stance weights (R-CAM-51)."""
+    S, P, L = len(slots), party["P"], where["L"]
     miso = bool(s.rules.miso_bomb)
     A = S + (P if miso else 0)
-    adv_template = np.zeros(A, np.int64)
-    adv_boss = np.zeros(A, bool)
-    adv_reward = np.zeros(A, np.int64)
-    adv_room = np.full(A, -1, np.int64)
-    adv_base = np.zeros((A, 3), np.int64)
-    adv_bonus = np.zeros((A, 3), np.int64)
-    adv_num = np.ones((A, 3, 2), np.int64)
-    adv_den = np.ones((A, 3, 2), np.int64)
-    adv_c1 = np.zeros(A)
-    adv_c2 = np.zeros(A)
-    adv_first = np.zeros(A, np.int64)
-    adv_last = np.zeros(A, np.int64)
-    adv_chance = np.ones(A)
-    adv_fixed = np.full(A, -1, np.int64)
-    adv_cand_table = np.zeros((A, L), np.int64)
-    adv_n_cands = np.zeros(A, np.int64)
-    probs: list[tuple[Fraction, Fraction, Fraction]] = []
-    adv_mult_always = []
-    adv_mult_adv = []
-    cand_list = []
-    for a, (ti, first, last, chance, cands) in enumerate(slots):
-        t = s.adversaries[ti]
-        adv_template[a] = ti
-        adv_boss[a] = t.boss
-        adv_reward[a] = t.reward
-        adv_room[a] = loc_index[t.capture_room] if t.capture_room is not None else -1
-        adv_base[a] = t.abilities.as_tuple()
-        adv_bonus[a] = t.bonus.as_tuple()
-        mults = template_multipliers(t)
-        adv_mult_always.append(mults)
-        adv_mult_adv.append((Fraction(1),) * 3)
-        for st in range(3):
-            adv_num[a, st, 0], adv_den[a, st, 0] = _frac_pair(mults[st])
-            adv_num[a, st, 1], adv_den[a, st, 1] = _frac_pair(mults[st] * 2)
-        p = template_stance_probs(t)
-        probs.append(p)
-        # R-CAM-21: stance = number of cumulative thresholds u has passed
-        adv_c1[a] = float(p[0])
-        adv_c2[a] = float(p[0] + p[1]) if p[2] > 0 else 1.0
-        if p[0] == 0:
-            adv_c1[a] = 0.0
-        nonzero = [k for k in range(3) if p[k] > 0]
-        if len(nonzero) == 1:
-            adv_fixed[a] = nonzero[0]
-        adv_first[a], adv_last[a] = first, last
-        adv_chance[a] = chance
-        cand_list.append(cands)
-        adv_cand_table[a, : len(cands)] = cands
-        adv_n_cands[a] = len(cands)
+    adv = dict(
+        adv_template=np.zeros(A, np.int64), adv_boss=np.zeros(A, bool), adv_reward=np.zeros(A, np.int64),
+        adv_room=np.full(A, -1, np.int64), adv_base=np.zeros((A, 3), np.int64), adv_bonus=np.zeros((A, 3), np.int64),
+        adv_num=np.ones((A, 3, 2), np.int64), adv_den=np.ones((A, 3, 2), np.int64), adv_c1=np.zeros(A),
+        adv_c2=np.zeros(A), adv_first=np.zeros(A, np.int64), adv_last=np.zeros(A, np.int64),
+        adv_chance=np.ones(A), adv_fixed_stance=np.full(A, -1, np.int64),
+        adv_cand_table=np.zeros((A, L), np.int64), adv_n_cands=np.zeros(A, np.int64),
+    )
+    terms: dict[str, list] = {"adv_mult_always": [], "adv_mult_adv": [], "adv_cands": []}
+    loc_index = {name: i for i, name in enumerate(where["loc_names"])}
+    probs = [_spawn_slot(s, adv, terms, a, slot, loc_index) for a, slot in enumerate(slots)]
     for i in range(P):  # miso slots (R-CAM-57)
         a = S + i
         if a >= A:
             break
-        adv_template[a] = len(s.adversaries)
-        adv_bonus[a] = pc_bonus[i]
-        adv_num[a] = pc_num[i]
-        adv_den[a] = pc_den[i]
-        adv_mult_always.append(mult_always_all[i])
-        adv_mult_adv.append(mult_adv_all[i])
-        cand_list.append(plain.copy())
-        adv_cand_table[a, : len(plain)] = plain
-        adv_n_cands[a] = len(plain)
-        adv_first[a], adv_last[a] = 1, T
-    # counter (R-CAM-51): stance probabilities over one common denominator
+        _miso_slot(s, adv, terms, a, i, party, where["plain"])
+    adv["adv_wnum"], adv["weight_den"] = _counter_weights(probs, A)
+    template_names = tuple(a.name for a in s.adversaries) + ((MISO_NAME,) if s.rules.miso_bomb else ())
+    return dict(adv, **{k: tuple(v) for k, v in terms.items()}, A=A, S=S, miso=miso, template_names=template_names)
+
+
+def _spawn_slot(s: Scenario, adv: dict, terms: dict, a: int, slot: tuple, loc_index: dict) -> tuple:
+    """Slot ``a`` of a spawn entry: its template's values and R-CAM-21 stance thresholds (stance = number of
+    cumulative thresholds u has passed; one stance with all the weight: fixed, no draw). Returns the template's
+    stance probabilities."""
+    ti, first, last, chance, cands = slot
+    t = s.adversaries[ti]
+    adv["adv_template"][a] = ti
+    adv["adv_boss"][a] = t.boss
+    adv["adv_reward"][a] = t.reward
+    adv["adv_room"][a] = loc_index[t.capture_room] if t.capture_room is not None else -1
+    adv["adv_base"][a] = t.abilities.as_tuple()
+    adv["adv_bonus"][a] = t.bonus.as_tuple()
+    mults = template_multipliers(t)
+    terms["adv_mult_always"].append(mults)
+    terms["adv_mult_adv"].append((Fraction(1),) * 3)
+    for st in range(3):
+        adv["adv_num"][a, st, 0], adv["adv_den"][a, st, 0] = _frac_pair(mults[st])
+        adv["adv_num"][a, st, 1], adv["adv_den"][a, st, 1] = _frac_pair(mults[st] * 2)
+    p = template_stance_probs(t)
+    # R-CAM-21: stance = number of cumulative thresholds u has passed
+    adv["adv_c1"][a] = float(p[0])
+    adv["adv_c2"][a] = float(p[0] + p[1]) if p[2] > 0 else 1.0
+    if p[0] == 0:
+        adv["adv_c1"][a] = 0.0
+    nonzero = [k for k in range(3) if p[k] > 0]
+    if len(nonzero) == 1:
+        adv["adv_fixed_stance"][a] = nonzero[0]
+    adv["adv_first"][a], adv["adv_last"][a] = first, last
+    adv["adv_chance"][a] = chance
+    terms["adv_cands"].append(cands)
+    adv["adv_cand_table"][a, : len(cands)] = cands
+    adv["adv_n_cands"][a] = len(cands)
+    return p
+
+
+def _miso_slot(s: Scenario, adv: dict, terms: dict, a: int, i: int, party: dict, plain: np.ndarray) -> None:
+    """Slot ``a``, PC i's miso bomb (R-CAM-57): its skill terms, at any plain location, every turn."""
+    adv["adv_template"][a] = len(s.adversaries)
+    adv["adv_bonus"][a] = party["pc_bonus"][i]
+    adv["adv_num"][a] = party["pc_num"][i]
+    adv["adv_den"][a] = party["pc_den"][i]
+    terms["adv_mult_always"].append(party["pc_mult_always"][i])
+    terms["adv_mult_adv"].append(party["pc_mult_adv"][i])
+    terms["adv_cands"].append(plain.copy())
+    adv["adv_cand_table"][a, : len(plain)] = plain
+    adv["adv_n_cands"][a] = len(plain)
+    adv["adv_first"][a], adv["adv_last"][a] = 1, s.rules.turns
+
+
+def _counter_weights(probs: list[tuple[Fraction, Fraction, Fraction]], A: int) -> tuple[np.ndarray, int]:
+    """Counter (R-CAM-51): the spawn slots' stance probabilities over one common denominator (limited to
+    denominators of 1000 when the common one passes 10**9). Returns the (A, 3) numerators and the denominator."""
     den = 1
     for p in probs:
         for x in p:
@@ -368,9 +426,12 @@ def compile_params(s: Scenario) -> Params:
     adv_wnum = np.zeros((A, 3), np.int64)
     for a, p in enumerate(probs):
         adv_wnum[a] = [int(x * den) for x in p]
+    return adv_wnum, den
 
-    # equilibrium policy without information: the templates the schedule can place in turn t,
-    # each once (represented by its first such slot; every slot of a template has its values)
+
+def _equilibrium_fallback(slots: list[tuple], T: int) -> tuple:
+    """Equilibrium policy without information: the templates the schedule can place in turn t, each once
+    (represented by its first such slot; every slot of a template has its values)."""
     fallback = []
     for t in range(1, T + 1):
         seen_tmpl: set[int] = set()
@@ -380,54 +441,30 @@ def compile_params(s: Scenario) -> Params:
                 seen_tmpl.add(ti)
                 reps.append(a)
         fallback.append(np.array(reps, np.int64))
+    return tuple(fallback)
 
-    # ---- missions (R-CAM-25, R-CAM-56)
+
+def _missions(s: Scenario) -> dict:
+    """Missions (R-CAM-25, R-CAM-56, R-CAM-25a)."""
     ms = s.missions
-    M = len(ms)
-    mis_loc = np.array([loc_index[m.location] for m in ms], np.int64)
-    mis_first = np.array([(m.turns or [1, T])[0] for m in ms], np.int64)
-    mis_last = np.array([(m.turns or [1, T])[1] for m in ms], np.int64)
-    mis_chance = np.array([m.chance for m in ms], float)
-    mis_stance = np.array([STANCES.index(m.stance) for m in ms], np.int64)
-    mis_each = np.array([m.mode == "each" for m in ms], bool)
-    mis_target = np.array([m.target for m in ms], np.int64)
-    mis_reward = np.array([m.reward for m in ms], np.int64)
-    mis_pen_vit = np.array([(m.penalty.vitality or 0) if m.penalty else 0 for m in ms], np.int64)
-    mis_pen_ability = np.array(
-        [STANCES.index(m.penalty.ability) if m.penalty and m.penalty.ability else -1 for m in ms], np.int64
-    )
-    mis_pen_amount = np.array([(m.penalty.amount or 0) if m.penalty else 0 for m in ms], np.int64)
-    mis_found = np.array([m.found_by == "early_ears" for m in ms], bool)
-
-    pol = s.policy
-    stance_policy = STANCE_POLICIES.index(pol.stance)
-
-    return Params(
-        scenario=s, P=P, L=L, T=T, team_max=s.rules.team_max, miso=miso, k_options=k_options,
-        pc_names=tuple(names), loc_names=loc_names, is_room=is_room, is_exit=is_exit, opens_on=opens_on,
-        room_offset=room_offset, rooms=rooms, plain=plain, pc_base=pc_base, pc_vit=pc_vit,
-        pc_bonus=pc_bonus, pc_num=pc_num, pc_den=pc_den, pc_mult_always=tuple(mult_always_all),
-        pc_mult_adv=tuple(mult_adv_all), pc_team=pc_team, team_names=tuple(team_names), pc_ears=pc_ears,
-        pc_nurse=pc_nurse, pc_gpt=pc_gpt, pc_excl=pc_excl, A=A, S=S, adv_template=adv_template,
-        template_names=template_names, adv_boss=adv_boss, adv_reward=adv_reward, adv_room=adv_room,
-        adv_base=adv_base, adv_bonus=adv_bonus, adv_num=adv_num, adv_den=adv_den,
-        adv_mult_always=tuple(adv_mult_always), adv_mult_adv=tuple(adv_mult_adv), adv_c1=adv_c1,
-        adv_c2=adv_c2, adv_wnum=adv_wnum, weight_den=den, adv_first=adv_first, adv_last=adv_last,
-        adv_chance=adv_chance, adv_cands=tuple(cand_list), adv_cand_table=adv_cand_table,
-        adv_n_cands=adv_n_cands, adv_fixed_stance=adv_fixed, eq_fallback_slots=tuple(fallback), M=M,
-        mis_loc=mis_loc, mis_first=mis_first,
-        mis_last=mis_last, mis_chance=mis_chance, mis_stance=mis_stance, mis_each=mis_each,
-        mis_target=mis_target, mis_reward=mis_reward, mis_pen_vit=mis_pen_vit,
-        mis_pen_ability=mis_pen_ability, mis_pen_amount=mis_pen_amount, move_avoid=pol.move == "avoid",
-        stance_policy=stance_policy, stance_value=STANCES.index(pol.stance_value), growth=pol.growth,
-        rescue=pol.rescue, has_teams=has_teams,
-        unit_den=bool((pc_den == 1).all() and (adv_den == 1).all() and (sk_den == 1).all()),
-        until_cleared=s.rules.fights == "until_cleared",
-        K=K, sk_names=tuple(sk_names), sk_cost=sk_cost, sk_bonus=sk_bonus, sk_num=sk_num, sk_den=sk_den,
-        sk_mult_always=tuple(sk_always), sk_mult_adv=tuple(sk_adv), sk_ears=sk_ears, sk_nurse=sk_nurse,
-        sk_gpt=sk_gpt, team_cost=-1 if costs.team is None else int(costs.team), B=B, buy_names=tuple(buys),
-        buy_skill=buy_skill, buy_team=buy_team, save_for_buy=bool(s.policy.save_for_buy), mis_found=mis_found,
-        miso_in_missions=bool(s.rules.miso_in_missions),
+    T = s.rules.turns
+    loc_index = {loc.id: i for i, loc in enumerate(s.locations)}
+    return dict(
+        M=len(ms),
+        mis_loc=np.array([loc_index[m.location] for m in ms], np.int64),
+        mis_first=np.array([(m.turns or [1, T])[0] for m in ms], np.int64),
+        mis_last=np.array([(m.turns or [1, T])[1] for m in ms], np.int64),
+        mis_chance=np.array([m.chance for m in ms], float),
+        mis_stance=np.array([STANCES.index(m.stance) for m in ms], np.int64),
+        mis_each=np.array([m.mode == "each" for m in ms], bool),
+        mis_target=np.array([m.target for m in ms], np.int64),
+        mis_reward=np.array([m.reward for m in ms], np.int64),
+        mis_pen_vit=np.array([(m.penalty.vitality or 0) if m.penalty else 0 for m in ms], np.int64),
+        mis_pen_ability=np.array(
+            [STANCES.index(m.penalty.ability) if m.penalty and m.penalty.ability else -1 for m in ms], np.int64
+        ),
+        mis_pen_amount=np.array([(m.penalty.amount or 0) if m.penalty else 0 for m in ms], np.int64),
+        mis_found=np.array([m.found_by == "early_ears" for m in ms], bool),
     )
 
 

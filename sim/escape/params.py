@@ -142,6 +142,20 @@ def tier_index(tier_id: str | None) -> int:
 
 
 def compile_params(s: Scenario) -> EscapeParams:
+    """The validated scenario compiled for the engines: the tier ladder, the party, the dice expressions,
+    attention and search, each by its own helper below."""
+    party = _party(s)
+    return EscapeParams(
+        max_rounds=s.run.max_rounds, stacking=s.rules.dice_stacking, **_ladder(s), **party,
+        volume1=bool(s.rules.volume1_features), arms_free=s.rules.self_untie == "arms_free",
+        **_dice(s, party["modifiers"]), **_attention(s), **_search(s),
+        craving=s.stimulus is not None and s.stimulus.kind == "craving", dazed_rounds=s.overload.dazed_rounds,
+        policy=s.policy.name,
+    )
+
+
+def _ladder(s: Scenario) -> dict:
+    """R-ESC-2 tiers (DC and the tier a success leaves, scenario-tunable), R-ESC-3 marks, the goal's slots."""
     dc = np.array(DEFAULT_DC, dtype=np.int64)
     becomes = np.array(DEFAULT_BECOMES, dtype=np.int64)
     for tier_id, override in s.rules.tiers.items():  # R-ESC-2 scenario-tunable tiers
@@ -150,131 +164,110 @@ def compile_params(s: Scenario) -> EscapeParams:
             dc[t] = override.dc
         if override.becomes is not None:
             becomes[t] = TIER_IDS.index(override.becomes)
-    mark = np.array([MARK_CODES[m] for m in MARKS], dtype=np.int64)
-    goal = np.array([slot in s.goal.slots for slot in SLOTS], dtype=bool)
+    return dict(dc=dc, becomes=becomes, mark=np.array([MARK_CODES[m] for m in MARKS], dtype=np.int64),
+                goal=np.array([slot in s.goal.slots for slot in SLOTS], dtype=bool))
+
+
+#: the per-character columns of EscapeParams (one int64 value, or one per escape ability) filled by _character
+_CHAR_COLUMNS = ("wis_mod", "int_mod", "cha_mod", "prof", "search_mod", "guide_bonus", "mage_bonus", "comp_max",
+                 "breath_points", "terrain_uses", "rage_uses", "channel_uses", "ki", "inspire_uses", "inspire_sides",
+                 "focus_mod")
+_CHAR_ABILITY_COLUMNS = ("escape_mod", "artist_bonus", "feature_bonus", "terrain_bonus")
+
+
+def _party(s: Scenario) -> dict:
+    """The characters: their restraints, modifiers and class features, one row each."""
     C = len(s.party)
-    init = np.zeros((C, N_SLOTS), dtype=np.int8)
-    escape_mod = np.zeros((C, 3), dtype=np.int64)
-    artist = np.zeros((C, 3), dtype=np.int64)
-    wis = np.zeros(C, dtype=np.int64)
-    intm = np.zeros(C, dtype=np.int64)
-    cha = np.zeros(C, dtype=np.int64)
-    prof = np.zeros(C, dtype=np.int64)
-    search_mod = np.zeros(C, dtype=np.int64)
-    guide = np.zeros(C, dtype=np.int64)
-    mage = np.zeros(C, dtype=np.int64)
-    comp = np.zeros(C, dtype=np.int64)
-    breath = np.zeros(C, dtype=np.int64)
-    v1 = s.rules.volume1_features
-    feature = np.zeros((C, 3), dtype=np.int64)
-    terrain_bonus = np.zeros((C, 3), dtype=np.int64)
-    terrain = np.zeros(C, dtype=np.int64)
-    rage = np.zeros(C, dtype=np.int64)
-    channel = np.zeros(C, dtype=np.int64)
-    ki = np.zeros(C, dtype=np.int64)
-    inspire = np.zeros(C, dtype=np.int64)
-    sides = np.zeros(C, dtype=np.int64)
-    danger = np.zeros((C, 2), dtype=np.int64)
-    focus_mod = np.zeros(C, dtype=np.int64)
-    modifiers = []
+    rows = {name: np.zeros(C, dtype=np.int64) for name in _CHAR_COLUMNS}
+    rows.update({name: np.zeros((C, 3), dtype=np.int64) for name in _CHAR_ABILITY_COLUMNS})
+    rows["init_tiers"] = np.zeros((C, N_SLOTS), dtype=np.int8)
+    modifiers = [_character(rows, i, ch, s.rules.volume1_features) for i, ch in enumerate(s.party)]
     classes = tuple(c.class_ for c in s.party)
-    for i, ch in enumerate(s.party):
-        scores = ch.scores.as_dict()
-        mods = {a: ability_modifier(scores[a]) for a in SCORE_NAMES}
-        modifiers.append(mods)
-        for slot_i, slot in enumerate(SLOTS):
-            init[i, slot_i] = tier_index(getattr(ch.restraints, slot))
-        pb = proficiency_bonus(ch.level)
-        prof[i] = pb
-        escape_mod[i] = [mods["str"], mods["dex"], mods["int"]]
-        if ch.class_ in ESCAPE_ARTISTS:  # R-ESC-14 escape artist: dex and int checks
-            artist[i] = [0, pb, pb]
-        wis[i], intm[i], cha[i] = mods["wis"], mods["int"], mods["cha"]
-        search_mod[i] = mods["wis"] + (pb if ch.perception else 0)  # R-ESC-10
-        guide[i] = max(pb, mods["int"], mods["dex"])  # R-ESC-9
-        mage[i] = mods["int"] + pb  # R-ESC-14 mage hand
-        if ch.composure is not None:  # R-ESC-35: a scenario's composure replaces R-RST-20
-            comp[i] = ch.composure
-        else:
-            comp[i] = composure_maximum(ch.class_, ch.level, scores, ch.composure_ability)
-        if ch.class_ == "monk":
-            # R-ESC-14 / R-ESC-35: ceil(ki / 2), ki 0 at level 1 (a correction without a switch: docs/decisions.md)
-            breath[i] = -(-ki_points(ch.level) // 2)
-        if v1:
-            if ch.class_ == "rogue":  # R-ESC-14a: proficiency once on every check (dex, int: escape artist)
-                feature[i] = [pb, 0, 0]
-            if ch.class_ == "druid":  # R-ESC-14a: the wis modifier when it is positive
-                feature[i] = max(0, mods["wis"])
-            if ch.class_ == "ranger" and ch.favoured_terrain:  # R-ESC-14a: 2 x prof instead of the artist's
-                terrain[i] = pb
-                terrain_bonus[i] = 2 * pb - artist[i]
-            if ch.class_ == "barbarian":
-                rage[i] = rage_uses(ch.level)  # R-ESC-14a
-            channel[i] = channel_uses(ch.class_, ch.level)  # R-ESC-14b
-            if ch.class_ == "monk":
-                ki[i] = ki_points(ch.level)  # R-ESC-14b meditate
-            if ch.class_ == "bard":  # R-ESC-14b inspire
-                inspire[i] = max(1, mods["cha"])
-                sides[i] = inspiration_die(ch.level)
-        if ch.class_ in FOCUS_CASTING:
-            focus_mod[i] = mods[FOCUS_CASTING[ch.class_]]
-    att = s.attention
-    search_on = s.search is not None
-    items = s.search.items if s.search is not None else []
-    rest_expr = parse_dice(s.rest.recovery, SCORE_NAMES)
-    harness_expr = parse_dice(s.harness.damage, SCORE_NAMES)
-    stim_expr = parse_dice(s.stimulus.damage, SCORE_NAMES) if s.stimulus is not None else None
-    for i in range(C):  # R-ESC-20 step 0: damage at its maximum roll, 0 when none
-        danger[i, 0] = max(0, max_roll(harness_expr, modifiers[i]))
-        if stim_expr is not None:
-            danger[i, 1] = max(0, max_roll(stim_expr, modifiers[i]))
-    return EscapeParams(
-        n_chars=C,
-        names=tuple(c.name for c in s.party),
-        classes=classes,
-        max_rounds=s.run.max_rounds,
-        stacking=s.rules.dice_stacking,
-        dc=dc,
-        becomes=becomes,
-        mark=mark,
-        goal=goal,
-        init_tiers=init,
-        escape_mod=escape_mod,
-        artist_bonus=artist,
-        wis_mod=wis,
-        int_mod=intm,
-        cha_mod=cha,
-        prof=prof,
-        search_mod=search_mod,
-        guide_bonus=guide,
-        mage_bonus=mage,
+    return dict(
+        rows, n_chars=C, names=tuple(c.name for c in s.party), classes=classes, modifiers=tuple(modifiers),
         is_monk=np.array([c == "monk" for c in classes]),
         is_paladin=np.array([c == "paladin" for c in classes]),
         is_cleric=np.array([c == "cleric" for c in classes]),
         is_mage_hand=np.array([c in MAGE_HANDS for c in classes]),
         is_focus=np.array([c in FOCUS_CASTING for c in classes]),
-        focus_mod=focus_mod,
-        breath_points=breath,
-        volume1=bool(v1),
-        arms_free=s.rules.self_untie == "arms_free",
-        feature_bonus=feature,
-        terrain_bonus=terrain_bonus,
-        terrain_uses=terrain,
-        rage_uses=rage,
-        channel_uses=channel,
-        ki=ki,
-        inspire_uses=inspire,
-        inspire_sides=sides,
-        danger=danger,
-        recover_expr=parse_dice("1d6"),
-        comp_max=comp,
-        modifiers=tuple(modifiers),
-        attention_limit=att.limit or 0,
-        att_assist=att.assist,
-        att_guide=att.guide,
-        att_search=att.search,
-        att_per_round=att.per_round,
-        search_on=search_on,
+    )
+
+
+def _character(rows: dict, i: int, ch, v1: bool) -> dict:
+    """Character i's row of ``rows``; returns its ability modifiers (for dice expressions)."""
+    scores = ch.scores.as_dict()
+    mods = {a: ability_modifier(scores[a]) for a in SCORE_NAMES}
+    for slot_i, slot in enumerate(SLOTS):
+        rows["init_tiers"][i, slot_i] = tier_index(getattr(ch.restraints, slot))
+    pb = proficiency_bonus(ch.level)
+    rows["prof"][i] = pb
+    rows["escape_mod"][i] = [mods["str"], mods["dex"], mods["int"]]
+    if ch.class_ in ESCAPE_ARTISTS:  # R-ESC-14 escape artist: dex and int checks
+        rows["artist_bonus"][i] = [0, pb, pb]
+    rows["wis_mod"][i], rows["int_mod"][i], rows["cha_mod"][i] = mods["wis"], mods["int"], mods["cha"]
+    rows["search_mod"][i] = mods["wis"] + (pb if ch.perception else 0)  # R-ESC-10
+    rows["guide_bonus"][i] = max(pb, mods["int"], mods["dex"])  # R-ESC-9
+    rows["mage_bonus"][i] = mods["int"] + pb  # R-ESC-14 mage hand
+    if ch.composure is not None:  # R-ESC-35: a scenario's composure replaces R-RST-20
+        rows["comp_max"][i] = ch.composure
+    else:
+        rows["comp_max"][i] = composure_maximum(ch.class_, ch.level, scores, ch.composure_ability)
+    if ch.class_ == "monk":
+        # R-ESC-14 / R-ESC-35: ceil(ki / 2), ki 0 at level 1 (a correction without a switch: docs/decisions.md)
+        rows["breath_points"][i] = -(-ki_points(ch.level) // 2)
+    if v1:
+        _volume1_features(rows, i, ch, mods, pb)
+    if ch.class_ in FOCUS_CASTING:
+        rows["focus_mod"][i] = mods[FOCUS_CASTING[ch.class_]]
+    return mods
+
+
+def _volume1_features(rows: dict, i: int, ch, mods: dict, pb: int) -> None:
+    """R-ESC-14a / R-ESC-14b class features of character i (only with ``volume1_features = true``)."""
+    if ch.class_ == "rogue":  # R-ESC-14a: proficiency once on every check (dex, int: escape artist)
+        rows["feature_bonus"][i] = [pb, 0, 0]
+    if ch.class_ == "druid":  # R-ESC-14a: the wis modifier when it is positive
+        rows["feature_bonus"][i] = max(0, mods["wis"])
+    if ch.class_ == "ranger" and ch.favoured_terrain:  # R-ESC-14a: 2 x prof instead of the artist's
+        rows["terrain_uses"][i] = pb
+        rows["terrain_bonus"][i] = 2 * pb - rows["artist_bonus"][i]
+    if ch.class_ == "barbarian":
+        rows["rage_uses"][i] = rage_uses(ch.level)  # R-ESC-14a
+    rows["channel_uses"][i] = channel_uses(ch.class_, ch.level)  # R-ESC-14b
+    if ch.class_ == "monk":
+        rows["ki"][i] = ki_points(ch.level)  # R-ESC-14b meditate
+    if ch.class_ == "bard":  # R-ESC-14b inspire
+        rows["inspire_uses"][i] = max(1, mods["cha"])
+        rows["inspire_sides"][i] = inspiration_die(ch.level)
+
+
+def _dice(s: Scenario, modifiers: list[dict]) -> dict:
+    """The dice expressions (R-ESC-10a rest, R-ESC-11 harness, R-ESC-13 stimulus, R-ESC-14b recovery) and each
+    character's danger: damage at its maximum roll, 0 when none (R-ESC-20 step 0)."""
+    rest_expr = parse_dice(s.rest.recovery, SCORE_NAMES)
+    harness_expr = parse_dice(s.harness.damage, SCORE_NAMES)
+    stim_expr = parse_dice(s.stimulus.damage, SCORE_NAMES) if s.stimulus is not None else None
+    danger = np.zeros((len(modifiers), 2), dtype=np.int64)
+    for i in range(len(modifiers)):  # R-ESC-20 step 0: damage at its maximum roll, 0 when none
+        danger[i, 0] = max(0, max_roll(harness_expr, modifiers[i]))
+        if stim_expr is not None:
+            danger[i, 1] = max(0, max_roll(stim_expr, modifiers[i]))
+    return dict(rest_expr=rest_expr, harness_expr=harness_expr, stimulus_expr=stim_expr, danger=danger,
+                recover_expr=parse_dice("1d6"))
+
+
+def _attention(s: Scenario) -> dict:
+    """R-ESC-9a attention: the limit (0: none) and what each kind of action draws."""
+    att = s.attention
+    return dict(attention_limit=att.limit or 0, att_assist=att.assist, att_guide=att.guide, att_search=att.search,
+                att_per_round=att.per_round)
+
+
+def _search(s: Scenario) -> dict:
+    """R-ESC-10 search: whether it is configured, its DC and the item pool."""
+    items = s.search.items if s.search is not None else []
+    return dict(
+        search_on=s.search is not None,
         search_dc=s.search.dc if s.search is not None else 14,
         item_kind=np.array([1 if it.kind == "release" else 0 for it in items], dtype=np.int64),
         item_value=np.array([it.value for it in items], dtype=np.int64),
@@ -282,10 +275,4 @@ def compile_params(s: Scenario) -> EscapeParams:
         item_max_tier=np.array([TIER_IDS.index(it.max_tier) for it in items], dtype=np.int64),
         item_count=np.array([-1 if it.count is None else it.count for it in items], dtype=np.int64),
         item_names=tuple(it.name for it in items),
-        rest_expr=rest_expr,
-        harness_expr=harness_expr,
-        stimulus_expr=stim_expr,
-        craving=s.stimulus is not None and s.stimulus.kind == "craving",
-        dazed_rounds=s.overload.dazed_rounds,
-        policy=s.policy.name,
     )
