@@ -12,10 +12,10 @@ Three engines play the same scenario:
 - the keyed reference, the same rules reading the engine's keyed layout (two SplitMix64 rounds per uniform, in
   Python): it agrees with the engine run for run, which the script checks, but its draw source slows it down
   about 2x, so a ratio against it flatters the engine. It is printed beside the plain ratio for comparison.
-Then ``sim.simulate`` end to end on RUNS runs (CPU time of this process, --jobs 1), keeping the runs (the runs frame built) and streamed
-(``keep_runs=False``, as ``python -m sim run --no-runs``), with the share of the run spent outside the engine
-(frame building, aggregation, summary); --jobs 1 against --jobs 2 on JOBS_RUNS runs; and, with --cold-start, the
-first call of a fresh process with an empty and with a filled numba cache.
+Then ``sim.simulate`` end to end on RUNS runs (CPU time of this process, --jobs 1), keeping the runs (the runs
+frame built) and streamed (``keep_runs=False``, as ``python -m sim run --no-runs``), with the share of the run
+spent outside the engine (frame building, aggregation, summary); --jobs 1 against --jobs 2 on JOBS_RUNS runs;
+and, with --cold-start, the first call of a fresh process with an empty and with a filled numba cache.
 
 Each measurement is repeated ``--repeat`` times and the fastest is rated (as ``timeit`` does: slower repeats
 measure the machine's other work, not the engine).
