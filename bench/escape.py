@@ -12,10 +12,10 @@ Three engines play the same scenario:
 - the keyed reference, the same rules reading the engine's keyed layout (two SplitMix64 rounds per uniform, in
   Python): it agrees with the engine run for run, which the script checks, but its draw source slows it down
   about 2x, so a ratio against it flatters the engine. It is printed beside the plain ratio for comparison.
-Then ``sim.simulate`` end to end on RUNS runs, keeping the runs (the runs frame built) and streamed
-(``keep_runs=False``, as ``python -m sim run --no-runs``), with the share of the run spent outside the engine
-(frame building, aggregation, summary); --jobs 1 against --jobs 2 on JOBS_RUNS runs; and, with --cold-start, the
-first call of a fresh process with an empty and with a filled numba cache.
+Then ``sim.simulate`` end to end on RUNS runs (CPU time of this process, --jobs 1), keeping the runs (the runs
+frame built) and streamed (``keep_runs=False``, as ``python -m sim run --no-runs``), with the share of the run
+spent outside the engine (frame building, aggregation, summary); --jobs 1 against --jobs 2 on JOBS_RUNS runs;
+and, with --cold-start, the first call of a fresh process with an empty and with a filled numba cache.
 
 Each measurement is repeated ``--repeat`` times and the fastest is rated (as ``timeit`` does: slower repeats
 measure the machine's other work, not the engine).
@@ -114,6 +114,14 @@ def jobs_seconds(scenario, runs: int, seed: int, n_jobs: int, keep_runs: bool = 
     return time.perf_counter() - start
 
 
+def simulate_cpu(scenario, runs: int, seed: int, keep_runs: bool) -> float:
+    """CPU seconds of this process for ``sim.simulate`` with --jobs 1 (comparable with the engine's and the plain
+    loop's CPU rates when other sessions share the machine)."""
+    start = time.process_time()
+    sim.simulate(scenario, runs=runs, seed=seed, n_jobs=1, keep_runs=keep_runs)
+    return time.process_time() - start
+
+
 def first_call(cache_dir: str) -> tuple[float, float]:
     env = dict(os.environ, NUMBA_CACHE_DIR=cache_dir)
     out = subprocess.run([sys.executable, "-c", FIRST_CALL.format(path=str(SCENARIO))], env=env, check=True,
@@ -151,12 +159,12 @@ def main() -> None:
           f"reference agree on the runs both played: {same})")
     # end to end: rounds per run from the engine's own sample, so both rates count the same work
     rounds_per_run = cre / args.runs
-    kept = min(jobs_seconds(scenario, args.runs, args.seed, 1, keep_runs=True) for _ in range(args.repeat))
-    streamed = min(jobs_seconds(scenario, args.runs, args.seed, 1) for _ in range(args.repeat))
-    for name, wall in (("runs kept", kept), ("streamed ", streamed)):
-        rate = args.runs * rounds_per_run / wall
-        print(f"sim.simulate {args.runs:,} runs, {name}: {wall:6.2f} s = {args.runs / wall:10,.0f} runs/s, "
-              f"{rate / plain_rate:.0f}x the plain scalar loop; outside the engine {1 - te / wall:.0%} of the run")
+    kept = min(simulate_cpu(scenario, args.runs, args.seed, True) for _ in range(args.repeat))
+    streamed = min(simulate_cpu(scenario, args.runs, args.seed, False) for _ in range(args.repeat))
+    for name, cpu in (("runs kept", kept), ("streamed ", streamed)):
+        rate = args.runs * rounds_per_run / cpu
+        print(f"sim.simulate {args.runs:,} runs, {name}: {cpu:6.2f} s CPU = {args.runs / cpu:10,.0f} runs/s, "
+              f"{rate / plain_rate:.0f}x the plain scalar loop; outside the engine {1 - ce / cpu:.0%} of the run")
     if args.jobs_runs:
         t1 = min(jobs_seconds(scenario, args.jobs_runs, args.seed, 1) for _ in range(args.repeat))
         t2 = min(jobs_seconds(scenario, args.jobs_runs, args.seed, 2) for _ in range(args.repeat))

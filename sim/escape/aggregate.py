@@ -8,7 +8,11 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from sim.escape import kernel as K
+from sim.escape.columns import RUN_STATS, per_run_shape
 from sim.escape.params import EscapeParams
+
+#: the sums over runs kept as they are (sim.escape.columns: the statistics whose ``total`` names an attribute)
+TOTALS = tuple(s for s in RUN_STATS if s.total)
 
 
 @dataclass
@@ -20,16 +24,18 @@ class EscapeAggregate:
     escaped_at: np.ndarray = field(default=None)  # (max_rounds + 1,) escaped runs by round
     rounds_sum: float = 0.0  # escaped runs
     rounds_sumsq: float = 0.0
-    checks: np.ndarray = field(default=None)  # (C,)
+    # the sums over runs of sim.escape.columns (TOTALS): checks, successes, overloads, items_found (C,);
+    # checks_at_tier, successes_at_tier, rounds_at_tier (C, 9); actions (C, kinds)
+    checks: np.ndarray = field(default=None)
     successes: np.ndarray = field(default=None)
     overloads: np.ndarray = field(default=None)
     items_found: np.ndarray = field(default=None)
-    freed: np.ndarray = field(default=None)  # (C,) runs in which the character was freed
-    freed_round_sum: np.ndarray = field(default=None)
-    checks_at_tier: np.ndarray = field(default=None)  # (C, 9)
+    checks_at_tier: np.ndarray = field(default=None)
     successes_at_tier: np.ndarray = field(default=None)
     rounds_at_tier: np.ndarray = field(default=None)
-    actions: np.ndarray | None = None  # (C, kinds) when the engine counts actions
+    actions: np.ndarray = field(default=None)
+    freed: np.ndarray = field(default=None)  # (C,) runs in which the character was freed
+    freed_round_sum: np.ndarray = field(default=None)
     rounds_all: np.ndarray = field(default=None)  # (max_rounds + 1,) every run by its last round
     failure_tiers: np.ndarray = field(default=None)  # (9,) runs not escaped by the tier that held them longest
     first_round: np.ndarray = field(default=None)  # (3, 2): round-1 code (none/fail/success) x escaped
@@ -49,10 +55,10 @@ class EscapeAggregate:
         self.first_round = z((3, 2), dtype=np.int64)
         self.caught_at = z(self.max_rounds + 1, dtype=np.int64)
         self.caught_attention = z(self.max_rounds + 1, dtype=np.int64)
-        for name in ("checks", "successes", "overloads", "items_found", "freed", "freed_round_sum"):
-            setattr(self, name, z(C, dtype=np.int64))
-        for name in ("checks_at_tier", "successes_at_tier", "rounds_at_tier"):
-            setattr(self, name, z((C, 9), dtype=np.int64))
+        self.freed = z(C, dtype=np.int64)
+        self.freed_round_sum = z(C, dtype=np.int64)
+        for s in TOTALS:
+            setattr(self, s.total, z(per_run_shape(s, C), dtype=np.int64))
 
     @classmethod
     def empty(cls, p: EscapeParams) -> EscapeAggregate:
@@ -76,16 +82,11 @@ class EscapeAggregate:
         if "first_round" in cols:
             codes = cols["first_round"].astype(np.int64)
             self.first_round += np.bincount(codes * 2 + esc, minlength=6)[:6].reshape(3, 2)
-        for name in ("checks", "successes", "overloads", "items_found"):
-            getattr(self, name)[:] += cols[name].sum(axis=0)
+        for s in TOTALS:
+            getattr(self, s.total)[:] += cols[s.name].sum(axis=0, dtype=np.int64)
         fr = cols["freed_round"]
         self.freed += (fr > 0).sum(axis=0)
         self.freed_round_sum += fr.sum(axis=0)
-        for name in ("checks_at_tier", "successes_at_tier", "rounds_at_tier"):
-            getattr(self, name)[:] += cols[name].sum(axis=0)
-        if "action_counts" in cols:
-            counts = cols["action_counts"].sum(axis=0)
-            self.actions = counts if self.actions is None else self.actions + counts
         if "attention" in cols:
             att = cols["attention"].astype(np.int64)
             self.attention_sum += float(att.sum())
@@ -107,12 +108,9 @@ class EscapeAggregate:
         self.runs += other.runs
         self.rounds_sum += other.rounds_sum
         self.rounds_sumsq += other.rounds_sumsq
-        for name in ("outcomes", "escaped_at", "rounds_all", "checks", "successes", "overloads", "items_found",
-                     "freed", "freed_round_sum", "checks_at_tier", "successes_at_tier", "rounds_at_tier",
-                     "failure_tiers", "first_round"):
+        for name in ("outcomes", "escaped_at", "rounds_all", "freed", "freed_round_sum", "failure_tiers",
+                     "first_round", *(s.total for s in TOTALS)):
             getattr(self, name)[:] += getattr(other, name)
-        if other.actions is not None:
-            self.actions = other.actions.copy() if self.actions is None else self.actions + other.actions
         self.attention_sum += other.attention_sum
         self.caught_at[:] += other.caught_at
         self.caught_attention[:] += other.caught_attention

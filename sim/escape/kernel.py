@@ -530,22 +530,54 @@ def holds_items(R, st, j, i):
 def best_struggle(R, st, j, i, only_slot):
     """R-ESC-20 step 2: (numerator, slot, ability) of the best pair among the goal slots above 0
     (or ``only_slot``); slot -1 if none. Ties: the slot struggled last round, then slot order, then
-    str, dex, int (R-ESC-31)."""
+    str, dex, int (R-ESC-31).
+
+    The pairs are weighed as :func:`success_numerator` would (no help, no breath, no terrain), with what is the
+    same for every pair read once (issue 27: this step was a quarter of the engine's time): which abilities are
+    allowed (R-ESC-11), the penalty dice of fingers and mask (R-ESC-11, R-ESC-33), the rage's bonus die on str
+    while a use is left (R-ESC-14a, R-ESC-31), items, blessing and a held inspiration die (R-ESC-14b)."""
     best_num, best_slot, best_ability, best_last = -1, -1, -1, False
+    body = st.tiers[j, i, BODY] >= 1
+    fingers = st.tiers[j, i, FINGERS]
+    n_abilities = 1 if body or fingers >= MODERATE else 3  # R-ESC-11: str only (STR is ability 0)
+    fingers_penalty = 1 if fingers >= 1 else 0  # on dex checks of slots other than fingers
+    mask_penalty = 1 if st.tiers[j, i, MASK] >= 1 else 0  # on every str check
+    rage = 1 if has_rage(st, j, i) else 0
+    pool = R.game[POOL] != 0
+    items = st.chars[j, i, ITEM_BONUS]
+    blessed = st.chars[j, i, BLESSED]
+    sides = st.chars[j, i, INSP_DIE]
+    last_slot = st.chars[j, i, LAST_SLOT]
     for s in range(N_SLOTS):
         if only_slot >= 0:
             if s != only_slot:
                 continue
         elif not (R.game[GOAL + s] != 0):
             continue
-        if not may_struggle(st, j, i, s):
+        tier = st.tiers[j, i, s]
+        if tier < 1 or tier >= UTTER or (body and s != BODY):  # may_struggle
             continue
-        last = s == st.chars[j, i, LAST_SLOT]
-        for a in range(3):
-            if not ability_allowed(st, j, i, s, a):
-                continue
-            # R-ESC-31: the rage's bonus die counts on str while a use is left; terrain does not
-            num = success_numerator(R, st, j, i, s, a, False, 0, 0, False, has_rage(st, j, i) and a == STR, False)
+        last = s == last_slot
+        auto = R.tier[tier, MARK] == MARK_STAR and st.streak[j, i, s] == 1  # R-ESC-3 auto-release: 1
+        base = R.tier[tier, DC] - st.acc[j, i, s] - items
+        for a in range(n_abilities):
+            if auto:
+                num = DENOM
+            else:
+                if a == STR:
+                    net = net_dice(rage, mask_penalty, pool)
+                elif a == DEX and s != FINGERS:
+                    net = net_dice(0, fingers_penalty, pool)
+                else:
+                    net = net_dice(0, 0, pool)
+                need = base - R.char[i, CHECK_MOD + a]
+                if sides == 0:
+                    num = numerator(R, net, need, blessed, False) * SCALE
+                else:
+                    num = 0
+                    for f in range(1, sides + 1):
+                        num += numerator(R, net, need - f, blessed, False)
+                    num *= SCALE // sides
             if num > best_num or (num == best_num and last and not best_last):
                 best_num, best_slot, best_ability, best_last = num, s, a, last
     return best_num, best_slot, best_ability

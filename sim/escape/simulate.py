@@ -12,11 +12,12 @@ from sim.batch import current_execution, map_chunks, parquet_bytes, stream_chunk
 from sim.errors import ScenarioError
 from sim.escape import kernel as K
 from sim.escape.aggregate import EscapeAggregate
-from sim.escape.model import TIER_IDS, Scenario
+from sim.escape.columns import allocate, columns_from_batch, columns_from_states, copy_into, runs_frame
+from sim.escape.model import Scenario
 from sim.escape.params import EscapeParams, compile_params
 from sim.escape.policy import load_policy, require_code_opt_in
 from sim.escape.reference import DrawSource, play_round
-from sim.escape.state import ACTION_KINDS, action_kinds, initial_state
+from sim.escape.state import initial_state
 from sim.result import SimulationResult, provenance
 from sim.stats import wilson_interval
 
@@ -24,26 +25,9 @@ KERNEL_POLICIES = tuple(K.POLICY_CODES)  # the built-in policies the engine runs
 ENGINES = ("auto", "kernel", "reference")
 
 
-def _columns_from_batch(p: EscapeParams, st: K.Batch) -> dict[str, np.ndarray]:
-    """The per-run columns of a played batch: views of its arrays where the type already fits (copying
-    the per-character and per-tier fields cost a tenth of the engine's time)."""
-    cols = {
-        "outcome": st.field("outcome").astype(np.int8),
-        "rounds": st.field("rounds").astype(np.int32),
-        "attention": st.field("attention").astype(np.int64, copy=False),
-        "first_round": st.field("first_round").astype(np.int8),
-    }
-    for name in ("freed_round", "checks", "successes", "overloads", "items_found"):
-        cols[name] = st.field(name).astype(np.int32, copy=False)
-    for name in ("rounds_at_tier", "checks_at_tier", "successes_at_tier"):
-        cols[name] = st.field(name).astype(np.int32, copy=False)
-    cols["action_counts"] = st.action_counts
-    return cols
-
-
 def kernel_chunk(p: EscapeParams, n: int, rng: np.random.Generator, policy: str = "greedy") -> dict:
     """One chunk with the compiled engine (sim.escape.kernel)."""
-    return _columns_from_batch(p, K.run_batch(p, n, rng, policy))
+    return columns_from_batch(K.run_batch(p, n, rng, policy))
 
 
 def reference_chunk(p: EscapeParams, n: int, rng: np.random.Generator, policy: Callable | str = "greedy",
@@ -57,65 +41,7 @@ def reference_chunk(p: EscapeParams, n: int, rng: np.random.Generator, policy: C
         while not state.outcome:
             src.at(j, state.round + 1)
             play_round(p, state, fn, src, validate)
-    codes = {"escaped": K.ESCAPED, "caught": K.CAUGHT, "timeout": K.TIMEOUT}
-
-    def per_char(attr):
-        return np.array([[getattr(c, attr) for c in s.chars] for s in states], dtype=np.int32).reshape(n, p.n_chars)
-
-    def per_tier(attr):
-        return np.array([[getattr(c, attr) for c in s.chars] for s in states], dtype=np.int32).reshape(n, p.n_chars, 9)
-
-    return {
-        "outcome": np.array([codes[s.outcome] for s in states], dtype=np.int8),
-        "rounds": np.array([s.round for s in states], dtype=np.int32),
-        "attention": np.array([s.attention for s in states], dtype=np.int64),
-        "first_round": np.array([s.first_round for s in states], dtype=np.int8),
-        "freed_round": per_char("freed_round"),
-        "checks": per_char("checks"),
-        "successes": per_char("successes"),
-        "overloads": per_char("overloads"),
-        "items_found": per_char("items_found"),
-        "rounds_at_tier": per_tier("rounds_at_tier"),
-        "checks_at_tier": per_tier("checks_at_tier"),
-        "successes_at_tier": per_tier("successes_at_tier"),
-        # actions declared while not dazed, (n, C, len(ACTION_KINDS)) in ACTION_KINDS order
-        "action_counts": np.array([[c.actions_taken for c in s.chars] for s in states],
-                                  dtype=np.int32).reshape(n, p.n_chars, len(ACTION_KINDS)),
-    }
-
-
-def _concat(parts: list[dict]) -> dict[str, np.ndarray]:
-    return {k: np.concatenate([part[k] for part in parts]) for k in parts[0]}
-
-
-def runs_frame(p: EscapeParams, cols: dict[str, np.ndarray], start: int = 0) -> pd.DataFrame:
-    """Per-run rows (R-ESC-15); ``start`` is the index of the first run (a chunk's position)."""
-    n = len(cols["outcome"])
-    data: dict[str, object] = {
-        "run": np.arange(start, start + n, dtype=np.int64),
-        "outcome": pd.Categorical.from_codes(cols["outcome"] - 1, ["escaped", "caught", "timeout"]),
-        "rounds": cols["rounds"],
-        "attention": cols["attention"],
-    }
-    for t in range(1, 9):
-        data[f"checks_{TIER_IDS[t]}"] = cols["checks_at_tier"][:, :, t].sum(axis=1)
-        data[f"successes_{TIER_IDS[t]}"] = cols["successes_at_tier"][:, :, t].sum(axis=1)
-    for i, name in enumerate(p.names):
-        fr = cols["freed_round"][:, i]
-        freed = pd.array(fr, dtype="Int64")
-        freed[fr == 0] = pd.NA  # never freed
-        data[f"{name}.freed_round"] = freed
-        for key in ("checks", "successes", "overloads", "items_found"):
-            data[f"{name}.{key}"] = cols[key][:, i]
-        for t in range(1, 9):
-            data[f"{name}.rounds_{TIER_IDS[t]}"] = cols["rounds_at_tier"][:, i, t]
-    if "action_counts" in cols:  # party totals of each action kind (the kernel may not count them yet)
-        totals = cols["action_counts"].sum(axis=1, dtype=np.int32)
-        shown = action_kinds(p)  # the R-ESC-14b class actions only in the reading that has them
-        for k, kind in enumerate(ACTION_KINDS):
-            if kind in shown:
-                data[f"actions_{kind}"] = totals[:, k]
-    return pd.DataFrame(data)
+    return columns_from_states(p, states)
 
 
 def reading(scenario: Scenario) -> dict:
@@ -182,9 +108,10 @@ def simulate(scenario: Scenario, runs: int, seed: int, n_jobs: int = 1, engine: 
     result = SimulationResult(scenario, pd.DataFrame(), {})
     if keep_runs:
         fn = _kernel_task if engine == "kernel" else _reference_task
-        parts = [res for _, res in map_chunks(fn, (p, p.policy), runs, seed, n_jobs, chunks_per_task,
-                                              threads=engine == "kernel")]
-        cols = _concat(parts)
+        cols = allocate(p, runs)  # the whole run's columns, filled chunk by chunk (no list of parts to join)
+        for chunk, part in map_chunks(fn, (p, p.policy), runs, seed, n_jobs, chunks_per_task,
+                                      threads=engine == "kernel"):
+            copy_into(cols, part, chunk.start)
         agg.add(cols)
         result.runs = runs_frame(p, cols)
         result.extra["columns"] = cols
