@@ -13,7 +13,6 @@ A new subcommand: a ``build_parser`` block and a ``_cmd_NAME(args) -> int`` in :
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import math
 import sys
@@ -29,44 +28,27 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_INVALID, f"{self.prog}: error: {message}\n")
 
 
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {text!r}")
-    return value
+def _checked(parse, unparsed: str, valid, invalid: str):
+    """An argparse ``type``: ``parse(text)`` ("expected <unparsed>" when it raises ValueError), then
+    ``valid(value)`` ("expected <invalid>" when false); both messages quote the text given."""
+
+    def convert(text: str):
+        try:
+            value = parse(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected {unparsed}, got {text!r}") from None
+        if not valid(value):
+            raise argparse.ArgumentTypeError(f"expected {invalid}, got {text!r}")
+        return value
+
+    return convert
 
 
-def _seed(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer seed, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"expected a seed >= 0, got {text!r}")
-    return value
-
-
-def _positive_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-    if not math.isfinite(value) or value <= 0:
-        raise argparse.ArgumentTypeError(f"expected a number > 0, got {text!r}")
-    return value
-
-
-def _finite_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-    if not math.isfinite(value):
-        raise argparse.ArgumentTypeError(f"expected a finite number, got {text!r}")
-    return value
+_positive_int = _checked(int, "an integer", lambda v: v >= 1, "an integer >= 1")
+_seed = _checked(int, "an integer seed", lambda v: v >= 0, "a seed >= 0")
+_positive_float = _checked(float, "a number", lambda v: math.isfinite(v) and v > 0, "a number > 0")
+_finite_float = _checked(float, "a number", math.isfinite, "a finite number")
+_jobs = _checked(int, "an integer", lambda v: v == -1 or v >= 1, "-1 or an integer >= 1")
 
 
 def _number(text: str) -> int | float:
@@ -223,39 +205,11 @@ def _load(path: str, command: str):
     return sim.load_scenario(path)
 
 
-@contextlib.contextmanager
 def _owned(folder: Path | None, command: str):
-    """Lock ``folder`` for this command, record the files it writes there and replace what the same command
-    wrote there before (only that: other commands' and the user's files are never touched, sim/outputs.py).
-    A second command writing into the same folder meanwhile is refused; on error, a folder this command
-    created is removed again, and nothing else is touched."""
-    if folder is None:
-        yield
-        return
-    import shutil
+    """:func:`sim.pipeline.owned_folder`: lock ``folder``, replace only what ``command`` wrote there before."""
+    from sim.pipeline import owned_folder
 
-    from sim.outputs import FolderLock, OwnedOutputs, prepare_folder
-
-    created = prepare_folder(folder)
-    lock = FolderLock(folder)
-    try:
-        lock.acquire()
-    except SimError:
-        if created:
-            with contextlib.suppress(OSError):
-                folder.rmdir()
-        raise
-    try:
-        outputs = OwnedOutputs(folder, command)
-        try:
-            yield
-        except (SimError, OSError):
-            if created:  # made by this command and locked since: everything in it is this command's
-                shutil.rmtree(folder, ignore_errors=True)
-            raise
-        outputs.commit()
-    finally:
-        lock.release()
+    return owned_folder(folder, command)
 
 
 def _rows_table(title: str | None, header: list[str], rows: list[list[str]], footer: list[str] = ()) -> None:
@@ -308,7 +262,7 @@ def _headline_rows(summary: dict, exact: dict | None = None) -> tuple[list[str],
 
 def _cmd_run(args) -> int:
     import sim
-    from sim.designer.scenario_comparison import run_and_write
+    from sim import pipeline
 
     if args.jobs == 0 or args.jobs < -1:
         raise SimError(f"--jobs: expected -1 or an integer >= 1, got {args.jobs}")
@@ -320,15 +274,12 @@ def _cmd_run(args) -> int:
     _check_backend(args)
     out = Path(args.out) if args.out else Path("reports") / scenario.slug
     with _owned(out, "run"):
-        result, exact_summary = run_and_write(
-            scenario, out, runs=args.runs, seed=args.seed, n_jobs=args.jobs, write_runs=not args.no_runs,
-            target_error=args.target_error, max_runs=args.max_runs, metric=args.metric,
-            progress=_precision_progress(args), **_execution_options(args))
+        result = pipeline.run(scenario, out, **_pipeline_options(args))
     s = result.summary
     if args.json:
         print(json.dumps({k: s[k] for k in _headline_keys(s) if k in s}))
     elif not args.quiet:
-        header, rows = _headline_rows(s, exact_summary)
+        header, rows = _headline_rows(s, result.exact)
         _rows_table(f"{scenario.name or scenario.slug} ({scenario.kind}, {s['runs']:,} runs, seed {s['seed']})",
                     header, rows, [f"report: {out}/report.html"])
     if not args.quiet:
@@ -336,15 +287,31 @@ def _cmd_run(args) -> int:
     return 0
 
 
+def _kind_info(scenario):
+    """What the CLI asks of the scenario's kind (sim/kinds.py), without importing its engines."""
+    from sim.kinds import KINDS
+
+    return KINDS[scenario.kind]
+
+
+def _kinds_with(fact: str) -> str:
+    """The kinds for which the KindInfo field ``fact`` is true, for a refusal ("escape", "a and b")."""
+    from sim.kinds import KINDS
+
+    names = [name for name, info in KINDS.items() if getattr(info, fact)]
+    return " and ".join(names) if len(names) < 3 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
 def _with_policy(args, scenario):
     """``--policy NAME`` replaces the scenario's policy; naming code on the command line is the opt-in."""
     if not getattr(args, "policy", None):
         return scenario
-    if scenario.kind != "escape":
-        raise SimError(f"{scenario.source}: --policy applies to escape scenarios; this one is {scenario.kind!r} "
-                       "(its [policy] table holds its settings; `compare` compares them)")
-    from sim.escape.policy_comparison import with_policy
+    if not _kind_info(scenario).named_policies:
+        raise SimError(f"{scenario.source}: --policy applies to {_kinds_with('named_policies')} scenarios; this "
+                       f"one is {scenario.kind!r} (its [policy] table holds its settings; `compare` compares them)")
+    import importlib
 
+    with_policy = importlib.import_module(f"sim.{scenario.kind}.policy_comparison").with_policy
     args.allow_code = True if ":" in args.policy else args.allow_code
     return with_policy(scenario, args.policy)
 
@@ -354,9 +321,12 @@ def _check_backend(args) -> None:
         raise SimError("--backend dask needs --scheduler ADDRESS (e.g. tcp://127.0.0.1:8786)")
 
 
-def _execution_options(args) -> dict:
-    return {"backend": getattr(args, "backend", "local"), "scheduler": getattr(args, "scheduler", None),
-            "allow_code": getattr(args, "allow_code", False),
+def _pipeline_options(args) -> dict:
+    """The keyword arguments of :func:`sim.pipeline.run` that ``run``'s flags give."""
+    return {"runs": args.runs, "seed": args.seed, "n_jobs": args.jobs, "write_runs": not args.no_runs,
+            "target_error": args.target_error, "max_runs": args.max_runs, "metric": args.metric,
+            "progress": _precision_progress(args), "backend": getattr(args, "backend", "local"),
+            "scheduler": getattr(args, "scheduler", None), "allow_code": getattr(args, "allow_code", False),
             "show_progress": not getattr(args, "quiet", False)}
 
 
@@ -389,7 +359,8 @@ def _print_precision(summary: dict) -> None:
 
 def _cmd_run_batch(args) -> int:
     import sim
-    from sim.designer.scenario_comparison import output_folders, run_and_write, scenario_files, write_index
+    from sim import pipeline
+    from sim.designer.scenario_comparison import output_folders, scenario_files, write_index
 
     files = scenario_files(args.scenarios)
     scenarios = [_with_policy(args, sim.load_scenario(f)) for f in files]  # all validated before any writing
@@ -405,13 +376,10 @@ def _cmd_run_batch(args) -> int:
     entries = []
     with _owned(base, "run"):
         for scenario, folder in zip(scenarios, output_folders(scenarios, base), strict=True):
-            result, exact_summary = run_and_write(
-                scenario, folder, runs=args.runs, seed=args.seed, n_jobs=args.jobs, write_runs=not args.no_runs,
-                target_error=args.target_error, max_runs=args.max_runs, metric=args.metric,
-                progress=_precision_progress(args), **_execution_options(args))
+            result = pipeline.run(scenario, folder, **_pipeline_options(args))
             entries.append({"name": scenario.name or scenario.slug, "file": scenario.source,
                             "report": f"{folder.name}/report.html", "summary": result.summary,
-                            "exact": exact_summary})
+                            "exact": result.exact})
             if not args.quiet:
                 print(f"{scenario.source}: wrote {folder}/report.html", file=sys.stderr)
                 _print_precision(result.summary)
@@ -441,9 +409,9 @@ def _cmd_exact(args) -> int:
     options = {}
     for flag, name in (("--max-states", "max_states"), ("--max-branches", "max_branches")):
         if getattr(args, name) is not None:
-            if scenario.kind != "escape":
-                raise SimError(f"{scenario.source}: {flag} applies to escape scenarios; this one is "
-                               f"{scenario.kind!r}")
+            if not _kind_info(scenario).exact_budget:
+                raise SimError(f"{scenario.source}: {flag} applies to {_kinds_with('exact_budget')} scenarios; "
+                               f"this one is {scenario.kind!r}")
             options[name] = getattr(args, name)
     try:
         result = sim.exact(scenario, **options)
@@ -476,8 +444,9 @@ def _cmd_optimal(args) -> int:
     from sim.report import summary_json
 
     scenario = _load(args.scenario, "optimal")
-    if scenario.kind != "escape":
-        raise SimError(f"{scenario.source}: optimal play applies to escape scenarios; this one is {scenario.kind!r}")
+    if not _kind_info(scenario).supports_optimal:
+        raise SimError(f"{scenario.source}: optimal play applies to {_kinds_with('supports_optimal')} scenarios; "
+                       f"this one is {scenario.kind!r}")
     try:
         parse_objective(args.objective, scenario.run.max_rounds)
         result = compare(scenario, args.objective, args.max_states, args.max_branches)
@@ -626,8 +595,10 @@ def _cmd_compare(args) -> int:
     args.out = str(out)
     if args.jobs == 0 or args.jobs < -1:
         raise SimError(f"--jobs: expected -1 or an integer >= 1, got {args.jobs}")
-    if scenario.kind == "escape":
-        from sim.escape.policy_comparison import run_compare
+    if _kind_info(scenario).own_compare:  # escape: paired differences and action counts per policy
+        import importlib
+
+        run_compare = importlib.import_module(f"sim.{scenario.kind}.policy_comparison").run_compare
 
         with _owned(out, "compare"):
             res, _ = run_compare(args)

@@ -48,14 +48,35 @@ class KindInfo:
     title: str
     engines: tuple[str, str] = ("reference", "kernel")  # (scalar reference, batch engine) as ``engine=`` names
 
+    # -- what the CLI and the studio ask instead of comparing kind names (issue 23) ------------------------
+    #: the unit of the by-step curves (``escape_by_round``, ``capture_by_turn``): "round" or "turn"
+    time_unit: str = "round"
+    #: ``policy.name`` names a built-in policy or a ``package.module:callable``: ``--policy NAME`` replaces it
+    #: (run, tune) and the studio offers the built-in ones (other kinds' ``[policy]`` tables hold settings)
+    named_policies: bool = False
+    #: exact analysis takes a state and branch budget (``exact --max-states/--max-branches``)
+    exact_budget: bool = False
+    #: ``python -m sim optimal``: the best value over every legal choice beside each built-in policy
+    supports_optimal: bool = False
+    #: ``compare`` is the kind's own paired comparison (``sim.<kind>.policy_comparison.run_compare``) rather
+    #: than the shared one over ``[policy]`` settings (``sim.designer.policy_comparison``)
+    own_compare: bool = False
+    #: the rules hold a tier ladder (``rules.tiers.<tier>.dc``) the studio shows beside its controls
+    has_tier_ladder: bool = False
+    #: scenario keys the studio offers as controls beside the DCs and ability scores of its sensitivity list
+    studio_keys: tuple[str, ...] = ()
+
 
 #: the registered kinds, in the order pages and docs list them
 KINDS: dict[str, KindInfo] = {
     info.name: info
     for info in (
-        KindInfo("escape", "a party escaping restraints in a cell, round by round"),
+        KindInfo("escape", "a party escaping restraints in a cell, round by round",
+                 named_policies=True, exact_budget=True, supports_optimal=True, own_compare=True,
+                 has_tier_ladder=True, studio_keys=("attention.limit", "attention.assist", "attention.guide",
+                                                    "attention.search", "attention.per_round")),
         KindInfo("restraint", "restraints applied and escaped in combat; composure pools"),
-        KindInfo("campus", "the 12-turn campus game: stances, capture, rescue, teams, growth"),
+        KindInfo("campus", "the 12-turn campus game: stances, capture, rescue, teams, growth", time_unit="turn"),
         KindInfo("formation", "ambush, front/back line targeting, armor and DP on the 2d6 dark dice"),
     )
 }
@@ -108,6 +129,15 @@ class Kind:
     @property
     def auto_max_states(self) -> int | None:
         return getattr(self.module, "AUTO_MAX_STATES", None)
+
+    # -- what the CLI and the studio ask instead of comparing kind names (issue 23; facts in KindInfo) -----
+    @property
+    def builtin_policies(self) -> tuple[str, ...]:
+        """The built-in policies ``policy.name`` chooses among (the studio's Policy control); () where the
+        kind's ``[policy]`` holds settings instead (:attr:`KindInfo.named_policies`)."""
+        if not self.info.named_policies:
+            return ()
+        return tuple(importlib.import_module(f"sim.{self.name}.model").BUILTIN_POLICIES)
 
 
 def missing(module: ModuleType) -> list[str]:

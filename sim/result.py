@@ -32,9 +32,22 @@ def provenance(scenario, seed: int | None, runs: int | None, random_layout: str 
 
 @dataclass
 class SimulationResult:
-    """``runs``: one row per run; ``summary``: the SCENARIOS.md keys plus provenance."""
+    """``runs``: one row per run; ``summary``: the SCENARIOS.md keys plus provenance; ``extra``: what the kind
+    keeps for its own report (``aggregate``, escape's ``params``, ...). Shared modules read the typed
+    properties below, never ``extra`` by key (sim/pipeline.py's :class:`~sim.pipeline.PipelineResult` carries
+    them on)."""
 
     scenario: Any
     runs: pd.DataFrame
     summary: dict[str, Any]
     extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def params(self) -> Any:
+        """The kind's engine parameters the runs were played with, where the kind keeps them (escape), else None."""
+        return self.extra.get("params")
+
+    @property
+    def aggregate(self) -> Any:
+        """The kind's aggregate the summary is computed from, where the kind keeps one, else None."""
+        return self.extra.get("aggregate")

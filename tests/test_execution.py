@@ -115,7 +115,7 @@ def test_every_kinds_chunks_round_trip_through_the_store(kind, tmp_path):
     """Streamed aggregates and per-run chunk results are stored as data and read back to the same run."""
     import sim.batch as B
     from sim.batch import decode_chunk, encode_chunk
-    from sim.designer.scenario_comparison import run_and_write
+    from sim.pipeline import run
 
     scenario = sim.load_scenario(_example(kind))
     seen = []
@@ -129,7 +129,7 @@ def test_every_kinds_chunks_round_trip_through_the_store(kind, tmp_path):
 
     B.ChunkStore.save = save
     try:
-        run_and_write(scenario, tmp_path / "o", runs=12_000, seed=2)
+        run(scenario, tmp_path / "o", runs=12_000, seed=2)
     finally:
         B.ChunkStore.save = orig
     assert len(seen) == 2

@@ -134,9 +134,9 @@ def test_a_failing_run_does_not_delete_a_concurrent_runs_output(tmp_path, monkey
     """Run A holds a new folder; run B into it (refused) must not remove it when it fails."""
     out = tmp_path / "new"
     started, release = threading.Event(), threading.Event()
-    import sim.designer.scenario_comparison as sc
+    import sim.pipeline as sc
 
-    real = sc.run_and_write
+    real = sc.run
 
     def slow(*args, **kwargs):
         result = real(*args, **kwargs)
@@ -144,13 +144,13 @@ def test_a_failing_run_does_not_delete_a_concurrent_runs_output(tmp_path, monkey
         release.wait(60)
         return result
 
-    monkeypatch.setattr(sc, "run_and_write", slow)
+    monkeypatch.setattr(sc, "run", slow)
     codes = []
     a = threading.Thread(target=lambda: codes.append(main(["run", str(DP), "--out", str(out), "--runs", "200",
                                                             "--quiet"])))
     a.start()
     assert started.wait(120)
-    monkeypatch.setattr(sc, "run_and_write", real)
+    monkeypatch.setattr(sc, "run", real)
     assert main(["run", str(DP), "--out", str(out), "--runs", "100", "--quiet"]) == 2
     release.set()
     a.join(120)

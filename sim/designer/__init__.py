@@ -17,7 +17,7 @@ from sim.designer.metrics import MAIN_METRIC, main_metric, metric_interval, metr
 from sim.designer.params import get_value, parse_axis, scenario_data, set_value, with_values
 from sim.designer.policy_comparison import compare_policies, write_policy_report
 from sim.designer.precision import simulate_to_error
-from sim.designer.scenario_comparison import run_and_write, scenario_files, write_index
+from sim.designer.scenario_comparison import scenario_files, write_index
 from sim.designer.sensitivity import sensitivity, sensitivity_parameters, write_sensitivity
 from sim.designer.sweep import sweep, write_sweep
 from sim.designer.tune import tune
@@ -33,7 +33,6 @@ __all__ = [
     "metric_interval",
     "metric_value",
     "parse_axis",
-    "run_and_write",
     "scenario_data",
     "scenario_files",
     "sensitivity",

@@ -1,15 +1,14 @@
-"""The ``fit`` and ``matrix`` subcommands (registered by :mod:`sim.cli`; docs/designer.md)."""
+"""The ``fit`` and ``matrix`` subcommands (registered by :mod:`sim.cli`; docs/designer.md).
+
+This module does not import :mod:`sim.cli` (which imports it to register the subcommands): the output folder
+handling both use is :func:`sim.pipeline.owned_folder`."""
 
 from __future__ import annotations
 
 import sys
 from pathlib import Path
 
-
-def _owned(folder: Path, command: str):
-    from sim.cli import _owned as owned
-
-    return owned(folder, command)
+from sim.pipeline import owned_folder as _owned
 
 
 def add_parsers(sub, add_run_flags) -> None:

@@ -1,6 +1,8 @@
 """One scenario variant evaluated by simulation with common random numbers and, where the kind
 supports it, exactly.
 
+The pipeline (:func:`sim.pipeline.run`) does the work; the exact helpers live there and are re-exported here.
+
 Common random numbers: every variant is simulated with the same ``seed`` and ``runs``. Runs are cut
 into fixed chunks seeded ``SeedSequence(seed, spawn_key=(i,))`` (R-GEN-7), so run *j* of every variant
 reads the same uniform stream and differences between variants come from the rules, not from noise.
@@ -11,9 +13,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-import sim
-from sim import kinds
-from sim.errors import ExactUnsupported
+from sim import pipeline
+from sim.pipeline import exact_options, exact_summary, refusal_note, supports_exact
+
+__all__ = ["Evaluation", "evaluate", "exact_options", "exact_summary", "refusal_note", "resolve_runs_seed",
+           "supports_exact"]
 
 
 @dataclass
@@ -27,54 +31,13 @@ class Evaluation:
     result: Any = field(default=None, repr=False)
 
 
-def supports_exact(scenario) -> bool:
-    try:
-        return bool(kinds.get(scenario.kind).supports_exact(scenario))
-    except ExactUnsupported:
-        return False
-
-
-def exact_options(scenario) -> dict[str, Any]:
-    """Options of ``sim.exact`` when exact analysis is tried alongside a simulation: the kind's
-    smaller state budget where it has one (escape parties), so that a party too large for exact
-    analysis costs a few seconds before it is reported by simulation alone."""
-    budget = kinds.get(scenario.kind).auto_max_states
-    return {} if budget is None else {"max_states": budget}
-
-
-def exact_summary(scenario, notes: list[str] | None = None) -> dict | None:
-    """The exact summary, or None where the kind (or this scenario, or its budget) has none. When the
-    exact engine refused on its budget, a one-line note for the page ("exact analysis refused ...; Monte
-    Carlo instead") is appended to ``notes``."""
-    if not supports_exact(scenario):
-        return None
-    try:
-        return sim.exact(scenario, **exact_options(scenario))
-    except ExactUnsupported as exc:
-        if notes is not None and getattr(exc, "binds", None):
-            notes.append(refusal_note(exc))
-        return None
-
-
-def refusal_note(exc) -> str:
-    """What a page says when exact analysis was asked for and refused on its budget."""
-    return (f"Exact analysis was tried and refused (its {exc.binds} budget binds, raised with {exc.flag}); "
-            "the figures are Monte Carlo.")
-
-
 def evaluate(scenario, values: dict[str, Any] | None = None, *, runs: int | None, seed: int | None,
              n_jobs: int = 1, simulate: bool = True, exact: bool = True, keep_result: bool = False,
              **options) -> Evaluation:
-    """Simulate (``runs`` plays from ``seed``) and/or solve ``scenario`` exactly."""
-    ev = Evaluation(scenario, dict(values or {}))
-    if simulate:
-        result = sim.simulate(scenario, runs=runs, seed=seed, n_jobs=n_jobs, **options)
-        ev.summary = result.summary
-        if keep_result:
-            ev.result = result
-    if exact:
-        ev.exact = exact_summary(scenario)
-    return ev
+    """Simulate (``runs`` plays from ``seed``) and/or solve ``scenario`` exactly (:func:`sim.pipeline.run`,
+    writing nothing)."""
+    res = pipeline.run(scenario, runs=runs, seed=seed, n_jobs=n_jobs, simulate=simulate, exact=exact, **options)
+    return Evaluation(scenario, dict(values or {}), res.summary, res.exact, res.simulation if keep_result else None)
 
 
 def resolve_runs_seed(scenario, runs: int | None, seed: int | None) -> tuple[int, int]:

@@ -1,24 +1,22 @@
 """Batch runs and the comparison index: several scenarios side by side.
 
 ``python -m sim run A.toml B.toml`` (or a folder) runs each scenario into ``OUT/<slug>/`` exactly as a single
-``run`` would, then writes ``OUT/index.html``: the headline metrics of every scenario with their 95%
-intervals in one table, one chart per metric across scenarios, and a link to each scenario's report;
-``index.csv`` and ``index.json`` hold the same numbers.
+``run`` would (:func:`sim.pipeline.run`), then writes ``OUT/index.html``: the headline metrics of every
+scenario with their 95% intervals in one table, one chart per metric across scenarios, and a link to each
+scenario's report; ``index.csv`` and ``index.json`` hold the same numbers.
 """
 
 from __future__ import annotations
 
-import io
 import math
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from sim import kinds
-from sim.designer import evaluate
-from sim.designer.metrics import HEADLINE, main_metric, metric_interval, metric_unit, metric_value, present_metrics
+from sim.designer.metrics import HEADLINE, main_metric, metric_unit, present_metrics
 from sim.errors import ScenarioError
+from sim.pipeline import metric_row
 
 
 def _is_fit_file(path: Path) -> bool:
@@ -76,112 +74,6 @@ def output_folders(scenarios: list, base: Path) -> list[Path]:
     return out
 
 
-def contain_estimates(summary: dict) -> None:
-    """Make every scalar ``<key>_ci`` contain its estimate: a Wilson interval at 0 (or n) successes can end
-    a rounding error (~1e-20) past the estimate, which would give a chart a negative error bar."""
-    for key, value in summary.items():
-        ci = summary.get(f"{key}_ci")
-        if (isinstance(value, int | float) and not isinstance(value, bool) and isinstance(ci, list)
-                and len(ci) == 2 and all(isinstance(c, int | float) for c in ci)):
-            summary[f"{key}_ci"] = [min(ci[0], value), max(ci[1], value)]
-
-
-def run_and_write(scenario, out: Path, runs=None, seed=None, n_jobs=1, write_runs=True, target_error=None,
-                  max_runs=None, metric=None, progress=None, backend="local", scheduler=None, allow_code=False,
-                  show_progress=False):
-    """Simulate ``scenario`` (to a target error if given), solve it exactly where supported, and write
-    ``summary.json``, ``runs.parquet``, ``report.html`` and the charts into ``out``.
-
-    Long runs are safe to interrupt: every finished chunk is kept in ``out/.chunks`` with the scenario
-    hash, seed, runs and versions, and the same command continues from them to exactly the result of an
-    uninterrupted run (the folder is removed once the run completes). Kinds that stream (escape) fold
-    chunks into their aggregate and write ``runs.parquet`` as a partitioned dataset, one part per chunk,
-    so memory stays bounded whatever the run count. Invalid input leaves nothing behind."""
-    import shutil
-
-    from sim.errors import SimError
-
-    out = Path(out)
-    created = not out.exists()
-    try:
-        return _run_and_write(scenario, out, runs, seed, n_jobs, write_runs, target_error, max_runs, metric,
-                              progress, backend, scheduler, allow_code, show_progress)
-    except SimError:
-        if created and out.exists():
-            shutil.rmtree(out, ignore_errors=True)  # nothing written or half-written
-        raise
-
-
-def _run_and_write(scenario, out, runs, seed, n_jobs, write_runs, target_error, max_runs, metric, progress,
-                   backend, scheduler, allow_code, show_progress):
-
-    import sim
-    from sim.batch import ChunkStore, execution, fingerprint_of
-    from sim.designer.precision import DEFAULT_MAX_RUNS, simulate_to_error
-    from sim.report import atomic_write_bytes, atomic_write_text, summary_json
-
-    contract = kinds.get(scenario.kind)
-    runs = scenario.run.runs if runs is None else int(runs)
-    seed = scenario.run.seed if seed is None else int(seed)
-    streams = contract.streams  # the kind folds chunks into an aggregate
-    chunk_dir = out / ".chunks"
-    runs_dir = out / "runs.parquet"
-    if target_error is not None:
-        with execution(backend, scheduler, progress=show_progress, allow_code=allow_code):
-            result, _ = simulate_to_error(scenario, target_error, seed=seed, n_jobs=n_jobs, metric=metric,
-                                          start_runs=runs if runs != scenario.run.runs else None,
-                                          max_runs=max_runs or DEFAULT_MAX_RUNS, progress=progress)
-    else:
-        fp = fingerprint_of(scenario, seed, runs, streamed=streams, runs_written=bool(write_runs))
-        store = ChunkStore(chunk_dir, fp)
-        with execution(backend, scheduler, store=store, progress=show_progress, allow_code=allow_code):
-            if streams:
-                fresh = []
-
-                def sink(index: int, part: bytes) -> None:
-                    if not fresh:  # every part is (re)written from the chunks, resumed or not; nothing is
-                        _clear_runs(runs_dir)  # touched before the first chunk (a refused run writes nothing)
-                        runs_dir.mkdir(parents=True, exist_ok=True)
-                        fresh.append(True)
-                    atomic_write_bytes(runs_dir / f"part-{index:06d}.parquet", part)
-
-                result = sim.simulate(scenario, runs=runs, seed=seed, n_jobs=n_jobs, keep_runs=False,
-                                      runs_sink=sink if write_runs else None)
-            else:
-                result = sim.simulate(scenario, runs=runs, seed=seed, n_jobs=n_jobs)
-    contain_estimates(result.summary)
-    notes: list[str] = []
-    exact_summary = evaluate.exact_summary(scenario, notes)  # None where unsupported or over the budget
-    if notes:  # the page says why the figures are Monte Carlo alone (issue 25)
-        result.summary["exact_note"] = notes[0]
-    out.mkdir(parents=True, exist_ok=True)
-    if write_runs and not (streams and target_error is None):
-        _clear_runs(runs_dir)
-        buf = io.BytesIO()
-        result.runs.to_parquet(buf, index=False)
-        atomic_write_bytes(runs_dir, buf.getvalue())
-    contract.write_report(result, out, exact_summary=exact_summary)
-    atomic_write_text(out / "summary.json", summary_json(result.summary))
-    if target_error is None:
-        store.remove()  # complete: the chunks are no longer needed
-    return result, exact_summary
-
-
-def _clear_runs(runs_dir: Path) -> None:
-    """Remove an earlier ``runs.parquet``: the file, or the parts of the dataset folder (``part-*.parquet``)
-    and the folder if that empties it; nothing else in it is deleted."""
-    if runs_dir.is_symlink() or runs_dir.is_file():
-        runs_dir.unlink()
-    elif runs_dir.is_dir():
-        for part in [*runs_dir.glob("part-*.parquet"), *runs_dir.glob(".part-*.tmp")]:
-            if part.is_file() or part.is_symlink():
-                part.unlink()
-        try:
-            runs_dir.rmdir()
-        except OSError:
-            pass
-
-
 def headline_metrics(summary: dict) -> list[str]:
     """The metrics of the index for one summary: the kind's headline list, else its main metric and every
     scalar metric with an interval."""
@@ -198,21 +90,13 @@ def headline_metrics(summary: dict) -> list[str]:
 
 def index_frame(entries: list[dict]) -> pd.DataFrame:
     """One row per scenario: file, name, kind, runs, seed, report link, and per headline metric its value,
-    ``_lo``, ``_hi`` (and ``_exact`` where known)."""
+    ``_lo``, ``_hi`` (and ``_exact`` beside an exact summary: :func:`sim.pipeline.metric_row`)."""
     rows = []
     for e in entries:
         s, x = e["summary"], e.get("exact")
         row = {"scenario": e["name"], "file": e["file"], "kind": s.get("kind"), "runs": s.get("runs"),
                "seed": s.get("seed"), "report": e["report"]}
-        for m in headline_metrics(s):
-            value = metric_value(s, m)
-            lo, hi = metric_interval(s, m)
-            row[m], row[f"{m}_lo"], row[f"{m}_hi"] = value, lo, hi
-            if x is not None:
-                try:
-                    row[f"{m}_exact"] = metric_value(x, m)
-                except ScenarioError:
-                    pass
+        row.update(metric_row(s, x, headline_metrics(s)))
         rows.append(row)
     return pd.DataFrame(rows)
 

@@ -18,16 +18,10 @@ import numpy as np
 import pandas as pd
 
 from sim.designer.evaluate import evaluate, resolve_runs_seed
-from sim.designer.metrics import (
-    main_metric,
-    metric_interval,
-    metric_unit,
-    metric_value,
-    param_unit,
-    scalar_metrics,
-)
+from sim.designer.metrics import main_metric, metric_unit, param_unit, scalar_metrics
 from sim.designer.params import GridAxis, parse_axis, with_values
 from sim.errors import ScenarioError
+from sim.pipeline import metric_row
 
 MAX_POINTS = 2_000
 
@@ -79,15 +73,7 @@ def _row(ev, metric: str) -> dict:
     s, x = ev.summary, ev.exact
     row: dict[str, Any] = dict(ev.values)
     names = [metric] + [m for m in scalar_metrics(s) if m != metric] if metric else scalar_metrics(s)
-    for m in names:
-        value = metric_value(s, m)  # raises a clean error for an unknown --metric
-        lo, hi = metric_interval(s, m)
-        row[m], row[f"{m}_lo"], row[f"{m}_hi"] = value, lo, hi
-        if x is not None:
-            try:
-                row[f"{m}_exact"] = metric_value(x, m)
-            except ScenarioError:
-                row[f"{m}_exact"] = math.nan
+    row.update(metric_row(s, x, names))  # raises a clean error for an unknown --metric
     row["runs"], row["seed"] = s["runs"], s["seed"]
     return row
 

@@ -17,6 +17,7 @@ import panel as pn
 from matplotlib.figure import Figure
 
 from sim.errors import SimError
+from sim.kinds import KINDS
 from sim.studio.model import Answer, Studio, label
 from sim.studio.security import TokenAuth, confined
 
@@ -92,7 +93,7 @@ def curve_figure(studio: Studio, current: Answer) -> Figure | None:
     if not current.exact and not all(math.isnan(v) for v in lo):
         ax.fill_between(xs, lo, hi, color="#2c7fb8", alpha=0.2, label="95% interval")
     ax.set_title(title)
-    ax.set_xlabel("round" if studio.kind != "campus" else "turn")
+    ax.set_xlabel(KINDS[studio.kind].time_unit)
     ax.set_ylabel("share of runs")
     ax.set_ylim(0, 1)
     ax.grid(alpha=0.3)
@@ -124,7 +125,7 @@ def shares_figure(studio: Studio, current: Answer) -> Figure:
 
 
 def ladder_html(studio: Studio, values: dict[str, Any]) -> str:
-    if studio.kind != "escape":
+    if not KINDS[studio.kind].has_tier_ladder:
         return ""
     from sim.escape.model import DEFAULT_BECOMES, MARKS, TIER_IDS
 
@@ -242,8 +243,8 @@ def studio_app(scenario, out_dir: str | Path | None = None, studio: Studio | Non
         message.object = f"<p>Saved <code>{html.escape(str(path))}</code></p>"
 
     def on_report(_event) -> None:
-        try:
-            path = studio.report(state["values"], confined(out_dir, out_dir / "variant", suffix=None))
+        try:  # in this process (sim.pipeline.run), writing only inside out_dir
+            path = studio.report(state["values"], report_folder(out_dir))
         except (SimError, OSError) as exc:
             message.object = f'<p style="color:#b00">No report: {html.escape(str(exc))}</p>'
             return
@@ -285,3 +286,11 @@ def serve(scenario, port: int, address: str = "127.0.0.1", show: bool = True, ou
     pn.serve({"studio": page}, port=port, address=address, show=False, title="sim studio",
              websocket_origin=[f"{address}:{port}", f"localhost:{port}", f"127.0.0.1:{port}"], threaded=False,
              print_url=False, auth_provider=TokenAuth(token, port))
+
+
+def report_folder(out_dir: str | Path) -> Path:
+    """Where Report writes (``variant.toml`` and ``report/``): ``out_dir/variant``, refused (SimError with the
+    reason) when it or its ``report`` folder leads out of ``out_dir`` (sim/studio/security.py)."""
+    target = confined(out_dir, Path(out_dir) / "variant", suffix=None)
+    confined(out_dir, target / "report", suffix=None)  # a link from report/ out of the folder is refused too
+    return target

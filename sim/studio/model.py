@@ -16,12 +16,12 @@ from pathlib import Path
 from typing import Any
 
 import sim
+from sim import kinds, pipeline
 from sim.batch import CHUNK_RUNS as CHUNK_SIZE
-from sim.designer.evaluate import exact_summary
 from sim.designer.metrics import HEADLINE, main_metric, metric_interval, metric_value
 from sim.designer.params import field_bounds, get_value, scenario_data, with_values
 from sim.designer.sensitivity import sensitivity_parameters
-from sim.errors import ScenarioError, SimError
+from sim.errors import SimError
 
 FIRST_ANSWER_SECONDS = 1.0
 MAX_RUNS = 1_000_000
@@ -109,9 +109,7 @@ class Studio:
     def _controls(self) -> list[Control]:
         out: list[Control] = []
         keys = [k for k, _ in sensitivity_parameters(self.scenario)]
-        if self.kind == "escape":
-            keys += [k for k in ("attention.limit", "attention.assist", "attention.guide", "attention.search",
-                                 "attention.per_round") if k not in keys]
+        keys += [k for k in kinds.KINDS[self.kind].studio_keys if k not in keys]  # escape: attention
         data = scenario_data(self.scenario)
         for key in dict.fromkeys(keys):
             value = get_value(data, key)
@@ -125,12 +123,9 @@ class Studio:
             hi = min(hi if hi is not None else value + 20, value + 20)
             group, name = _group(key, self.scenario)
             out.append(Control(key, name, group, value, int(lo), int(hi)))
-        if self.kind == "escape":
-            from sim.escape.model import BUILTIN_POLICIES
-
-            policy = self.scenario.policy.name
-            if policy in BUILTIN_POLICIES:
-                out.append(Control("policy.name", "policy", "Policy", policy, options=tuple(BUILTIN_POLICIES)))
+        builtin = kinds.get(self.kind).builtin_policies  # () where the [policy] table holds settings
+        if builtin and self.scenario.policy.name in builtin:
+            out.append(Control("policy.name", "policy", "Policy", self.scenario.policy.name, options=builtin))
         return out
 
     # ------------------------------------------------------------------ answers
@@ -163,12 +158,12 @@ class Studio:
     def answer(self, values: dict[str, Any], runs: int | None = None) -> Answer:
         variant = self.variant(values)
         start = time.perf_counter()
-        summary = exact_summary(variant)  # exact within the kind's budget (a party too large is simulated)
+        summary = pipeline.run(variant, simulate=False).exact  # within the kind's budget (a large party: None)
         if summary is not None:
             exact, used = True, None
         else:
             used = runs or self.first_runs()
-            summary, exact = sim.simulate(variant, runs=used, seed=self.seed).summary, False
+            summary, exact = pipeline.run(variant, runs=used, seed=self.seed, exact=False).summary, False
         value = metric_value(summary, self.metric)
         interval = metric_interval(summary, self.metric)
         headline = []
@@ -222,19 +217,17 @@ class Studio:
         return path
 
     def report(self, values: dict[str, Any], out_dir: str | Path, runs: int | None = None) -> Path:
-        """The usual report of the variant (simulated with the scenario's runs, exact overlay where known)."""
-        from sim.cli import main as cli_main
-
-        variant = self.variant(values)
+        """The usual report of the variant, as ``python -m sim run variant.toml --no-runs`` writes it (simulated
+        with the scenario's runs, exact overlay where known), made in this process by :func:`sim.pipeline.run`:
+        ``out_dir/variant.toml`` and the folder ``out_dir/report/`` (the page confines both to its output
+        folder first: sim/studio/security.py). Returns the report's path."""
         out_dir = Path(out_dir)
+        report_dir = out_dir / "report"
         saved = self.save(values, out_dir / "variant.toml")
-        args = ["run", str(saved), "--out", str(out_dir / "report"), "--quiet", "--no-runs"]
-        if runs:
-            args += ["--runs", str(runs)]
-        code = cli_main(args)
-        if code != 0:
-            raise ScenarioError(f"the report could not be written (exit {code})", file=variant.source)
-        return out_dir / "report" / "report.html"
+        variant = sim.load_scenario(saved)  # the report names the saved file, as the command line's would
+        with pipeline.owned_folder(report_dir, "run"):  # the lock and records `run` uses
+            pipeline.run(variant, report_dir, runs=runs, write_runs=False)
+        return report_dir / "report.html"
 
 
 def _default_dc(key: str) -> int | None:

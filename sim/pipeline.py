@@ -1,0 +1,330 @@
+"""The run pipeline: scenario -> params -> chunks -> aggregate -> summary -> outputs, in one function.
+
+:func:`run` is what ``python -m sim run`` (single and batch), the designer tools (through
+:func:`sim.designer.evaluate.evaluate`: sweep, tune, sensitivity, matrix) and the studio's Report button call.
+Its stages:
+
+1. **params**: the run count and seed (the flags, else the scenario's ``[run]`` table); the kind's contract
+   (:func:`sim.kinds.get`) turns the scenario into its engine's parameters inside ``simulate``;
+2. **chunks**: runs are cut into fixed seed chunks (R-GEN-7) and played by the kind's batch engine, in this
+   process, in worker processes or on a Dask cluster (:func:`sim.batch.execution`); when an output folder is
+   given, every finished chunk is kept in ``OUT/.chunks`` so an interrupted run resumes to the same result;
+3. **aggregate -> summary**: the kind folds the chunks into its aggregate and computes the summary (every
+   ``<key>_ci`` already contains its estimate: :func:`sim.stats.wilson_interval` clamps);
+4. **exact**: where the kind solves the scenario within its budget (``None`` where not; a budget refusal
+   becomes a note);
+5. **outputs** (only with ``out``): ``runs.parquet``, the kind's ``report.html`` with its charts and
+   ``summary.json``.
+
+The answer is a :class:`PipelineResult` (typed: summary, exact summary, per-run frame, the kind's parameters,
+paths written, timings). docs/architecture.md draws the data flow.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import math
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from sim.errors import ExactUnsupported, ScenarioError, SimError
+
+
+@dataclass(frozen=True)
+class Timings:
+    """Wall-clock seconds per stage of one :func:`run`."""
+
+    simulate: float = 0.0
+    exact: float = 0.0
+    write: float = 0.0
+
+    @property
+    def total(self) -> float:
+        return self.simulate + self.exact + self.write
+
+
+@dataclass(frozen=True)
+class PipelineResult:
+    """What one :func:`run` produced.
+
+    ``summary``: the simulated summary (SCENARIOS.md keys and provenance; None when not simulated);
+    ``exact``: the exact summary (None where the kind, the scenario or its budget has none);
+    ``runs``: the per-run frame when it was kept in memory (None when streamed to ``runs.parquet`` or not
+    simulated); ``params``: the kind's engine parameters where the kind exposes them (escape), else None;
+    ``simulation``: the kind's :class:`~sim.result.SimulationResult` (what its report is drawn from);
+    ``out`` and ``written``: the output folder and the files written there; ``precision``: the
+    ``--target-error`` outcome; ``notes``: why exact analysis is missing, when it was refused on its budget."""
+
+    scenario: Any
+    summary: dict | None
+    exact: dict | None
+    runs: Any  # pandas.DataFrame | None
+    params: Any
+    simulation: Any  # sim.result.SimulationResult | None
+    out: Path | None = None
+    written: tuple[Path, ...] = ()
+    timings: Timings = Timings()
+    precision: Any = None  # sim.designer.precision.PrecisionInfo | None
+    notes: tuple[str, ...] = ()
+
+
+# --------------------------------------------------------------------------------------------
+# the pipeline
+
+
+def run(scenario, out: str | Path | None = None, *, runs: int | None = None, seed: int | None = None,
+        n_jobs: int = 1, simulate: bool = True, exact: bool = True, write_runs: bool = True,
+        target_error: float | None = None, max_runs: int | None = None, metric: str | None = None,
+        progress=None, backend: str = "local", scheduler: str | None = None, allow_code: bool = False,
+        show_progress: bool = False, **simulate_options) -> PipelineResult:
+    """Simulate ``scenario`` (``runs`` plays from ``seed``; to ``target_error`` on ``metric`` if given) and
+    solve it exactly where supported; with ``out``, write ``summary.json``, ``runs.parquet`` (unless
+    ``write_runs`` is false), ``report.html`` and the charts there.
+
+    Without ``out`` nothing is written and the simulation runs in the caller's execution settings
+    (``simulate_options`` go to the kind's ``simulate``, e.g. ``engine`` or ``allow_code``).
+
+    With ``out``, long runs are safe to interrupt: every finished chunk is kept in ``out/.chunks`` with the
+    scenario hash, seed, runs and versions, and the same call continues from them to exactly the result of an
+    uninterrupted run (the folder is removed once the run completes). Kinds that stream (escape) fold chunks
+    into their aggregate and write ``runs.parquet`` as a partitioned dataset, one part per chunk, so memory
+    stays bounded whatever the run count. Invalid input leaves nothing behind (a folder this call created is
+    removed again)."""
+    if out is None:
+        return _run_in_memory(scenario, runs, seed, n_jobs, simulate, exact, simulate_options)
+    import shutil
+
+    out = Path(out)
+    created = not out.exists()
+    try:
+        return _run_and_write(scenario, out, runs, seed, n_jobs, write_runs, target_error, max_runs, metric,
+                              progress, backend, scheduler, allow_code, show_progress, exact, simulate_options)
+    except SimError:
+        if created and out.exists():
+            shutil.rmtree(out, ignore_errors=True)  # nothing written or half-written
+        raise
+
+
+def _run_in_memory(scenario, runs, seed, n_jobs, simulate, exact, options) -> PipelineResult:
+    import sim
+
+    t0 = time.perf_counter()
+    result = sim.simulate(scenario, runs=runs, seed=seed, n_jobs=n_jobs, **options) if simulate else None
+    t1 = time.perf_counter()
+    notes: list[str] = []
+    exact_answer = exact_summary(scenario, notes) if exact else None
+    t2 = time.perf_counter()
+    return PipelineResult(scenario, None if result is None else result.summary, exact_answer,
+                          None if result is None else result.runs, _params(result), result,
+                          timings=Timings(t1 - t0, t2 - t1), notes=tuple(notes))
+
+
+def _run_and_write(scenario, out, runs, seed, n_jobs, write_runs, target_error, max_runs, metric, progress,
+                   backend, scheduler, allow_code, show_progress, exact, options) -> PipelineResult:
+    import sim
+    from sim import kinds
+    from sim.batch import ChunkStore, execution, fingerprint_of
+    from sim.designer.precision import DEFAULT_MAX_RUNS, simulate_to_error
+    from sim.report import atomic_write_bytes, atomic_write_text, summary_json
+
+    t0 = time.perf_counter()
+    # params
+    contract = kinds.get(scenario.kind)
+    runs = scenario.run.runs if runs is None else int(runs)
+    seed = scenario.run.seed if seed is None else int(seed)
+    streams = contract.streams  # the kind folds chunks into an aggregate
+    chunk_dir = out / ".chunks"
+    runs_dir = out / "runs.parquet"
+    written: list[Path] = []
+    precision = None
+    store = None
+    # chunks -> aggregate -> summary
+    if target_error is not None:
+        with execution(backend, scheduler, progress=show_progress, allow_code=allow_code):
+            result, precision = simulate_to_error(scenario, target_error, seed=seed, n_jobs=n_jobs, metric=metric,
+                                                  start_runs=runs if runs != scenario.run.runs else None,
+                                                  max_runs=max_runs or DEFAULT_MAX_RUNS, progress=progress,
+                                                  **options)
+    else:
+        fp = fingerprint_of(scenario, seed, runs, streamed=streams, runs_written=bool(write_runs))
+        store = ChunkStore(chunk_dir, fp)
+        with execution(backend, scheduler, store=store, progress=show_progress, allow_code=allow_code):
+            if streams:
+                fresh = []
+
+                def sink(index: int, part: bytes) -> None:
+                    if not fresh:  # every part is (re)written from the chunks, resumed or not; nothing is
+                        _clear_runs(runs_dir)  # touched before the first chunk (a refused run writes nothing)
+                        runs_dir.mkdir(parents=True, exist_ok=True)
+                        fresh.append(True)
+                    path = runs_dir / f"part-{index:06d}.parquet"
+                    atomic_write_bytes(path, part)
+                    written.append(path)
+
+                result = sim.simulate(scenario, runs=runs, seed=seed, n_jobs=n_jobs, keep_runs=False,
+                                      runs_sink=sink if write_runs else None, **options)
+            else:
+                result = sim.simulate(scenario, runs=runs, seed=seed, n_jobs=n_jobs, **options)
+    t1 = time.perf_counter()
+    # exact
+    notes: list[str] = []
+    exact_answer = exact_summary(scenario, notes) if exact else None  # None where unsupported or over budget
+    if notes:  # the page says why the figures are Monte Carlo alone (issue 25)
+        result.summary["exact_note"] = notes[0]
+    t2 = time.perf_counter()
+    # outputs
+    out.mkdir(parents=True, exist_ok=True)
+    in_memory = not (streams and target_error is None)
+    if write_runs and in_memory:
+        _clear_runs(runs_dir)
+        buf = io.BytesIO()
+        result.runs.to_parquet(buf, index=False)
+        atomic_write_bytes(runs_dir, buf.getvalue())
+        written.append(runs_dir)
+    written.extend(_paths(contract.write_report(result, out, exact_summary=exact_answer)))
+    atomic_write_text(out / "summary.json", summary_json(result.summary))
+    written.append(out / "summary.json")
+    if store is not None:
+        store.remove()  # complete: the chunks are no longer needed
+    t3 = time.perf_counter()
+    return PipelineResult(scenario, result.summary, exact_answer, result.runs if in_memory else None,
+                          _params(result), result, out, tuple(dict.fromkeys(written)),
+                          Timings(t1 - t0, t2 - t1, t3 - t2), precision, tuple(notes))
+
+
+def _params(result) -> Any:
+    return None if result is None else result.params
+
+
+def _paths(written) -> list[Path]:
+    """A kind's ``write_report`` returns the report's path or a list of paths."""
+    if written is None:
+        return []
+    if isinstance(written, str | Path):
+        return [Path(written)]
+    return [Path(p) for p in written]
+
+
+def _clear_runs(runs_dir: Path) -> None:
+    """Remove an earlier ``runs.parquet``: the file, or the parts of the dataset folder (``part-*.parquet``)
+    and the folder if that empties it; nothing else in it is deleted."""
+    if runs_dir.is_symlink() or runs_dir.is_file():
+        runs_dir.unlink()
+    elif runs_dir.is_dir():
+        for part in [*runs_dir.glob("part-*.parquet"), *runs_dir.glob(".part-*.tmp")]:
+            if part.is_file() or part.is_symlink():
+                part.unlink()
+        try:
+            runs_dir.rmdir()
+        except OSError:
+            pass
+
+
+# --------------------------------------------------------------------------------------------
+# exact analysis beside a simulation
+
+
+def supports_exact(scenario) -> bool:
+    from sim import kinds
+
+    try:
+        return bool(kinds.get(scenario.kind).supports_exact(scenario))
+    except ExactUnsupported:
+        return False
+
+
+def exact_options(scenario) -> dict[str, Any]:
+    """Options of ``sim.exact`` when exact analysis is tried alongside a simulation: the kind's
+    smaller state budget where it has one (escape parties), so that a party too large for exact
+    analysis costs a few seconds before it is reported by simulation alone."""
+    from sim import kinds
+
+    budget = kinds.get(scenario.kind).auto_max_states
+    return {} if budget is None else {"max_states": budget}
+
+
+def exact_summary(scenario, notes: list[str] | None = None) -> dict | None:
+    """The exact summary, or None where the kind (or this scenario, or its budget) has none. When the
+    exact engine refused on its budget, a one-line note for the page ("exact analysis refused ...; Monte
+    Carlo instead") is appended to ``notes``."""
+    import sim
+
+    if not supports_exact(scenario):
+        return None
+    try:
+        return sim.exact(scenario, **exact_options(scenario))
+    except ExactUnsupported as exc:
+        if notes is not None and getattr(exc, "binds", None):
+            notes.append(refusal_note(exc))
+        return None
+
+
+def refusal_note(exc) -> str:
+    """What a page says when exact analysis was asked for and refused on its budget."""
+    return (f"Exact analysis was tried and refused (its {exc.binds} budget binds, raised with {exc.flag}); "
+            "the figures are Monte Carlo.")
+
+
+# --------------------------------------------------------------------------------------------
+# summary -> table rows (the sweep's grid points and the comparison index's scenarios)
+
+
+def metric_row(summary: dict, exact: dict | None, metrics: list[str]) -> dict[str, float]:
+    """``<m>``, ``<m>_lo``, ``<m>_hi`` for every metric of ``metrics`` (a metric missing from ``summary``
+    raises the ScenarioError naming the available ones), and ``<m>_exact`` when an exact summary is given:
+    NaN where the exact summary lacks that metric (the column is there, the cell is empty)."""
+    from sim.designer.metrics import metric_interval, metric_value
+
+    row: dict[str, float] = {}
+    for m in metrics:
+        value = metric_value(summary, m)
+        lo, hi = metric_interval(summary, m)
+        row[m], row[f"{m}_lo"], row[f"{m}_hi"] = value, lo, hi
+        if exact is not None:
+            try:
+                row[f"{m}_exact"] = metric_value(exact, m)
+            except ScenarioError:
+                row[f"{m}_exact"] = math.nan
+    return row
+
+
+# --------------------------------------------------------------------------------------------
+# output folders
+
+
+@contextlib.contextmanager
+def owned_folder(folder: Path | None, command: str):
+    """Lock ``folder`` for this command, record the files it writes there and replace what the same command
+    wrote there before (only that: other commands' and the user's files are never touched, sim/outputs.py).
+    A second command writing into the same folder meanwhile is refused; on error, a folder this command
+    created is removed again, and nothing else is touched."""
+    if folder is None:
+        yield
+        return
+    import shutil
+
+    from sim.outputs import FolderLock, OwnedOutputs, prepare_folder
+
+    created = prepare_folder(folder)
+    lock = FolderLock(folder)
+    try:
+        lock.acquire()
+    except SimError:
+        if created:
+            with contextlib.suppress(OSError):
+                folder.rmdir()
+        raise
+    try:
+        outputs = OwnedOutputs(folder, command)
+        try:
+            yield
+        except (SimError, OSError):
+            if created:  # made by this command and locked since: everything in it is this command's
+                shutil.rmtree(folder, ignore_errors=True)
+            raise
+        outputs.commit()
+    finally:
+        lock.release()
