@@ -36,7 +36,7 @@ import numpy as np
 from sim.dice import CHECK_DENOMINATOR, DiceExpr, check_numerator
 from sim.errors import ExactUnsupported
 from sim.escape.exact_sym import Deferred, Fork, deferred_in
-from sim.escape.model import BUILTIN_POLICIES, Scenario
+from sim.escape.model import BUILTIN_POLICIES, OPTIMAL_POLICY, Scenario
 from sim.escape.params import EscapeParams, compile_params
 from sim.escape.policy import load_policy
 from sim.escape.reference import play_round
@@ -238,15 +238,21 @@ def _char_key(c: CharState, rnd: int) -> tuple:
     return tuple(v)
 
 
-def state_key(st: PartyState) -> tuple:
+def state_key(st: PartyState, p: EscapeParams | None = None) -> tuple:
     """Compact hashable key of everything in ``st`` the next rounds depend on.
 
     Every field of each :class:`CharState` but the statistics (:data:`STAT_FIELDS`), with the focus
     immunity counted from the rounds played (``immune_until - round``, at least 0) rather than as a
     round number, so that equal states of different rounds share a key; then the attention and the
-    items left in the pool."""
+    items left in the pool. Given the parameters ``p`` of a scenario without an attention limit, the
+    attention is left out (kept as 0): it can then change nothing (R-ESC-9a: only the limit catches;
+    the ``team`` guard of R-ESC-37 reads it only under a limit)."""
     rnd = st.round
-    return (tuple(_char_key(c, rnd) for c in st.chars), st.attention, tuple(st.item_left))
+    return (tuple(_char_key(c, rnd) for c in st.chars), _attention(st, p), tuple(st.item_left))
+
+
+def _attention(st: PartyState, p: EscapeParams | None) -> int:
+    return st.attention if p is None or p.attention_limit else 0
 
 
 _STATS = ("rounds_at_tier", "checks_at_tier", "successes_at_tier", "actions_taken")
@@ -397,7 +403,7 @@ def transitions(p: EscapeParams, st: PartyState, policy: Callable, rolls: dict |
             caught += q
         else:
             nxt.outcome = ""
-            for k, s2, q2 in (_expand(nxt, src, q, lists) if src.outs else ((state_key(nxt), nxt, q),)):
+            for k, s2, q2 in (_expand(p, nxt, src, q, lists) if src.outs else ((state_key(nxt, p), nxt, q),)):
                 tick()  # one branch per combination of outcomes that goes on
                 entry = goes_on.get(k)
                 if entry is None:
@@ -460,7 +466,7 @@ def realize(s: PartyState | _Lazy) -> PartyState:
     return s.build() if type(s) is _Lazy else s
 
 
-def _expand(nxt: PartyState, src: BranchSource, q: float, lists: tuple[str, ...]):
+def _expand(p: EscapeParams, nxt: PartyState, src: BranchSource, q: float, lists: tuple[str, ...]):
     """(key, state or :class:`_Lazy`, probability) for each combination of the faces of the deferred rolls
     whose values ``nxt`` holds (a roll whose value the round dropped adds up to 1 and is left out). When
     each character's deferred values depend on rolls of their own (the usual case: a character's damage),
@@ -468,7 +474,7 @@ def _expand(nxt: PartyState, src: BranchSource, q: float, lists: tuple[str, ...]
     top = deferred_in(nxt, _PARTY_FIELDS)
     per = [deferred_in(c, _KEY_FIELDS) for c in nxt.chars]
     if not top and not any(per):
-        yield state_key(nxt), nxt, q
+        yield state_key(nxt, p), nxt, q
         return
     var_sets = [{x for *_, d in f for x in d.vars} for f in per]
     disjoint = sum(len(v) for v in var_sets) == len(set().union(*var_sets))
@@ -477,7 +483,7 @@ def _expand(nxt: PartyState, src: BranchSource, q: float, lists: tuple[str, ...]
         found = top + [h for f in per for h in f]
         for at, w in _combos(found, src):
             lazy = _Lazy(nxt, at, lists)
-            yield state_key(lazy.build()), lazy, q * w
+            yield state_key(lazy.build(), p), lazy, q * w
         return
     variants = []  # per character: [(character key, faces, probability)]
     for c, f in zip(nxt.chars, per, strict=True):
@@ -491,7 +497,7 @@ def _expand(nxt: PartyState, src: BranchSource, q: float, lists: tuple[str, ...]
             _set_faces(c2, f, at)
             rows.append((_char_key(c2, rnd), at, w))
         variants.append(rows)
-    rest = (nxt.attention, tuple(nxt.item_left))
+    rest = (_attention(nxt, p), tuple(nxt.item_left))
     for combo in itertools.product(*variants):
         w = q
         at = {}
@@ -510,7 +516,7 @@ def _unsupported_reason(scenario: Scenario) -> str | None:
     if n > MAX_PARTY:
         return (f"exact analysis supports parties of 1 to {MAX_PARTY} characters; this party has {n} "
                 "(use Monte Carlo: python -m sim run)")
-    if scenario.policy.name not in BUILTIN_POLICIES:
+    if scenario.policy.name not in (*BUILTIN_POLICIES, OPTIMAL_POLICY):
         return (f"exact analysis supports the built-in policies ({', '.join(BUILTIN_POLICIES)}); this scenario "
                 f"uses {scenario.policy.name!r} (use Monte Carlo: python -m sim run)")
     return None
@@ -541,7 +547,7 @@ def exact(scenario: Scenario, max_states: int | None = None, max_branches: int |
     budget, :class:`ExactBudgetExceeded` names the limit that binds, the flag that raises it and the
     projected time. The summary's ``exact_engine`` gives the states computed, the largest number of
     states alive in one round, the budgets, the branches and the time taken."""
-    if policy == "optimal":
+    if policy == OPTIMAL_POLICY or (policy is None and scenario.policy.name == OPTIMAL_POLICY):
         from sim.escape.optimal import optimal_exact
 
         return optimal_exact(scenario, objective, max_states, max_branches)
@@ -566,7 +572,7 @@ def exact(scenario: Scenario, max_states: int | None = None, max_branches: int |
     counter = [0, branch_budget, 0]
 
     start = initial_state(p)
-    ids: dict[tuple, int] = {state_key(start): 0}  # state key -> state number
+    ids: dict[tuple, int] = {state_key(start, p): 0}  # state key -> state number
     reps: dict[int, PartyState] = {0: start}  # a state for each number not yet expanded
     memo: dict = {}  # state number (and round where it matters) -> row of the transition table
     # the transition table, one row per memo entry (CSR): next state numbers and probabilities, and
