@@ -22,10 +22,10 @@ ROOT = __import__("pathlib").Path(__file__).resolve().parents[2]
 
 CASES = {
     **{k: v for k, v in small_parties().items() if k in ("duo_stimulus", "focus_wizard", "trio_stimulus_short")},
-    # R-ESC-13 craving: the stimulus lowers the maximum; R-ESC-10a rest below the maximum
+    # R-ESC-13 craving: the stimulus lowers the maximum; faces of unequal probability (2d2)
     "craving": scenario(dict(character("A", "fighter", 2, {"arms": "severe", "legs": "heavy"}, str=13), composure=5),
                         dict(character("B", "monk", 2, {"arms": "heavy"}, wis=14, dex=14), composure=4),
-                        stimulus={"damage": "1d3", "kind": "craving"}, run={"max_rounds": 6}),
+                        stimulus={"damage": "2d2", "kind": "craving"}, run={"max_rounds": 6}),
     # R-ESC-11 harness damage, R-ESC-12 overload with dazed rounds, R-ESC-10 searches: the watch party
     "watch": sim.load_scenario(ROOT / "scenarios/escape/party_under_watch.toml"),
 }
