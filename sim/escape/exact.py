@@ -8,13 +8,18 @@ same rules text and the only approximation is floating-point addition. Check pro
 from the shared check table (:func:`sim.dice.check_numerator`), dice sums from their cached
 distributions.
 
-Speed comes from three things, none of which touches the rules:
+Speed comes from these, none of which touches the rules:
 
 - equal states are merged every round (a state is a compact hashable key, :func:`state_key`);
 - the distribution of next states of a state is computed once and reused in every later round
   where the state appears (memoized transitions; the round number is part of the memo key only
   where the rules read it, see :func:`_round_matters`);
-- the policy is asked once per state, not once per branch.
+- the policy is asked once per state, not once per branch;
+- dice rolls are deferred (:mod:`sim.escape.exact_sym`): one replay of the round serves every face of a
+  roll as long as the faces agree on every decision the round takes, and the next states are expanded
+  per character at the end of the round;
+- the parameters are read as Python numbers (:func:`fast_params`), and the attention is left out of the key
+  when there is no attention limit.
 
 Two budgets bound the work: ``max_states`` (distinct states whose round is computed) and
 ``max_branches`` (rounds played on the branching source). The work of each round is projected before
