@@ -91,7 +91,7 @@ def main() -> None:
     ap.add_argument("--max-states", type=int, default=None, help="state budget (default: the engine's)")
     ap.add_argument("--policies", default="greedy,arms_first,team")
     ap.add_argument("--sizes", default="1,2,3,4")
-    ap.add_argument("--issue", action="store_true", help="also issue 25's cases (the trio takes minutes)")
+    ap.add_argument("--issue", action="store_true", help="also issue 25's cases (the watch party and the trio)")
     args = ap.parse_args()
     sim.exact(rogue(False))  # warm-up: imports and caches
     print("single rogue, 4 restraints, 20 rounds")

@@ -8,13 +8,18 @@ same rules text and the only approximation is floating-point addition. Check pro
 from the shared check table (:func:`sim.dice.check_numerator`), dice sums from their cached
 distributions.
 
-Speed comes from three things, none of which touches the rules:
+Speed comes from these, none of which touches the rules:
 
 - equal states are merged every round (a state is a compact hashable key, :func:`state_key`);
 - the distribution of next states of a state is computed once and reused in every later round
   where the state appears (memoized transitions; the round number is part of the memo key only
   where the rules read it, see :func:`_round_matters`);
-- the policy is asked once per state, not once per branch.
+- the policy is asked once per state, not once per branch;
+- dice rolls are deferred (:mod:`sim.escape.exact_sym`): one replay of the round serves every face of a
+  roll as long as the faces agree on every decision the round takes, and the next states are expanded
+  per character at the end of the round;
+- the parameters are read as Python numbers (:func:`fast_params`), and the attention is left out of the key
+  when there is no attention limit.
 
 Two budgets bound the work: ``max_states`` (distinct states whose round is computed) and
 ``max_branches`` (rounds played on the branching source). The work of each round is projected before
@@ -26,6 +31,7 @@ time, and suggests Monte Carlo.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import operator
 import time
 from collections.abc import Callable
@@ -34,7 +40,8 @@ import numpy as np
 
 from sim.dice import CHECK_DENOMINATOR, DiceExpr, check_numerator
 from sim.errors import ExactUnsupported
-from sim.escape.model import BUILTIN_POLICIES, Scenario
+from sim.escape.exact_sym import Deferred, Fork, deferred_in
+from sim.escape.model import BUILTIN_POLICIES, OPTIMAL_POLICY, Scenario
 from sim.escape.params import EscapeParams, compile_params
 from sim.escape.policy import load_policy
 from sim.escape.reference import play_round
@@ -105,11 +112,19 @@ class _Branches(Exception):
 class BranchSource:
     """Replays a fixed prefix of outcome choices; beyond it takes the first outcome and records
     the alternatives for later replays. ``rolls`` caches the outcomes of each character's dice
-    fields (shared by every branch of one analysis)."""
+    fields (shared by every branch of one analysis).
 
-    __slots__ = ("p", "prefix", "depth", "path", "prob", "pending", "rolls")
+    With ``forced`` (a set, the deferral mode of :func:`transitions`), a dice roll (:meth:`roll`,
+    :meth:`focus`) beyond the prefix is answered with every face at once, a
+    :class:`~sim.escape.exact_sym.Deferred` (path entry :data:`DEFER`), unless its signature (kind,
+    character, field) is in ``forced``: the rolls whose faces led to different decisions earlier in this
+    state's round are played face by face from the start. ``outs`` and ``sigs`` give the outcomes and the
+    signature of each deferred position."""
 
-    def __init__(self, params: EscapeParams, prefix: tuple[int, ...], rolls: dict | None = None):
+    __slots__ = ("p", "prefix", "depth", "path", "prob", "pending", "rolls", "forced", "outs", "sigs")
+
+    def __init__(self, params: EscapeParams, prefix: tuple[int, ...], rolls: dict | None = None,
+                 forced: set | None = None):
         self.p = params
         self.prefix = prefix
         self.depth = len(prefix)
@@ -117,24 +132,33 @@ class BranchSource:
         self.prob = 1.0
         self.pending: list[tuple[int, ...]] = []
         self.rolls = {} if rolls is None else rolls
+        self.forced = forced
+        self.outs: dict[int, tuple] = {}
+        self.sigs: dict[int, tuple] = {}
 
-    def _choose(self, outcomes: tuple[tuple[object, float], ...]):
+    def _choose(self, outcomes: tuple[tuple[object, float], ...], sig: tuple | None = None):
         path = self.path
         pos = len(path)
         if pos < self.depth:
             k = self.prefix[pos]
+        elif sig is not None and self.forced is not None and len(outcomes) > 1 and sig not in self.forced:
+            k = DEFER
         else:
             k = 0
             if len(outcomes) > 1:
                 base = tuple(path)
                 self.pending.extend([base + (j,) for j in range(1, len(outcomes))])
         path.append(k)
+        if k == DEFER:
+            self.outs[pos] = outcomes
+            self.sigs[pos] = sig
+            return Deferred.roll(pos, [v for v, _ in outcomes])
         value, q = outcomes[k]
         self.prob *= q
         return value
 
     def check(self, i, net, need, blessed, breath) -> bool:
-        key = (net, need, blessed, breath)
+        key = (net, need, blessed, breath)  # a deferred need cannot be hashed: its roll is played face by face
         out = _CHECKS.get(key)
         if out is None:
             out = _CHECKS[key] = _bernoulli(check_numerator(net, need, blessed, breath))
@@ -147,7 +171,7 @@ class BranchSource:
         return self.check(i, 0, need, False, False)
 
     def focus(self, i) -> int:
-        return self._choose(_D8)
+        return self._choose(_D8, ("focus", i))
 
     def inspiration(self, i, sides) -> int:
         """R-ESC-14b: every face of a held inspiration die, each 1 / sides."""
@@ -165,7 +189,11 @@ class BranchSource:
         out = self.rolls.get(key)
         if out is None:
             out = self.rolls[key] = _distribution(expr, self.p.modifiers[i])
-        return self._choose(out)
+        return self._choose(out, key)
+
+
+#: path entry of a roll answered with every face at once (deferral mode)
+DEFER = -1
 
 
 _D8 = tuple((f, 1 / 8) for f in range(1, 9))
@@ -202,6 +230,7 @@ _KEY_FIELDS = tuple(f.name for f in dataclasses.fields(CharState) if f.name not 
 
 
 _GET_KEY_FIELDS = operator.attrgetter(*_KEY_FIELDS)
+_PARTY_FIELDS = ("attention", "item_left")  # the party's fields in the state key
 _IMMUNE = _KEY_FIELDS.index("immune_until")
 _HELD = _KEY_FIELDS.index("held")
 
@@ -214,15 +243,21 @@ def _char_key(c: CharState, rnd: int) -> tuple:
     return tuple(v)
 
 
-def state_key(st: PartyState) -> tuple:
+def state_key(st: PartyState, p: EscapeParams | None = None) -> tuple:
     """Compact hashable key of everything in ``st`` the next rounds depend on.
 
     Every field of each :class:`CharState` but the statistics (:data:`STAT_FIELDS`), with the focus
     immunity counted from the rounds played (``immune_until - round``, at least 0) rather than as a
     round number, so that equal states of different rounds share a key; then the attention and the
-    items left in the pool."""
+    items left in the pool. Given the parameters ``p`` of a scenario without an attention limit, the
+    attention is left out (kept as 0): it can then change nothing (R-ESC-9a: only the limit catches;
+    the ``team`` guard of R-ESC-37 reads it only under a limit)."""
     rnd = st.round
-    return (tuple(_char_key(c, rnd) for c in st.chars), st.attention, tuple(st.item_left))
+    return (tuple(_char_key(c, rnd) for c in st.chars), _attention(st, p), tuple(st.item_left))
+
+
+def _attention(st: PartyState, p: EscapeParams | None) -> int:
+    return st.attention if p is None or p.attention_limit else 0
 
 
 _STATS = ("rounds_at_tier", "checks_at_tier", "successes_at_tier", "actions_taken")
@@ -256,7 +291,8 @@ def _scratch_copy(st: PartyState, lists: tuple[str, ...] | None = None) -> Party
 
 def _at_round(st: PartyState, played: int) -> PartyState:
     """``st`` with ``played`` rounds played and the same key (focus immunity shifted): ``st`` itself
-    when it is already there, else a copy."""
+    when it is already there, else a copy. A :class:`_Lazy` state is built first."""
+    st = realize(st)
     if st.round == played and not st.outcome:
         return st
     out = st.copy()
@@ -266,6 +302,37 @@ def _at_round(st: PartyState, played: int) -> PartyState:
             c.immune_until += shift
     out.round = played
     out.outcome = ""
+    return out
+
+
+class _Grid(dict):
+    """A 2-D parameter array as Python numbers: ``g[i, j]`` an element, ``g[i]`` a row (a tuple)."""
+
+    __slots__ = ()
+
+
+def fast_params(p: EscapeParams) -> EscapeParams:
+    """``p`` with its arrays as Python numbers (tuples, and :class:`_Grid` for 2-D ones): the same values,
+    read several times faster one element at a time, as the scalar round does. ``item_weight`` stays an
+    array (the round draws items with array arithmetic)."""
+    if getattr(p, "_fast", False):
+        return p
+    upd = {}
+    for f in dataclasses.fields(p):
+        v = getattr(p, f.name)
+        if type(v) is not np.ndarray or f.name == "item_weight":
+            continue
+        if v.ndim == 1:
+            upd[f.name] = tuple(v.tolist())
+        elif v.ndim == 2:
+            g = _Grid()
+            for i, row in enumerate(v.tolist()):
+                g[i] = tuple(row)
+                for j, x in enumerate(row):
+                    g[i, j] = x
+            upd[f.name] = g
+    out = dataclasses.replace(p, **upd)
+    object.__setattr__(out, "_fast", True)
     return out
 
 
@@ -280,11 +347,20 @@ _GOES_ON, _ESCAPED, _CAUGHT = 0, 1, 2
 
 
 def transitions(p: EscapeParams, st: PartyState, policy: Callable, rolls: dict | None = None,
-                counter: list[int] | None = None) -> tuple[list, float, float]:
+                counter: list[int] | None = None, defer: bool = True) -> tuple[list, float, float]:
     """One round from ``st``: (list of (next key, next state, probability) of the runs that go on,
     P(escaped this round), P(caught this round)). Equal next states are merged; a run the round
     ends by timeout counts as going on (the caller applies the last round). ``counter`` is
-    [branches played so far, the most allowed]; beyond it :class:`_Branches` is raised."""
+    [branches so far, the most allowed(, replays of the round so far)]; beyond the most allowed
+    :class:`_Branches` is raised. A branch is one combination of the round's random outcomes that goes
+    on (a next state before merging), one that ends the run (all the faces of the rolls deferred in it
+    together), or a replay stopped to play a roll face by face.
+
+    ``defer``: dice rolls are answered with every face at once (:mod:`sim.escape.exact_sym`) and
+    played face by face only where the faces lead to different decisions; the deferred values left in
+    the state at the end of the round are expanded into one next state per combination of faces. The
+    answer is the same as face by face (``defer=False``), with fewer replays of the round. A next state
+    may then be a :class:`_Lazy` (built by :func:`realize` when needed)."""
     plan = None
 
     def once(view):  # declarations see only the start of the round: the same on every branch
@@ -297,30 +373,143 @@ def transitions(p: EscapeParams, st: PartyState, policy: Callable, rolls: dict |
     escaped = caught = 0.0
     stack: list[tuple[int, ...]] = [()]
     lists = _list_fields(st)
+    forced: set | None = set() if defer else None
+    if counter is None:
+        counter = [0, float("inf")]
+
+    def tick() -> None:
+        counter[0] += 1
+        if counter[0] > counter[1]:
+            raise _Branches()
+
     while stack:
         prefix = stack.pop()
-        if counter is not None:
-            counter[0] += 1
-            if counter[0] > counter[1]:
-                raise _Branches()
-        src = BranchSource(p, prefix, rolls)
+        if len(counter) > 2:
+            counter[2] += 1  # replays of the round
+        src = BranchSource(p, prefix, rolls, forced)
         nxt = _scratch_copy(st, lists)
-        play_round(p, nxt, once, src)
+        try:
+            play_round(p, nxt, once, src)
+        except Fork as fork:  # the faces of a deferred roll disagree on a decision: play it face by face
+            j = fork.pos
+            forced.add(src.sigs[j])
+            stack.extend([x for x in src.pending if len(x) <= j])  # alternatives of the events before it
+            base = tuple(src.path[:j])
+            stack.extend([base + (k,) for k in range(len(src.outs[j]))])
+            tick()  # a replay stopped early: work, though no outcome
+            continue
         stack.extend(src.pending)
         q = src.prob
-        if nxt.outcome == "escaped":
+        if nxt.outcome == "escaped":  # on every face of the deferred rolls alike (same decisions)
+            tick()
             escaped += q
         elif nxt.outcome == "caught":
+            tick()
             caught += q
         else:
             nxt.outcome = ""
-            k = state_key(nxt)
-            entry = goes_on.get(k)
-            if entry is None:
-                goes_on[k] = [k, nxt, q]
-            else:
-                entry[2] += q
+            for k, s2, q2 in (_expand(p, nxt, src, q, lists) if src.outs else ((state_key(nxt, p), nxt, q),)):
+                tick()  # one branch per combination of outcomes that goes on
+                entry = goes_on.get(k)
+                if entry is None:
+                    goes_on[k] = [k, s2, q2]
+                else:
+                    entry[2] += q2
     return [tuple(e) for e in goes_on.values()], escaped, caught
+
+
+def _faces(d: Deferred, at: dict) -> object:
+    return d.vals[tuple(at[x] for x in d.vars)]
+
+
+def _set_faces(holder, found: list, at: dict) -> None:
+    """Put the faces ``at`` (position -> face index) of the deferred values ``found`` of ``holder`` in place."""
+    for _, name, idx, d in found:
+        v = _faces(d, at)
+        if idx < 0:
+            setattr(holder, name, v)
+        else:
+            seq = getattr(holder, name)[:]  # a list the copy may share (statistics): copied first
+            seq[idx] = v
+            setattr(holder, name, seq)
+
+
+def _combos(found: list, src: BranchSource):
+    """(faces: position -> face index, probability) of every combination of the faces of the rolls that
+    the deferred values ``found`` depend on."""
+    sizes = {}
+    for *_, d in found:
+        sizes.update(zip(d.vars, d.sizes, strict=True))
+    positions = sorted(sizes)
+    outs = [src.outs[pos] for pos in positions]
+    for faces in itertools.product(*(range(sizes[pos]) for pos in positions)):
+        w = 1.0
+        for out, k in zip(outs, faces, strict=True):
+            w *= out[k][1]
+        yield dict(zip(positions, faces, strict=True)), w
+
+
+class _Lazy:
+    """A next state not built yet: ``nxt`` with the faces ``at`` of its deferred values (built only when the
+    engine meets its key for the first time, :func:`realize`)."""
+
+    __slots__ = ("nxt", "at", "lists")
+
+    def __init__(self, nxt: PartyState, at: dict, lists: tuple[str, ...]):
+        self.nxt, self.at, self.lists = nxt, at, lists
+
+    def build(self) -> PartyState:
+        s2 = _scratch_copy(self.nxt, self.lists)
+        _set_faces(s2, deferred_in(self.nxt), self.at)
+        for c2, c in zip(s2.chars, self.nxt.chars, strict=True):
+            _set_faces(c2, deferred_in(c), self.at)
+        return s2
+
+
+def realize(s: PartyState | _Lazy) -> PartyState:
+    """A state of :func:`transitions`' answer, built if it was left lazy."""
+    return s.build() if type(s) is _Lazy else s
+
+
+def _expand(p: EscapeParams, nxt: PartyState, src: BranchSource, q: float, lists: tuple[str, ...]):
+    """(key, state or :class:`_Lazy`, probability) for each combination of the faces of the deferred rolls
+    whose values ``nxt`` holds (a roll whose value the round dropped adds up to 1 and is left out). When
+    each character's deferred values depend on rolls of their own (the usual case: a character's damage),
+    the keys are built character by character and combined, without a state per combination."""
+    top = deferred_in(nxt, _PARTY_FIELDS)
+    per = [deferred_in(c, _KEY_FIELDS) for c in nxt.chars]
+    if not top and not any(per):
+        yield state_key(nxt, p), nxt, q
+        return
+    var_sets = [{x for *_, d in f for x in d.vars} for f in per]
+    disjoint = sum(len(v) for v in var_sets) == len(set().union(*var_sets))
+    rnd = nxt.round
+    if top or not disjoint:  # the general case: every combination of every roll, a state each
+        found = top + [h for f in per for h in f]
+        for at, w in _combos(found, src):
+            lazy = _Lazy(nxt, at, lists)
+            yield state_key(lazy.build(), p), lazy, q * w
+        return
+    variants = []  # per character: [(character key, faces, probability)]
+    for c, f in zip(nxt.chars, per, strict=True):
+        if not f:
+            variants.append([(_char_key(c, rnd), {}, 1.0)])
+            continue
+        rows = []
+        for at, w in _combos(f, src):
+            c2 = object.__new__(CharState)
+            c2.__dict__ = c.__dict__.copy()
+            _set_faces(c2, f, at)
+            rows.append((_char_key(c2, rnd), at, w))
+        variants.append(rows)
+    rest = (_attention(nxt, p), tuple(nxt.item_left))
+    for combo in itertools.product(*variants):
+        w = q
+        at = {}
+        for _, a, wc in combo:
+            w *= wc
+            at.update(a)
+        yield (tuple(ck for ck, _, _ in combo), *rest), _Lazy(nxt, at, lists), w
 
 
 # ---------------------------------------------------------------------------------------------
@@ -332,7 +521,7 @@ def _unsupported_reason(scenario: Scenario) -> str | None:
     if n > MAX_PARTY:
         return (f"exact analysis supports parties of 1 to {MAX_PARTY} characters; this party has {n} "
                 "(use Monte Carlo: python -m sim run)")
-    if scenario.policy.name not in BUILTIN_POLICIES:
+    if scenario.policy.name not in (*BUILTIN_POLICIES, OPTIMAL_POLICY):
         return (f"exact analysis supports the built-in policies ({', '.join(BUILTIN_POLICIES)}); this scenario "
                 f"uses {scenario.policy.name!r} (use Monte Carlo: python -m sim run)")
     return None
@@ -363,7 +552,7 @@ def exact(scenario: Scenario, max_states: int | None = None, max_branches: int |
     budget, :class:`ExactBudgetExceeded` names the limit that binds, the flag that raises it and the
     projected time. The summary's ``exact_engine`` gives the states computed, the largest number of
     states alive in one round, the budgets, the branches and the time taken."""
-    if policy == "optimal":
+    if policy == OPTIMAL_POLICY or (policy is None and scenario.policy.name == OPTIMAL_POLICY):
         from sim.escape.optimal import optimal_exact
 
         return optimal_exact(scenario, objective, max_states, max_branches)
@@ -381,14 +570,14 @@ def exact(scenario: Scenario, max_states: int | None = None, max_branches: int |
     if branch_budget < 1:
         raise ExactUnsupported(f"max_branches: expected an integer >= 1, got {max_branches}")
     started = time.perf_counter()
-    p = compile_params(scenario)
+    p = fast_params(compile_params(scenario))
     policy = load_policy(scenario.policy.name)
     by_round_key = _round_matters(p, scenario.policy.name)
     rolls: dict = {}
-    counter = [0, branch_budget]
+    counter = [0, branch_budget, 0]
 
     start = initial_state(p)
-    ids: dict[tuple, int] = {state_key(start): 0}  # state key -> state number
+    ids: dict[tuple, int] = {state_key(start, p): 0}  # state key -> state number
     reps: dict[int, PartyState] = {0: start}  # a state for each number not yet expanded
     memo: dict = {}  # state number (and round where it matters) -> row of the transition table
     # the transition table, one row per memo entry (CSR): next state numbers and probabilities, and
@@ -497,6 +686,7 @@ def exact(scenario: Scenario, max_states: int | None = None, max_branches: int |
             "max_states": budget,
             "max_branches": branch_budget,
             "branches": counter[0],
+            "replays": counter[2],
             "seconds": round(time.perf_counter() - started, 4),
         },
     }

@@ -26,6 +26,8 @@ CLASSES = (
 )
 MAX_PARTY = 16
 BUILTIN_POLICIES = ("greedy", "arms_first", "team")
+#: the solved policy: optimal play for escape_rate (sim.escape.optimal), simulated on the reference engine
+OPTIMAL_POLICY = "optimal"
 MAX_ROUNDS = 1000
 
 TierId = Literal["simple", "light", "moderate", "heavy", "severe", "complete", "despair", "utter"]
@@ -198,8 +200,8 @@ class EscapePolicy(PolicySettings):
     """Who does what each round (R-ESC-20, R-ESC-21, docs/policies.md)."""
 
     name: str = Field("greedy", description=(
-        "greedy (the reference, R-ESC-20), arms_first, team (R-ESC-21), or \"package.module:callable\" "
-        "for your own policy (see docs/policies.md)."))
+        "greedy (the reference, R-ESC-20), arms_first, team (R-ESC-21), optimal (the solved best play for the "
+        "escape rate, docs/exact.md), or \"package.module:callable\" for your own policy (see docs/policies.md)."))
 
 
 class Scenario(ScenarioBase):
@@ -235,10 +237,11 @@ def check(s: Scenario) -> None:
         if tier == "utter" and (override.dc is not None or override.becomes is not None):
             raise ScenarioError("the utter tier takes no dc or becomes override (R-ESC-33)", key="rules.tiers.utter")
     name = s.policy.name
-    if name not in BUILTIN_POLICIES and not re.fullmatch(r"[A-Za-z_][\w.]*:[A-Za-z_]\w*", name):
-        near = difflib.get_close_matches(name, BUILTIN_POLICIES, n=1)
+    known = (*BUILTIN_POLICIES, OPTIMAL_POLICY)
+    if name not in known and not re.fullmatch(r"[A-Za-z_][\w.]*:[A-Za-z_]\w*", name):
+        near = difflib.get_close_matches(name, known, n=1)
         hint = f"; did you mean {near[0]!r}?" if near else ""
-        raise ScenarioError(f"expected a built-in policy ({', '.join(BUILTIN_POLICIES)}) or "
+        raise ScenarioError(f"expected a built-in policy ({', '.join(BUILTIN_POLICIES)}), {OPTIMAL_POLICY!r} or "
                             f"'package.module:callable'; given {name!r}{hint}", key="policy.name")
     if len(set(s.goal.slots)) != len(s.goal.slots):
         raise ScenarioError("expected each slot at most once", key="goal.slots")

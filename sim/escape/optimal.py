@@ -105,7 +105,7 @@ def solve(scenario: Scenario | EscapeParams, objective: str | None = None, max_s
     on the branching source (every choice of every state counts); beyond them
     :class:`~sim.escape.exact.ExactBudgetExceeded`."""
     ex = _engine()
-    p = scenario if isinstance(scenario, EscapeParams) else compile_params(scenario)
+    p = ex.fast_params(scenario if isinstance(scenario, EscapeParams) else compile_params(scenario))
     if p.n_chars > ex.MAX_PARTY:
         raise ExactUnsupported(f"optimal play supports parties of 1 to {ex.MAX_PARTY} characters; this party "
                                f"has {p.n_chars}")
@@ -116,7 +116,7 @@ def solve(scenario: Scenario | EscapeParams, objective: str | None = None, max_s
     counter = [0, branch_budget]
     rolls: dict = {}
     start = initial_state(p)
-    ids = {ex.state_key(start): 0}
+    ids = {ex.state_key(start, p): 0}
     reps = {0: start}
     choices: dict[int, list[tuple]] = {}
     trans: dict[tuple[int, int], tuple[list, float, float]] = {}
@@ -162,7 +162,7 @@ def solve(scenario: Scenario | EscapeParams, objective: str | None = None, max_s
                         sid2 = ids.get(k2)
                         if sid2 is None:
                             sid2 = ids[k2] = len(ids)
-                            reps[sid2] = s2
+                            reps[sid2] = ex.realize(s2)
                         rows.append((sid2, q2))
                     trans[(sid, k)] = (rows, esc, cau)
                 done += 1
@@ -417,7 +417,8 @@ def table_policy(sol: Solution):
     def policy(view):
         st = view.state
         played = view.round - 1  # the view sees the round already counted; keys count the rounds played
-        key = (tuple(ex._char_key(c, played) for c in st.chars), st.attention, tuple(st.item_left))
+        key = (tuple(ex._char_key(c, played) for c in st.chars), ex._attention(st, sol.params),
+               tuple(st.item_left))
         sid = ids.get(key)
         k = sol.best.get((sid, view.round)) if sid is not None else None
         if k is None:

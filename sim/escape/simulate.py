@@ -13,7 +13,7 @@ from sim.errors import ScenarioError
 from sim.escape import kernel as K
 from sim.escape.aggregate import EscapeAggregate
 from sim.escape.columns import allocate, columns_from_batch, columns_from_states, copy_into, runs_frame
-from sim.escape.model import Scenario
+from sim.escape.model import OPTIMAL_POLICY, Scenario
 from sim.escape.params import EscapeParams, compile_params
 from sim.escape.policy import load_policy, require_code_opt_in
 from sim.escape.reference import DrawSource, play_round
@@ -102,21 +102,26 @@ def simulate(scenario: Scenario, runs: int, seed: int, n_jobs: int = 1, engine: 
     p = compile_params(scenario)
     require_code_opt_in(p.policy, allow_code or current_execution().allow_code)
     engine = resolve_engine(p, engine)
-    if engine == "reference":
+    policy = p.policy
+    if policy == OPTIMAL_POLICY:  # solved once here (or refused in one line), its table sent to every chunk
+        from sim.escape.optimal import solve
+
+        policy = solve(p)
+    elif engine == "reference":
         load_policy(p.policy)  # fail early on a bad custom policy
     agg = EscapeAggregate.empty(p)
     result = SimulationResult(scenario, pd.DataFrame(), {})
     if keep_runs:
         fn = _kernel_task if engine == "kernel" else _reference_task
         cols = allocate(p, runs)  # the whole run's columns, filled chunk by chunk (no list of parts to join)
-        for chunk, part in map_chunks(fn, (p, p.policy), runs, seed, n_jobs, chunks_per_task,
+        for chunk, part in map_chunks(fn, (p, policy), runs, seed, n_jobs, chunks_per_task,
                                       threads=engine == "kernel"):
             copy_into(cols, part, chunk.start)
         agg.add(cols)
         result.runs = runs_frame(p, cols)
         result.extra["columns"] = cols
     else:
-        task = (p, p.policy, engine, runs_sink is not None)
+        task = (p, policy, engine, runs_sink is not None)
         stream_chunks(_stream_task, task, runs, seed, n_jobs, agg, runs_sink, chunks_per_task=chunks_per_task,
                       threads=engine == "kernel")  # the compiled engine releases the GIL
     result.summary = summarize(scenario, p, agg, runs, seed)
@@ -133,6 +138,10 @@ def _kernel_task(params, n, rng):
 
 def _reference_task(params, n, rng):
     p, policy = params
+    if not isinstance(policy, str):  # policy "optimal": the solved decision table, every declaration checked
+        from sim.escape.optimal import table_policy
+
+        return reference_chunk(p, n, rng, table_policy(policy), validate=True)
     custom = policy not in ("greedy", "arms_first", "team")
     return reference_chunk(p, n, rng, policy, validate=custom)
 
