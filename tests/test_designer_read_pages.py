@@ -14,7 +14,7 @@ import sim
 from sim.cli import main
 from sim.designer.matrix import Matrix, outlier_sentences
 from sim.designer.params import with_values
-from sim.exact_report import tiers_on_the_way
+from sim.escape.designer import tiers_on_the_way
 
 ROOT = Path(__file__).resolve().parents[1]
 ROGUE = ROOT / "scenarios" / "escape" / "lone_rogue.toml"

@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import math
 import time
-import tomllib
 from dataclasses import dataclass, field
 from itertools import product
 from pathlib import Path
@@ -46,7 +45,7 @@ from sim.designer.evaluate import exact_summary
 from sim.designer.metrics import metric_interval, metric_value, parse_metric
 from sim.designer.params import field_bounds, split_key, with_values
 from sim.errors import ScenarioError
-from sim.scenario import MAX_FILE_BYTES, Strict, format_validation_errors, load_scenario
+from sim.scenario import Strict, format_validation_errors, load_scenario, read_toml_file
 
 MAX_PARAMS = 8
 MAX_TARGETS = 50
@@ -128,17 +127,7 @@ def read_toml(path: Path, file: str) -> dict:
     p = Path(path)
     if p.is_dir():
         raise ScenarioError("is a folder; expected a fit file (TOML)", file=file)
-    if not p.is_file():
-        raise ScenarioError("no such fit file", file=file)
-    raw = p.read_bytes()
-    if len(raw) > MAX_FILE_BYTES:
-        raise ScenarioError(f"file larger than {MAX_FILE_BYTES} bytes", file=file)
-    try:
-        return tomllib.loads(raw.decode("utf-8"))
-    except UnicodeDecodeError as exc:
-        raise ScenarioError(f"not valid UTF-8 (byte {exc.start})", file=file) from None
-    except tomllib.TOMLDecodeError as exc:
-        raise ScenarioError(f"malformed TOML: {exc}", file=file) from None
+    return read_toml_file(p, "fit file", file)  # the scenario files' guard (sim/scenario.py)
 
 
 def _bounds(settings: FitSettings, file: str) -> tuple[list[int], list[int]]:

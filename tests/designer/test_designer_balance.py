@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 import sim
-from sim.designer.balance import balance_metrics, balance_section, balance_table
+from sim.designer.balance import balance_metrics
+from sim.designer.pages import balance_section, balance_table
 from sim.designer.params import with_values
 from sim.stats import wilson_interval
 
