@@ -13,7 +13,7 @@ import numpy as np
 
 from sim import kinds
 from sim.designer.metrics import MAIN_METRIC, META_KEYS, metric_value
-from sim.labels import metric_kind, metric_label
+from sim.labels import metric_label, metric_unit
 from sim.report import (
     answer,
     chart_text,
@@ -41,7 +41,7 @@ def _value_text(key: str, v: Any) -> str:
     if isinstance(v, bool) or v is None:
         return "–" if v is None else str(v)
     if isinstance(v, int | float):
-        return fmt_exact(v) if metric_kind(key) == "probability" else f"{v:.6g}"
+        return fmt_exact(v) if metric_unit(key) == "probability" else f"{v:.6g}"
     return str(v)
 
 
@@ -55,7 +55,7 @@ def write_exact_report(scenario, exact: dict[str, Any], out_dir: Path) -> Path:
     if main:
         try:
             v = metric_value(exact, main)
-            lines.append(f"Exactly {fmt_exact(v) if metric_kind(main) == 'probability' else f'{v:.6g}'}: "
+            lines.append(f"Exactly {fmt_exact(v) if metric_unit(main) == 'probability' else f'{v:.6g}'}: "
                          f"{metric_label(main)}.")
         except Exception:  # noqa: BLE001 - a kind whose exact summary lacks its main metric: no headline
             pass
@@ -78,9 +78,9 @@ def write_exact_report(scenario, exact: dict[str, Any], out_dir: Path) -> Path:
               and all(isinstance(x, int | float) and not isinstance(x, bool) for x in v)]
     for i, (key, values) in enumerate(series):
         x = np.arange(1, len(values) + 1)
-        fig, ax = new_figure(chart_text(metric_label(key), 70), "round", chart_text(metric_kind(key) or "value"))
+        fig, ax = new_figure(chart_text(metric_label(key), 70), "round", chart_text(metric_unit(key) or "value"))
         ax.plot(x, values, marker="o", color=f"C{i % 10}", label="exact")
-        if metric_kind(key) == "probability":
+        if metric_unit(key) == "probability":
             ax.set_ylim(-0.02, 1.02)
         legend_outside(ax)
         name = f"exact_{''.join(ch if ch.isalnum() else '_' for ch in key)}.png"

@@ -27,6 +27,7 @@ from sim.designer.evaluate import evaluate, exact_summary
 from sim.designer.metrics import half_width, main_metric, metric_interval, metric_value
 from sim.designer.params import GridAxis, parse_axis, scenario_data, set_value
 from sim.errors import ScenarioError
+from sim.labels import metric_label
 from sim.scenario import parse_scenario
 
 #: the standard array, assigned to the abilities in each class's order of priority (highest first)
@@ -59,11 +60,6 @@ MAX_CELLS = 2_000
 METRIC_WORDS = {
     "escape_rate": "escapes{within}",
     "incapacitated_or_arms_complete_by_round.last": "ends incapacitated or with arms complete",
-}
-
-METRIC_LABELS = {
-    "escape_rate": "Escape rate",
-    "incapacitated_or_arms_complete_by_round.last": "Incapacitated or arms complete",
 }
 
 
@@ -250,7 +246,7 @@ def heat_map(m: Matrix, out: Path) -> Path:
     for i, c in enumerate(classes):
         part = df[df["class"] == c]
         data[i, : len(part)] = part[m.metric].to_numpy(float)
-    label = METRIC_LABELS.get(m.metric, m.metric)
+    label = metric_label(m.metric)
     fig, ax = new_figure(f"{label} by class (! marks an outlier)", "variant", "class",
                          size=(2.0 + 1.3 * len(labels), 1.5 + 0.42 * len(classes)))
     ax.grid(False)
@@ -289,7 +285,7 @@ def write_matrix(m: Matrix, out_dir: str | Path) -> list[Path]:
                           f"{r['difference'] * 100:+.1f} pp", "yes" if r["outlier"] else "",
                           "–" if math.isnan(r["mean_rounds"]) else f"{r['mean_rounds']:.2f}"])
     score_rows = [[c, *(str(s[a]) for a in ABILITIES)] for c, s in m.scores.items()]
-    label = METRIC_LABELS.get(m.metric, m.metric)
+    label = metric_label(m.metric)
     sections = [
         answer(f"Is any class far ahead or behind on {label.lower()}?", lines),
         section("Class by variant", image=chart.name,

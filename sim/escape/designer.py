@@ -139,6 +139,8 @@ def exact_answer(scenario, exact: dict[str, Any]) -> list[str]:
     from sim.escape.report import _dc_in_effect
     from sim.report import fmt_exact
 
+    if "escape_rate" not in exact:
+        return []
     engine = exact.get("exact_engine") or {}
     tiers = tiers_on_the_way(scenario)
     if not tiers or engine.get("seconds", 0.0) > MAX_TIER_SECONDS:
