@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from examples import ROOT
 
 import sim
 from sim.cli import main
@@ -28,7 +29,6 @@ from sim.designer.fit import (
 )
 from sim.errors import ScenarioError
 
-ROOT = Path(__file__).resolve().parents[2]
 PROBES = ROOT / "scenarios" / "fit" / "probes"
 
 

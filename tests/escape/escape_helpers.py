@@ -1,13 +1,25 @@
-"""Builders for escape tests: scenarios from keyword arguments, and a scripted random source."""
+"""Test helpers for the escape kind (the shape every tests/<kind>/<kind>_helpers.py has): ``EXAMPLES`` and
+``example(name)`` for the shipped scenarios, ``scenario_data(**over)`` and ``make(**over)`` for small scenarios;
+then the escape builders (``character``, ``scenario(*party, **sections)``) and a scripted random source."""
 
 from __future__ import annotations
+
+import copy
+
+from examples import ROOT
 
 from sim.escape.model import Scenario
 from sim.escape.params import compile_params
 from sim.escape.state import initial_state
 from sim.scenario import parse_scenario
 
+EXAMPLES = ROOT / "scenarios" / "escape"
 SCORES = {"str": 10, "dex": 10, "con": 10, "int": 10, "wis": 10, "cha": 10}
+
+
+def example(name: str):
+    """The shipped example ``scenarios/escape/<name>.toml``."""
+    return EXAMPLES / f"{name}.toml"
 
 
 def character(name="A", cls="fighter", level=1, restraints=None, **scores):
@@ -21,6 +33,18 @@ def scenario(*party, **sections) -> Scenario:
     data = {"kind": "escape", "name": "test", "party": list(party) or [character()]}
     data.update(sections)
     return parse_scenario(data, "test.toml")
+
+
+def scenario_data(**over) -> dict:
+    """An escape scenario as a dict: one level-1 fighter with plain scores, top-level keys replaced by ``over``."""
+    data = {"kind": "escape", "name": "test", "party": [character()]}
+    data.update(copy.deepcopy(over))
+    return data
+
+
+def make(**over) -> Scenario:
+    """A validated escape scenario: :func:`scenario_data` parsed."""
+    return parse_scenario(scenario_data(**over), "test.toml")
 
 
 class Script:

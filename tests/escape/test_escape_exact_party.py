@@ -7,10 +7,10 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
-from escape_support import character, scenario
+from escape_helpers import character, scenario
+from examples import ROOT
 
 import sim
 from sim.errors import ExactUnsupported
@@ -21,7 +21,6 @@ from sim.escape.reference import play_round
 from sim.escape.state import initial_state
 from sim.stats import standard_error
 
-ROOT = Path(__file__).resolve().parents[2]
 POLICIES = ("greedy", "arms_first", "team")
 
 

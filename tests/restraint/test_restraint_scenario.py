@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pandas as pd
 import pytest
+from examples import ROOT
 from restraint_helpers import scenario_data
 
 import sim
@@ -14,7 +14,7 @@ from sim.cli import main
 from sim.errors import ScenarioError
 from sim.scenario import parse_scenario
 
-SCENARIO_DIR = Path(__file__).resolve().parents[2] / "scenarios" / "restraint"
+SCENARIO_DIR = ROOT / "scenarios" / "restraint"
 
 
 @pytest.mark.parametrize(
