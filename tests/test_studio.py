@@ -196,6 +196,7 @@ def test_studio_html_escapes_every_scenario_string_and_uses_the_label_table():
     studio = Studio(sim.load_scenario(ROGUE))
     studio.scenario = studio.scenario.model_copy(update={"name": "<script>alert(1)</script>"})
     page = headline_html(studio, studio.baseline, refining=False)
+    assert type(page) is str  # Panel html.escape()s its object for transport: a Markup would be escaped twice
     assert "<script>" not in page and "&lt;script&gt;alert(1)&lt;/script&gt;" in page
     assert "Escaped: <b" in page  # metric_label("escape_rate", short=True) == "escaped"
     studio.controls[0] = studio.controls[0].__class__(**{**studio.controls[0].__dict__, "value": "<b>x</b>"})

@@ -2,8 +2,9 @@
 
 ``studio_app(scenario)`` returns a Panel layout that is served by ``python -m sim studio`` and can be shown
 in a notebook cell as it is. Every string from the scenario is escaped before it reaches the page: the page's HTML
-is built as :class:`markupsafe.Markup` templates whose arguments are escaped (as sim/report.py builds reports);
-metric names and numbers come from the one table of sim/labels.py.
+is built as :class:`markupsafe.Markup` templates whose arguments are escaped (as sim/report.py builds reports), handed
+to Panel as plain ``str`` (Panel escapes its object for transport with ``html.escape``, which would escape a Markup a
+second time); metric names and numbers come from the one table of sim/labels.py.
 """
 
 from __future__ import annotations
@@ -51,7 +52,7 @@ def headline_html(studio: Studio, current: Answer, refining: bool) -> str:
             label(k), format_value(k, bv), format_value(k, v), _interval(k, lo, hi, current.exact))
         for (k, bv, _, _), (_, v, lo, hi) in zip(base.headline, current.headline, strict=False)
     )
-    return Markup(
+    return str(Markup(
         '<div class="studio-answer"><h2 style="margin:0">{name}</h2>'
         '<p style="font-size:1.6em;margin:0.3em 0">{label}: '
         '<b class="current-value" data-value="{value}" data-exact="{exact}" data-runs="{runs}">{shown}</b> '
@@ -63,16 +64,16 @@ def headline_html(studio: Studio, current: Answer, refining: bool) -> str:
     ).format(name=name, label=label(m), value=repr(current.value), exact=str(current.exact).lower(),
              runs=current.runs or 0, shown=format_value(m, current.value),
              interval=_interval(m, *current.interval, current.exact), base_value=repr(base.value),
-             base_shown=format_value(m, base.value), diff=diff * 100, how=how, rows=rows)
+             base_shown=format_value(m, base.value), diff=diff * 100, how=how, rows=rows))
 
 
 def changes_html(studio: Studio, values: dict[str, Any]) -> str:
     changes = studio.changes(values)
     if not changes:
-        return Markup("<p><i>No changes: the variant is the scenario as written.</i></p>")
+        return "<p><i>No changes: the variant is the scenario as written.</i></p>"
     rows = Markup("").join(Markup("<tr><td><code>{}</code></td><td>{}</td><td>{}</td></tr>").format(k, a, b)
                            for k, a, b in changes)
-    return Markup("<table><tr><th>key</th><th>baseline</th><th>variant</th></tr>{}</table>").format(rows)
+    return str(Markup("<table><tr><th>key</th><th>baseline</th><th>variant</th></tr>{}</table>").format(rows))
 
 
 def curve_figure(studio: Studio, current: Answer) -> Figure | None:
@@ -139,8 +140,8 @@ def ladder_html(studio: Studio, values: dict[str, Any]) -> str:
             style, tier, c.value, now, MARKS[t], TIER_IDS[DEFAULT_BECOMES[t]]))
     if not rows:
         return ""
-    return Markup("<h3>Tier ladder in play</h3><table><tr><th>tier</th><th>baseline DC</th><th>variant DC</th>"
-                  "<th>accumulation</th><th>becomes (default)</th></tr>{}</table>").format(Markup("").join(rows))
+    return str(Markup("<h3>Tier ladder in play</h3><table><tr><th>tier</th><th>baseline DC</th><th>variant DC</th>"
+                      "<th>accumulation</th><th>becomes (default)</th></tr>{}</table>").format(Markup("").join(rows)))
 
 
 def studio_app(scenario, out_dir: str | Path | None = None, studio: Studio | None = None):
@@ -198,7 +199,7 @@ def studio_app(scenario, out_dir: str | Path | None = None, studio: Studio | Non
         try:
             answer = studio.answer(current)
         except SimError as exc:
-            alert.object = Markup("Refused: {}").format(str(exc))
+            alert.object = str(Markup("Refused: {}").format(str(exc)))
             alert.visible = True
             return
         alert.visible = False
@@ -236,24 +237,25 @@ def studio_app(scenario, out_dir: str | Path | None = None, studio: Studio | Non
         try:
             path = studio.save(state["values"], confined(out_dir, save_path.value))  # only into out_dir
         except (SimError, OSError) as exc:
-            message.object = Markup('<p style="color:#b00">Not saved: {}</p>').format(str(exc))
+            message.object = str(Markup('<p style="color:#b00">Not saved: {}</p>').format(str(exc)))
             return
-        message.object = Markup("<p>Saved <code>{}</code></p>").format(str(path))
+        message.object = str(Markup("<p>Saved <code>{}</code></p>").format(str(path)))
 
     def on_report(_event) -> None:
         try:
             path = studio.report(state["values"], confined(out_dir, out_dir / "variant", suffix=None))
         except (SimError, OSError) as exc:
-            message.object = Markup('<p style="color:#b00">No report: {}</p>').format(str(exc))
+            message.object = str(Markup('<p style="color:#b00">No report: {}</p>').format(str(exc)))
             return
-        message.object = Markup("<p>Report written: <code>{}</code></p>").format(str(path))
+        message.object = str(Markup("<p>Report written: <code>{}</code></p>").format(str(path)))
 
     for w in widgets.values():
         w.param.watch(on_change, "value")
     save_button.on_click(on_save)
     report_button.on_click(on_report)
 
-    sidebar = pn.Column(*(pn.Column(pn.pane.HTML(Markup("<h3>{}</h3>").format(g)), *ws) for g, ws in groups.items()),
+    headings = {g: str(Markup("<h3>{}</h3>").format(g)) for g in groups}
+    sidebar = pn.Column(*(pn.Column(pn.pane.HTML(headings[g]), *ws) for g, ws in groups.items()),
                         width=260, scroll=True, height=900)
     main = pn.Column(answer_pane, alert, pn.Row(curve_pane, shares_pane), ladder_pane,
                      pn.pane.HTML("<h3>What changed</h3>"), changes_pane,
