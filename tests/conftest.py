@@ -4,8 +4,9 @@ Fixtures (each folder's own conftest.py narrows ``examples`` to its kind):
 
 - ``examples``: the shipped example scenarios, ``{"escape/lone_rogue": Path, ...}`` (tests/examples.py has ROOT, the
   project folder, and the same list for module-level use);
-- ``scratch``: an empty output folder under ``tmp_path``, with the working directory moved to ``tmp_path`` so that
-  a command writing to its default ``reports/`` lands there and never in the project;
+- ``scratch``: a fresh output folder's path, ``tmp_path / "out"`` (not created: the commands create it), with the
+  working directory moved to ``tmp_path`` so that a command writing to its default ``reports/`` lands there and
+  never in the project;
 - ``cli``: runs ``python -m sim`` in-process (``cli("run", path, "--runs", 100)``) and returns its exit status with
   what it printed (``CliRun(code, out, err)``).
 
@@ -54,9 +55,7 @@ def examples() -> dict[str, Path]:
 @pytest.fixture
 def scratch(tmp_path, monkeypatch) -> Path:
     monkeypatch.chdir(tmp_path)
-    out = tmp_path / "out"
-    out.mkdir()
-    return out
+    return tmp_path / "out"
 
 
 @pytest.fixture
