@@ -220,8 +220,8 @@ restraints = { arms = "severe", legs = "light" }
 def test_cli_exact_party_and_budget(tmp_path):
     path = tmp_path / "duo.toml"
     path.write_text(PARTY_TOML)
-    ok = subprocess.run([sys.executable, "-m", "sim", "exact", str(path), "--max-states", "5000", "--json"],
-                        capture_output=True, text=True, cwd=ROOT)
+    ok = subprocess.run([sys.executable, "-m", "sim", "exact", str(path), "--max-states", "5000", "--json",
+                         "--out", str(tmp_path / "page")], capture_output=True, text=True, cwd=ROOT)  # not reports/
     assert ok.returncode == 0, ok.stderr
     e = json.loads(ok.stdout)
     assert 0 < e["escape_rate"] < 1 and e["exact_engine"]["max_states"] == 5000
