@@ -249,7 +249,7 @@ def _headline_rows(summary: dict, exact: dict | None = None) -> tuple[list[str],
     for m in headline_metrics(summary):
         value = metric_value(summary, m)
         lo, hi = metric_interval(summary, m)
-        row = [f"{metric_label(m)} ({m})", format_estimate(value, lo, hi, percent=is_proportion(m))]
+        row = [f"{metric_label(m, short=True)} ({m})", format_estimate(value, lo, hi, percent=is_proportion(m))]
         if exact is not None:
             try:
                 row.append(format_estimate(metric_value(exact, m), percent=is_proportion(m)))
@@ -505,7 +505,7 @@ def _print_sweep(df, scenario) -> None:
     col = metric if metric in df else f"{metric}.last"
     percent = is_proportion(metric)
     has_exact = f"{col}_exact" in df and df[f"{col}_exact"].notna().any()
-    header = [*params, f"{metric_label(metric)} [95% interval]"] + (["exact"] if has_exact else [])
+    header = [*params, f"{metric_label(metric, short=True)} [95% interval]"] + (["exact"] if has_exact else [])
     rows = []
     for i in range(len(df)):
         r = {c: df[c].iloc[i] for c in df.columns}  # per column: integers stay integers

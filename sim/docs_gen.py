@@ -349,8 +349,11 @@ def key_link(kind: str, dotted: str) -> str:
         if part.isdigit():
             continue
         parts.append(part)
-    if kind == "escape" and len(parts) >= 3 and parts[:2] == ["rules", "tiers"]:
-        parts[2] = "<key>"
+    keyed = kinds.KINDS[kind].keyed_tables if kind in kinds.KINDS else ()
+    for table in keyed:  # a table keyed by names (escape: rules.tiers.<key>)
+        depth = table.count(".") + 1
+        if len(parts) > depth and parts[:depth] == table.split("."):
+            parts[depth] = "<key>"
     return f"docs/scenario-format/{kind}.md#{_anchor('.'.join(parts), 'key-')}"
 
 

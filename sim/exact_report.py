@@ -11,8 +11,9 @@ from typing import Any
 
 import numpy as np
 
+from sim import kinds
 from sim.designer.metrics import MAIN_METRIC, META_KEYS, metric_value
-from sim.labels import metric_kind, metric_label
+from sim.labels import metric_label, metric_unit
 from sim.report import (
     answer,
     chart_text,
@@ -40,60 +41,8 @@ def _value_text(key: str, v: Any) -> str:
     if isinstance(v, bool) or v is None:
         return "–" if v is None else str(v)
     if isinstance(v, int | float):
-        return fmt_exact(v) if metric_kind(key) == "probability" else f"{v:.6g}"
+        return fmt_exact(v) if metric_unit(key) == "probability" else f"{v:.6g}"
     return str(v)
-
-
-MAX_TIER_SECONDS = 2.0  # the tier question is answered when the scenario's own exact analysis took less
-
-
-def tiers_on_the_way(scenario) -> list[str]:
-    """The tiers the party must get through (R-ESC-2): each goal restraint worn at the start, then what a success
-    makes of it, down to free."""
-    from sim.escape.model import DEFAULT_BECOMES, TIER_IDS
-
-    out: list[str] = []
-    for c in scenario.party:
-        for slot in scenario.goal.slots:
-            tier = getattr(c.restraints, slot, None)
-            seen = 0
-            while tier and tier != "free" and tier != "utter" and seen < len(TIER_IDS):
-                if tier not in out:
-                    out.append(tier)
-                o = scenario.rules.tiers.get(tier)
-                tier = o.becomes if o is not None and o.becomes is not None else TIER_IDS[
-                    DEFAULT_BECOMES[TIER_IDS.index(tier)]]
-                seen += 1
-    return [t for t in TIER_IDS if t in out]
-
-
-def tier_answer(scenario, exact: dict[str, Any]) -> list[str]:
-    """Which tier holds the party back most, exactly: for each tier on the way, the exact escape rate if that
-    tier's checks always succeeded (its DC at the lowest allowed, -100); the largest gain names it."""
-    import sim
-    from sim.designer.params import with_values
-    from sim.errors import SimError
-    from sim.escape.report import _dc_in_effect
-
-    engine = exact.get("exact_engine") or {}
-    tiers = tiers_on_the_way(scenario)
-    if not tiers or engine.get("seconds", 0.0) > MAX_TIER_SECONDS:
-        return []
-    base = exact["escape_rate"]
-    gains = []
-    for tier in tiers:
-        try:
-            v = sim.exact(with_values(scenario, {f"rules.tiers.{tier}.dc": -100}))["escape_rate"]
-        except SimError:
-            return []
-        gains.append((v - base, tier, v))
-    gain, tier, v = max(gains)
-    if len(tiers) == 1:
-        return [f"One tier stands in the way: {tier} (DC {_dc_in_effect(scenario, tier)})."]
-    others = ", ".join(f"{t} {100 * g:+.1f}" for g, t, _ in sorted(gains, reverse=True)[1:])
-    return [f"The tier that holds the party back most: {tier} (DC {_dc_in_effect(scenario, tier)}). If its checks "
-            f"always succeeded the party would escape in {fmt_exact(v)} of runs instead of {fmt_exact(base)} "
-            f"({100 * gain:+.1f} points; the other tiers on the way: {others} points)."]
 
 
 def write_exact_report(scenario, exact: dict[str, Any], out_dir: Path) -> Path:
@@ -106,22 +55,20 @@ def write_exact_report(scenario, exact: dict[str, Any], out_dir: Path) -> Path:
     if main:
         try:
             v = metric_value(exact, main)
-            lines.append(f"Exactly {fmt_exact(v) if metric_kind(main) == 'probability' else f'{v:.6g}'}: "
+            lines.append(f"Exactly {fmt_exact(v) if metric_unit(main) == 'probability' else f'{v:.6g}'}: "
                          f"{metric_label(main)}.")
         except Exception:  # noqa: BLE001 - a kind whose exact summary lacks its main metric: no headline
             pass
-    if kind == "escape" and "escape_rate" in exact:
-        lines += tier_answer(scenario, exact)
+    contract = kinds.get(kind)
+    lines += contract.exact_answer(scenario, exact)  # the kind's own question (escape: which tier holds back)
     lines.append("Exact analysis: no sampling error, so no interval.")
     blocks = [answer(scenario_question(scenario.description, DEFAULT_QUESTIONS.get(kind, "What is the exact "
                                                                                          "answer?")), lines),
               description_block(scenario.description)]
-    if kind == "escape":
-        from sim.escape.report import tier_ladder
-
-        blocks.append(section("Tier ladder in effect", tier_ladder(scenario),
-                              note="DCs and what a successful escape check makes of each tier (R-ESC-2); overrides "
-                                   "from the scenario's [rules.tiers] are highlighted."))
+    rules = contract.rules_table(scenario)
+    if rules is not None:  # the rules in effect (escape: the tier ladder)
+        title, body, note = rules
+        blocks.append(section(title, body, note=note))
     scalars = [(k, v) for k, v in exact.items() if k not in META_KEYS and not k.endswith(("_ci", "_se"))
                and isinstance(v, int | float) and not isinstance(v, bool)]
     blocks.append(section("Exact values", table(["quantity", "value"],
@@ -131,9 +78,9 @@ def write_exact_report(scenario, exact: dict[str, Any], out_dir: Path) -> Path:
               and all(isinstance(x, int | float) and not isinstance(x, bool) for x in v)]
     for i, (key, values) in enumerate(series):
         x = np.arange(1, len(values) + 1)
-        fig, ax = new_figure(chart_text(metric_label(key), 70), "round", chart_text(metric_kind(key) or "value"))
+        fig, ax = new_figure(chart_text(metric_label(key), 70), "round", chart_text(metric_unit(key) or "value"))
         ax.plot(x, values, marker="o", color=f"C{i % 10}", label="exact")
-        if metric_kind(key) == "probability":
+        if metric_unit(key) == "probability":
             ax.set_ylim(-0.02, 1.02)
         legend_outside(ax)
         name = f"exact_{''.join(ch if ch.isalnum() else '_' for ch in key)}.png"

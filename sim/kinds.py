@@ -6,18 +6,25 @@ against the contract once, so a kind that lacks a piece fails at its first use w
 inside a report. Shared modules (the CLI, the designer tools, the studio, the docs generator) ask
 :class:`Kind` for what they need instead of looking attributes up on a module:
 
-========================  ===========================================================================
-``scenario_model``        the pydantic scenario model of the kind's files (``Scenario``)
-``check``                 its cross-field checks after validation (``check_scenario``)
-``simulate``              Monte Carlo: ``simulate(scenario, runs, seed, n_jobs=1, engine=..., keep_runs=...)``
-``engines``               the two implementations ``simulate`` takes as ``engine``: the scalar reference
-                          and the batch engine, which agree run for run on the same seed
-``exact``                 exact analysis where the kind has one (``ExactUnsupported`` where not)
-``supports_exact``        whether ``exact`` answers a given scenario
-``write_report``          the HTML report of a result
-``streams``               whether ``simulate(keep_runs=False)`` folds chunk by chunk into an aggregate
-``auto_max_states``       the state budget of exact analysis tried beside a simulation (None: no budget)
-========================  ===========================================================================
+==========================  =========================================================================
+``scenario_model``          the pydantic scenario model of the kind's files (``Scenario``)
+``check``                   its cross-field checks after validation (``check_scenario``)
+``simulate``                Monte Carlo: ``simulate(scenario, runs, seed, n_jobs=1, engine=..., keep_runs=...)``
+``engines``                 the two implementations ``simulate`` takes as ``engine``: the scalar reference
+                            and the batch engine, which agree run for run on the same seed
+``exact``                   exact analysis where the kind has one (``ExactUnsupported`` where not)
+``supports_exact``          whether ``exact`` answers a given scenario
+``write_report``            the HTML report of a result
+``streams``                 whether ``simulate(keep_runs=False)`` folds chunk by chunk into an aggregate
+``auto_max_states``         the state budget of exact analysis tried beside a simulation (None: no budget)
+``keyed_tables``            dotted tables whose keys are names the user picks (escape: ``rules.tiers``)
+``balance_metrics``         the kind's balance metrics of a result (None: the generic run-length spread)
+``sensitivity_parameters``  the (key, value) pairs the sensitivity moves (None: the generic key patterns)
+``one_character``           the dotted key of the scenario's one character (None: no class matrix)
+``rule_default``            the value the rules give a key the scenario leaves out (None where none)
+``exact_answer``            extra answer lines of the exact page ([] where none)
+``rules_table``             the rules in effect as a report table (title, HTML, note), or None
+==========================  =========================================================================
 
 (The pattern is pgx's ``Env`` and ``make``: one declared interface, one registry, one test suite run over every
 member: tests/test_kind_contract.py.)
@@ -37,7 +44,8 @@ from sim.errors import ScenarioError
 #: every module-level name a kind's package must export
 REQUIRED = ("Scenario", "check_scenario", "simulate", "exact", "supports_exact", "write_report")
 #: names a kind's package may export (a default is used where it does not)
-OPTIONAL = ("STREAMS", "AUTO_MAX_STATES")
+OPTIONAL = ("STREAMS", "AUTO_MAX_STATES", "balance_metrics", "sensitivity_parameters", "one_character",
+            "rule_default", "exact_answer", "rules_table")
 
 
 @dataclass(frozen=True)
@@ -47,6 +55,7 @@ class KindInfo:
     name: str
     title: str
     engines: tuple[str, str] = ("reference", "kernel")  # (scalar reference, batch engine) as ``engine=`` names
+    keyed_tables: tuple[str, ...] = ()  # dotted tables keyed by user-chosen names (docs show them as ``<key>``)
 
     # -- what the CLI and the studio ask instead of comparing kind names (issue 23) ------------------------
     #: the unit of the by-step curves (``escape_by_round``, ``capture_by_turn``): "round" or "turn"
@@ -71,7 +80,7 @@ class KindInfo:
 KINDS: dict[str, KindInfo] = {
     info.name: info
     for info in (
-        KindInfo("escape", "a party escaping restraints in a cell, round by round",
+        KindInfo("escape", "a party escaping restraints in a cell, round by round", keyed_tables=("rules.tiers",),
                  named_policies=True, exact_budget=True, supports_optimal=True, own_compare=True,
                  has_tier_ladder=True, studio_keys=("attention.limit", "attention.assist", "attention.guide",
                                                     "attention.search", "attention.per_round")),
@@ -138,6 +147,43 @@ class Kind:
         if not self.info.named_policies:
             return ()
         return tuple(importlib.import_module(f"sim.{self.name}.model").BUILTIN_POLICIES)
+
+    # designer and report hooks (OPTIONAL exports; the shared modules use a generic answer where one is None)
+
+    @property
+    def keyed_tables(self) -> tuple[str, ...]:
+        return self.info.keyed_tables
+
+    @property
+    def balance_metrics(self) -> Callable[[Any, bool], dict] | None:
+        """``balance_metrics(result, replay)``: the kind's balance metrics (sim/designer/balance.py)."""
+        return getattr(self.module, "balance_metrics", None)
+
+    @property
+    def sensitivity_parameters(self) -> Callable[[Any, dict], list[tuple[str, int]]] | None:
+        """``sensitivity_parameters(scenario, data)``: the (dotted key, value) pairs to move one step."""
+        return getattr(self.module, "sensitivity_parameters", None)
+
+    @property
+    def one_character(self) -> Callable[[Any], str] | None:
+        """``one_character(scenario)``: the dotted key of the one character the class matrix replaces
+        (a ScenarioError when the scenario has not exactly one)."""
+        return getattr(self.module, "one_character", None)
+
+    def rule_default(self, key: str) -> Any:
+        """The value the rules give ``key`` when the scenario leaves it out (None: the model's default)."""
+        fn = getattr(self.module, "rule_default", None)
+        return None if fn is None else fn(key)
+
+    def exact_answer(self, scenario, exact: dict) -> list[str]:
+        """Sentences the exact page adds to its answer (the kind's own question about the exact result)."""
+        fn = getattr(self.module, "exact_answer", None)
+        return [] if fn is None else list(fn(scenario, exact))
+
+    def rules_table(self, scenario) -> tuple[str, str, str] | None:
+        """The rules in effect as (section title, HTML table, note), for reports; None when the kind has none."""
+        fn = getattr(self.module, "rules_table", None)
+        return None if fn is None else fn(scenario)
 
 
 def missing(module: ModuleType) -> list[str]:

@@ -1,73 +1,84 @@
-"""Plain-language names of summary metrics and scenario parameters, for reports (and any other reader).
+"""The one table of summary metrics (name, unit, short name) and the one way to write their numbers, for the
+console, the reports, the designer pages and the studio; plain-language names of scenario parameters.
 
-``metric_label("escape_by_round.7")`` -> ``"escaped by the end of round 8"``; ``param_label("party.0.scores.dex",
-scenario)`` -> ``"Aster: dex score"``. Unknown keys fall back to the key with underscores as spaces, so a
-new summary key is readable before it gets its own name here."""
+``metric_label("escape_by_round.7")`` -> ``"escaped by the end of round 8"`` (``short=True``: ``"escaped by round
+8"``, for console tables and the studio); ``param_label("party.0.scores.dex", scenario)`` -> ``"Aster: dexterity"``.
+Unknown keys fall back to the key with underscores as spaces, so a new summary key is readable before it gets its
+own name here. Numbers: :func:`decimals_for` shows the first significant digit of a 95% interval's half-width and
+no more; :func:`format_estimate` and :func:`format_value` write a value with it (percent for probabilities)."""
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Any
 
-#: metric key -> (name, unit: "probability" | "count" | "rounds" | "turns" | "DP" | "")
-METRICS: dict[str, tuple[str, str]] = {
+#: metric key -> (name, unit: "probability" | "count" | "rounds" | "points" | "DP" | "", short name or "": the name)
+METRICS: dict[str, tuple[str, str, str]] = {
     # escape
-    "escape_rate": ("share of runs in which the party escapes", "probability"),
-    "caught_rate": ("share of runs in which the watch catches the party", "probability"),
-    "timeout_rate": ("share of runs that reach the round limit", "probability"),
-    "mean_rounds": ("mean rounds to escape (escaped runs)", "rounds"),
-    "mean_checks": ("mean escape checks per run (party total)", "count"),
-    "mean_overloads": ("mean overloads per run (party total)", "count"),
-    "escape_by_round": ("escaped by the end of round {round}", "probability"),
+    "escape_rate": ("share of runs in which the party escapes", "probability", "escaped"),
+    "caught_rate": ("share of runs in which the watch catches the party", "probability", "caught"),
+    "timeout_rate": ("share of runs that reach the round limit", "probability", "still held at the round limit"),
+    "mean_rounds": ("mean rounds to escape (escaped runs)", "rounds", "rounds to escape (escaped runs)"),
+    "mean_checks": ("mean escape checks per run (party total)", "count", ""),
+    "mean_overloads": ("mean overloads per run (party total)", "count", ""),
+    "escape_by_round": ("escaped by the end of round {round}", "probability", "escaped by round"),
     # restraint
     "incapacitated_or_arms_complete_by_round": ("target taken out (incapacitated or arms complete) by round {round}",
-                                                "probability"),
-    "arms_complete_by_round": ("target's arms complete by round {round}", "probability"),
-    "incapacitated_by_round": ("target incapacitated by round {round}", "probability"),
-    "overload_by_round": ("target overloaded by round {round}", "probability"),
-    "escape_checks_by_round": ("escape checks in round {round}", "count"),
-    "mean_escape_checks": ("mean escape checks per duel", "count"),
-    "mean_escape_successes": ("mean successful escape checks per duel", "count"),
-    "mean_bindings_won": ("mean bindings won by the binder per duel", "count"),
-    "mean_rages_left": ("mean rages left at the end", "count"),
-    "mean_ranger_uses_left": ("mean ranger uses left at the end", "count"),
-    "composure_max": ("target's composure maximum", "points"),
+                                                "probability", "incapacitated or arms fully bound"),
+    "arms_complete_by_round": ("target's arms complete by round {round}", "probability", "arms fully bound"),
+    "incapacitated_by_round": ("target incapacitated by round {round}", "probability", "incapacitated"),
+    "overload_by_round": ("target overloaded by round {round}", "probability", ""),
+    "escape_checks_by_round": ("escape checks in round {round}", "count", ""),
+    "mean_escape_checks": ("mean escape checks per duel", "count", "escape checks per duel"),
+    "mean_escape_successes": ("mean successful escape checks per duel", "count", ""),
+    "mean_bindings_won": ("mean bindings won by the binder per duel", "count", ""),
+    "mean_rages_left": ("mean rages left at the end", "count", ""),
+    "mean_ranger_uses_left": ("mean ranger uses left at the end", "count", ""),
+    "composure_max": ("target's composure maximum", "points", ""),
+    "mean_recoveries": ("mean recoveries per duel", "count", ""),
+    "mean_rounds_to_overload": ("mean rounds until the target overloads", "rounds", ""),
+    "dazed_by_round": ("target dazed in round {round}", "probability", ""),
     # campus
-    "clear_rate": ("share of PCs that clear the game (mean over PCs)", "probability"),
-    "party_clear_rate": ("share of games in which every PC clears", "probability"),
-    "game_over_rate": ("share of PCs whose game is over (mean over PCs)", "probability"),
-    "captured_at_end_rate": ("share of PCs captured at the end", "probability"),
-    "rescues_tried_per_game": ("rescues tried per game", "count"),
-    "rescue_success_rate": ("share of rescues that succeed", "probability"),
-    "capture_by_turn": ("expected captures in turn {round}", "count"),
-    "capture_hazard_by_turn": ("capture hazard in turn {round}", "probability"),
-    "escape_success_by_turn": ("escape-check success in turn {round}", "probability"),
-    "escape_checks_by_turn": ("escape checks per game in turn {round}", "count"),
+    "clear_rate": ("share of PCs that clear the game (mean over PCs)", "probability", "PCs clearing the game"),
+    "party_clear_rate": ("share of games in which every PC clears", "probability", "games the whole party clears"),
+    "game_over_rate": ("share of PCs whose game is over (mean over PCs)", "probability", "PCs captured (game over)"),
+    "captured_at_end_rate": ("share of PCs captured at the end", "probability", ""),
+    "rescues_tried_per_game": ("rescues tried per game", "count", ""),
+    "rescue_success_rate": ("share of rescues that succeed", "probability", ""),
+    "capture_by_turn": ("expected captures in turn {round}", "count", ""),
+    "capture_hazard_by_turn": ("capture hazard in turn {round}", "probability", ""),
+    "escape_success_by_turn": ("escape-check success in turn {round}", "probability", ""),
+    "escape_checks_by_turn": ("escape checks per game in turn {round}", "count", ""),
     # formation
-    "ambush_win": ("share of ambushes that succeed", "probability"),
-    "ambush_win_by_2": ("share of ambushes won by 2 or more", "probability"),
-    "dp_per_session": ("DP earned per session", "DP"),
-    "skirmish_win_a": ("share of skirmishes side A wins", "probability"),
-    "skirmish_win_b": ("share of skirmishes side B wins", "probability"),
-    "skirmish_draw": ("share of skirmishes that reach the round limit", "probability"),
-    "skirmish_mean_rounds": ("mean skirmish rounds", "rounds"),
-    "skirmish_mean_survivors_a": ("mean survivors of side A", "count"),
-    "skirmish_mean_survivors_b": ("mean survivors of side B", "count"),
-    "enslave_dp_mean": ("mean enslavement DP for side A", "DP"),
+    "ambush_win": ("share of ambushes that succeed", "probability", "ambush won"),
+    "ambush_win_by_2": ("share of ambushes won by 2 or more", "probability", "ambush won by 2 or more"),
+    "dp_per_session": ("DP earned per session", "DP", "DP per session"),
+    "skirmish_win_a": ("share of skirmishes side A wins", "probability", ""),
+    "skirmish_win_b": ("share of skirmishes side B wins", "probability", ""),
+    "skirmish_draw": ("share of skirmishes that reach the round limit", "probability", ""),
+    "skirmish_mean_rounds": ("mean skirmish rounds", "rounds", ""),
+    "skirmish_mean_survivors_a": ("mean survivors of side A", "count", ""),
+    "skirmish_mean_survivors_b": ("mean survivors of side B", "count", ""),
+    "enslave_dp_mean": ("mean enslavement DP for side A", "DP", ""),
+    "dp_per_session_sd": ("sd of the DP earned per session", "DP", ""),
+    "dp_per_roll": ("DP per roll of the dark dice", "DP", ""),
+    "skirmish_mean_withdrawn_a": ("mean units of side A withdrawn", "count", ""),
+    "skirmish_mean_withdrawn_b": ("mean units of side B withdrawn", "count", ""),
     # balance
-    "run_length": ("rounds played per run", "rounds"),
-    "run_length_success": ("rounds played per successful run", "rounds"),
-    "timeout_share": ("share of runs that reach the round limit", "probability"),
-    "first_check_advantage": ("first-check advantage", "probability"),
-    "first_mover_advantage": ("first-mover advantage", "probability"),
-    "failure_tier": ("tier that holds failed runs longest", ""),
-    "failure_tier_share": ("share of failed runs held longest by that tier", "probability"),
-    "failure_tiers": ("failed runs by the tier that held them longest", ""),
-    "failure_round": ("round in which most duels are lost", ""),
-    "failure_round_share": ("share of duels lost in that round", "probability"),
-    "taken_out_round": ("round the target is taken out (duels where it is)", "rounds"),
-    "failure_turn": ("turn with the most captures", ""),
-    "failure_turn_captures": ("expected captures in that turn", "count"),
+    "run_length": ("rounds played per run", "rounds", ""),
+    "run_length_success": ("rounds played per successful run", "rounds", ""),
+    "timeout_share": ("share of runs that reach the round limit", "probability", ""),
+    "first_check_advantage": ("first-check advantage", "probability", ""),
+    "first_mover_advantage": ("first-mover advantage", "probability", ""),
+    "failure_tier": ("tier that holds failed runs longest", "", ""),
+    "failure_tier_share": ("share of failed runs held longest by that tier", "probability", ""),
+    "failure_tiers": ("failed runs by the tier that held them longest", "", ""),
+    "failure_round": ("round in which most duels are lost", "", ""),
+    "failure_round_share": ("share of duels lost in that round", "probability", ""),
+    "taken_out_round": ("round the target is taken out (duels where it is)", "rounds", ""),
+    "failure_turn": ("turn with the most captures", "", ""),
+    "failure_turn_captures": ("expected captures in that turn", "count", ""),
 }
 
 _INDEXED = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)(?:\.(-?\d+|last)|@(\d+))?$")
@@ -77,13 +88,18 @@ def _humanise(key: str) -> str:
     return key.replace("_", " ").replace(".", " ")
 
 
-def metric_label(key: str) -> str:
-    """The plain-language name of a metric key (``escape_by_round.7`` is round 8; ``.last`` the last round)."""
+def metric_label(key: str, short: bool = False) -> str:
+    """The plain-language name of a metric key (``escape_by_round.7`` is round 8; ``.last`` the last round).
+    ``short``: the compact name of console tables and the studio (``escaped by round 8``; the end: ``(end)``)."""
     m = _INDEXED.match(str(key))
     if not m or m.group(1) not in METRICS:
+        if short and m:
+            return _short(m.group(1).replace("_", " "), _index(m))
         return _humanise(str(key))
-    name = METRICS[m.group(1)][0]
+    name, _, compact = METRICS[m.group(1)]
     index, one_based = m.group(2), m.group(3)
+    if short and compact:
+        return _short(compact, _index(m))
     if "{round}" in name:
         if one_based is not None:
             return name.format(round=int(one_based))
@@ -97,10 +113,78 @@ def metric_label(key: str) -> str:
     return name
 
 
-def metric_kind(key: str) -> str:
-    """The unit of a metric key ("probability", "count", "rounds", ...; "" when unknown)."""
+def _index(m: re.Match) -> int | None:
+    if m.group(3) is not None:
+        return int(m.group(3)) - 1
+    if m.group(2) is None:
+        return None
+    return -1 if m.group(2) == "last" else int(m.group(2))
+
+
+def _short(name: str, index: int | None) -> str:
+    if index is None:
+        return name
+    if index == -1:
+        return f"{name} (end)" if not name.endswith("by round") else f"{name} (last)"
+    return f"{name} {index + 1}" if name.endswith(("by round", "by turn")) else f"{name} @{index + 1}"
+
+
+def metric_unit(key: str) -> str:
+    """The unit of a metric key from the table ("probability", "count", "rounds", "points", "DP", ""); a key not
+    in the table by its name (``*_rounds`` rounds, ``dp`` DP, ``mean_*`` count; otherwise a probability)."""
     m = _INDEXED.match(str(key))
-    return METRICS[m.group(1)][1] if m and m.group(1) in METRICS else ""
+    base = m.group(1) if m else str(key)
+    if base in METRICS:
+        return METRICS[base][1]
+    if base.endswith("_rounds"):
+        return "rounds"
+    if "dp" in base.split("_"):
+        return "DP"
+    if base.startswith("mean_") or base.endswith(("_sd", "_max")) or "checks" in base:
+        return "count"
+    return "probability"
+
+
+def is_proportion(key: str) -> bool:
+    """Whether the metric is a share (written as a percentage)."""
+    return metric_unit(key) == "probability"
+
+
+def decimals_for(half_width: float, percent: bool = False, most: int = 4, fallback: int | None = None) -> int:
+    """Decimals that show the first significant digit of a 95% interval's half-width (and no more), at most
+    ``most``; ``percent``: of the value in percent. Without a usable half-width: ``fallback`` (default 2 for a
+    percentage, else ``most``)."""
+    hw = abs(half_width) * (100 if percent else 1)
+    if not math.isfinite(hw) or hw <= 0:
+        return (2 if percent else most) if fallback is None else fallback
+    return int(min(most, max(0, -math.floor(math.log10(hw)))))
+
+
+def _missing(v: Any) -> bool:
+    return v is None or (isinstance(v, float) and math.isnan(v))
+
+
+def format_estimate(value: float, lo: float = math.nan, hi: float = math.nan, percent: bool = True) -> str:
+    """``99.5% [99.0, 99.9]``: value and 95% interval with the precision the interval supports; an exact
+    value (``lo == hi``) or one without an interval is shown with 2 decimals (percent) or 4 significant."""
+    if _missing(value):
+        return "–"
+    scale, unit = (100.0, "%") if percent else (1.0, "")
+    has_ci = not (_missing(lo) or _missing(hi)) and hi > lo
+    if not has_ci:
+        return f"{value * scale:.2f}{unit}" if percent else f"{value:.4g}"
+    d = decimals_for(max(value - lo, hi - value), percent)
+    return f"{value * scale:.{d}f}{unit} [{lo * scale:.{d}f}, {hi * scale:.{d}f}]"
+
+
+def format_value(key: str, value: float | None, decimals: int | None = None) -> str:
+    """One value of metric ``key`` without its interval: a percentage with ``decimals`` (default 1) for a
+    probability, otherwise ``decimals`` (default 2) fixed decimals; "–" when missing."""
+    if _missing(value):
+        return "–"
+    if is_proportion(key):
+        return f"{100 * value:.{1 if decimals is None else decimals}f}%"
+    return f"{value:.{2 if decimals is None else decimals}f}"
 
 
 _SCORES = {"str": "strength", "dex": "dexterity", "con": "constitution", "int": "intelligence",
@@ -138,4 +222,5 @@ def param_label(key: str, scenario: Any = None) -> str:
     return " ".join(words)
 
 
-__all__ = ["METRICS", "metric_kind", "metric_label", "param_label"]
+__all__ = ["METRICS", "decimals_for", "format_estimate", "format_value", "is_proportion", "metric_label",
+           "metric_unit", "param_label"]

@@ -30,6 +30,7 @@ import matplotlib
 from markupsafe import Markup, escape
 
 from sim.batch import atomic_write_bytes
+from sim.labels import decimals_for
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
@@ -217,14 +218,6 @@ def legend_below(ax, ncol: int = 3, title: str | None = None, **kwargs):
 # numbers in words and figures
 
 
-def _decimals_for(half_width: float, scale: float = 1.0, lo: int = 0, hi: int = 4) -> int:
-    """Decimals that show the first significant digit of an interval's half-width (in displayed units)."""
-    hw = abs(half_width) * scale
-    if not math.isfinite(hw) or hw <= 0:
-        return hi
-    return max(lo, min(hi, -math.floor(math.log10(hw))))
-
-
 def missing(v) -> bool:
     return v is None or (isinstance(v, float) and math.isnan(v))
 
@@ -234,7 +227,7 @@ def fmt_pct(p, ci: Sequence[float] | None = None, decimals: int | None = None) -
     if missing(p):
         return "–"
     if decimals is None:
-        decimals = _decimals_for((ci[1] - ci[0]) / 2, 100, 0, 3) if ci is not None else 1
+        decimals = decimals_for((ci[1] - ci[0]) / 2, percent=True, most=3, fallback=3) if ci is not None else 1
     text = f"{100 * p:.{decimals}f}%"
     if ci is not None and not any(missing(c) for c in ci):
         text += f" ({100 * ci[0]:.{decimals}f}–{100 * ci[1]:.{decimals}f}%)"
@@ -249,7 +242,7 @@ def fmt_num(v, ci: Sequence[float] | None = None, se: float | None = None, decim
         ci = (v - 1.96 * se, v + 1.96 * se)
     if decimals is None:
         if ci is not None and not any(missing(c) for c in ci):
-            decimals = _decimals_for((ci[1] - ci[0]) / 2, 1, 0, 3)
+            decimals = decimals_for((ci[1] - ci[0]) / 2, most=3, fallback=3)
         else:
             decimals = 0 if float(v).is_integer() else 2
     text = f"{v:,.{decimals}f}"

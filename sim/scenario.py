@@ -311,9 +311,16 @@ def parse_scenario(data: dict, file: str = "<memory>") -> ScenarioBase:
 def load_scenario(path: str | Path) -> ScenarioBase:
     """Read and validate a scenario file (docs/scenario-format/). Raises :class:`ScenarioError`."""
     file = str(path)
+    return parse_scenario(read_toml_file(path, "scenario file"), file)
+
+
+def read_toml_file(path: str | Path, what: str = "scenario file", file: str | None = None) -> dict:
+    """The one guarded TOML reader (scenario and fit files): size before reading, UTF-8, key depth and nesting
+    before the parser, a parse error or a nesting too deep for the parser as one :class:`ScenarioError` line."""
+    file = str(path) if file is None else file
     p = Path(path)
     if not p.is_file():
-        raise ScenarioError("no such scenario file", file=file)
+        raise ScenarioError(f"no such {what}", file=file)
     try:
         if p.stat().st_size > MAX_FILE_BYTES:  # checked before reading: a huge file is never read
             raise ScenarioError(f"file larger than {MAX_FILE_BYTES:,} bytes", file=file)
@@ -334,4 +341,4 @@ def load_scenario(path: str | Path) -> ScenarioBase:
         raise ScenarioError(f"malformed TOML: {exc}", file=file) from None
     except RecursionError:
         raise ScenarioError("malformed TOML: nesting too deep", file=file) from None
-    return parse_scenario(data, file)
+    return data

@@ -1,4 +1,14 @@
-"""Suite-wide test settings.
+"""Suite-wide test settings and the fixtures every test folder shares.
+
+Fixtures (each folder's own conftest.py narrows ``examples`` to its kind):
+
+- ``examples``: the shipped example scenarios, ``{"escape/lone_rogue": Path, ...}`` (tests/examples.py has ROOT, the
+  project folder, and the same list for module-level use);
+- ``scratch``: a fresh output folder's path, ``tmp_path / "out"`` (not created: the commands create it), with the
+  working directory moved to ``tmp_path`` so that a command writing to its default ``reports/`` lands there and
+  never in the project;
+- ``cli``: runs ``python -m sim`` in-process (``cli("run", path, "--runs", 100)``) and returns its exit status with
+  what it printed (``CliRun(code, out, err)``).
 
 Hypothesis runs derandomized by default (profile ``ci``): the examples it tries are a function of
 the test alone, so the suite passes or fails the same way on every machine and in CI, and a
@@ -11,7 +21,11 @@ an explicit ``@example``.
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
+from pathlib import Path
 
+import pytest
+from examples import examples_of
 from hypothesis import HealthCheck, settings
 
 settings.register_profile(
@@ -24,3 +38,33 @@ settings.register_profile(
 )
 settings.register_profile("explore", deadline=None, max_examples=500, print_blob=True)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+
+@dataclass(frozen=True)
+class CliRun:
+    code: int
+    out: str
+    err: str
+
+
+@pytest.fixture(scope="session")
+def examples() -> dict[str, Path]:
+    return examples_of()
+
+
+@pytest.fixture
+def scratch(tmp_path, monkeypatch) -> Path:
+    monkeypatch.chdir(tmp_path)
+    return tmp_path / "out"
+
+
+@pytest.fixture
+def cli(capsys):
+    from sim.cli import main
+
+    def run(*args) -> CliRun:
+        code = main([str(a) for a in args])
+        captured = capsys.readouterr()
+        return CliRun(code, captured.out, captured.err)
+
+    return run

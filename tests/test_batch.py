@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+from examples import ROOT
 
 from sim.batch import CHUNK_RUNS, chunks, map_chunks
 
@@ -51,7 +52,6 @@ def test_threads_run_chunks_in_this_process_with_the_same_results():
 def test_the_compiled_engines_run_their_chunks_in_threads(monkeypatch):
     """sim.simulate of every kind asks for threads when the compiled engine runs, and not for the reference
     engine (a custom escape policy's Python code)."""
-    from pathlib import Path
 
     import sim
     import sim.batch as batch
@@ -64,7 +64,7 @@ def test_the_compiled_engines_run_their_chunks_in_threads(monkeypatch):
         return real(*args, **kwargs)
 
     monkeypatch.setattr(batch, "map_chunks", spy)
-    root = Path(__file__).resolve().parents[1] / "scenarios"
+    root = ROOT / "scenarios"
     for kind, name in (("escape", "lone_rogue.toml"), ("campus", "seed_trio_vs_hounds.toml"),
                        ("formation", "dp_income.toml"), ("restraint", "flank_penalty.toml")):
         s = sim.load_scenario(root / kind / name)
@@ -76,12 +76,11 @@ def test_the_compiled_engines_run_their_chunks_in_threads(monkeypatch):
 
 def test_the_random_layout_is_part_of_a_runs_fingerprint():
     """Chunks stored under another random layout are never mixed into a run (issue 11 changed two layouts)."""
-    from pathlib import Path
 
     import sim
     from sim.batch import fingerprint_hash, fingerprint_of
 
-    root = Path(__file__).resolve().parents[1] / "scenarios"
+    root = ROOT / "scenarios"
     escape = sim.load_scenario(root / "escape" / "lone_rogue.toml")
     campus = sim.load_scenario(root / "campus" / "seed_trio_vs_hounds.toml")
     formation = sim.load_scenario(root / "formation" / "dp_income.toml")

@@ -11,13 +11,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from examples import ROOT, example_scenarios
 
 import sim
 from sim.cli import main
-
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests"))
-from examples import example_scenarios  # noqa: E402
 
 EXAMPLES = example_scenarios()
 WATCH = ROOT / "scenarios/escape/party_under_watch.toml"
@@ -108,13 +105,12 @@ def test_run_prints_a_table_by_default_and_json_on_request(tmp_path, capsys):
     assert data["runs"] == 2000 and 0 <= data["escape_rate"] <= 1 and "\n" not in line
 
 
-def test_exact_prints_a_table_and_json_on_request(capsys, tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)  # exact writes its page to reports/<name>/ as run does
-    assert main(["exact", str(FLANK)]) == 0
-    out = capsys.readouterr().out
-    assert len(out.splitlines()) < 12 and "%" in out
-    assert main(["exact", str(FLANK), "--json"]) == 0
-    assert json.loads(capsys.readouterr().out)["runs"] is None
+def test_exact_prints_a_table_and_json_on_request(cli, scratch):
+    table = cli("exact", FLANK)  # in the scratch folder: exact writes its page to reports/<name>/ as run does
+    assert table.code == 0
+    assert len(table.out.splitlines()) < 12 and "%" in table.out
+    as_json = cli("exact", FLANK, "--json")
+    assert as_json.code == 0 and json.loads(as_json.out)["runs"] is None
 
 
 def test_interval_precision_follows_the_interval():

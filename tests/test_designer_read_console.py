@@ -5,11 +5,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from examples import ROOT
+
 import sim
 from sim.cli import main
 from sim.designer.params import with_values
 
-ROOT = Path(__file__).resolve().parents[1]
 ROGUE = ROOT / "scenarios" / "escape" / "lone_rogue.toml"
 
 
@@ -35,9 +36,9 @@ def test_sweep_quiet_prints_nothing(tmp_path, capsys):
     assert capsys.readouterr().out == ""
 
 
-def test_exact_without_out_writes_its_page_where_run_would(tmp_path, monkeypatch, capsys):
-    monkeypatch.chdir(tmp_path)
-    assert main(["exact", str(ROGUE)]) == 0
-    folder = tmp_path / "reports" / sim.load_scenario(ROGUE).slug
+def test_exact_without_out_writes_its_page_where_run_would(cli, scratch):
+    run = cli("exact", ROGUE)  # the scratch fixture works in tmp_path: reports/ lands there
+    assert run.code == 0
+    folder = scratch.parent / "reports" / sim.load_scenario(ROGUE).slug
     assert (folder / "exact.html").is_file() and (folder / "exact.json").is_file()
-    assert f"report: {Path('reports') / folder.name}/exact.html" in capsys.readouterr().out
+    assert f"report: {Path('reports') / folder.name}/exact.html" in run.out

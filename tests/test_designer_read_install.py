@@ -11,9 +11,8 @@ import re
 import subprocess
 import sys
 import tomllib
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from examples import ROOT
 
 # top-level modules that only the optional extras (test, studio, dask) install
 EXTRA_ONLY = ["pytest", "hypothesis", "ruff", "nbclient", "nbformat", "ipykernel", "IPython", "dask", "distributed",

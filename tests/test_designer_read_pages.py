@@ -5,18 +5,17 @@ ordered by the size of the effect."""
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pandas as pd
 import pytest
+from examples import ROOT
 
 import sim
 from sim.cli import main
 from sim.designer.matrix import Matrix, outlier_sentences
 from sim.designer.params import with_values
-from sim.exact_report import tiers_on_the_way
+from sim.escape.designer import tiers_on_the_way
 
-ROOT = Path(__file__).resolve().parents[1]
 ROGUE = ROOT / "scenarios" / "escape" / "lone_rogue.toml"
 
 
@@ -72,9 +71,6 @@ def test_matrix_headline_is_ordered_by_size():
 
 @pytest.mark.parametrize("width", [1024])
 def test_sensitivity_page_fits_the_window(tmp_path, width):
-    import sys
-
-    sys.path.insert(0, str(ROOT / "tests"))
     from browser_check import CHROMIUM, sync_playwright
 
     if CHROMIUM is None or sync_playwright is None:

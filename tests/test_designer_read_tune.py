@@ -4,9 +4,9 @@ target outside [0, 1] is refused with the fraction it most likely means, and --p
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
+from examples import ROOT
 
 import sim
 from sim.cli import main
@@ -14,7 +14,6 @@ from sim.designer.metrics import metric_value
 from sim.designer.params import with_values
 from sim.designer.tune import tune
 
-ROOT = Path(__file__).resolve().parents[1]
 ROGUE = ROOT / "scenarios" / "escape" / "lone_rogue.toml"
 HEAVY = "rules.tiers.heavy.dc"
 METRIC = "escape_by_round@8"

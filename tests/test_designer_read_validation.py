@@ -3,14 +3,12 @@ misspelled names and --param typos."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
+from examples import ROOT
 
 import sim
 from sim.cli import main
 
-ROOT = Path(__file__).resolve().parents[1]
 ROGUE = ROOT / "scenarios" / "escape" / "lone_rogue.toml"
 
 # five mistakes, in this order in the file: run.runs, party.0.class, party.0.scores.dexterity,

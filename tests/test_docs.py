@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import re
 import tomllib
-from pathlib import Path
 
 import jsonschema
 import pytest
+from examples import ROOT
 
 from sim.docs_gen import (
     FORMAT_DIR,
@@ -24,7 +24,6 @@ from sim.docs_gen import (
 )
 from sim.scenario import KIND_NAMES
 
-ROOT = Path(__file__).resolve().parent.parent
 DOCS = sorted([ROOT / "README.md", *(ROOT / "docs").glob("**/*.md")])
 SOURCES = [ROOT / "sim", ROOT / "tests"]
 RULE_PAGES = {"escape": "ESC", "restraint": "RST", "campus": "CAM", "formation": "MDK"}

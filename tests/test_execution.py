@@ -10,11 +10,11 @@ import time
 from pathlib import Path
 
 import pytest
+from examples import ROOT
 
 import sim
 from sim.batch import ChunkStore, execution, fingerprint_of
 
-ROOT = Path(__file__).resolve().parents[1]
 ESCAPE = ROOT / "scenarios" / "escape" / "party_under_watch.toml"
 
 

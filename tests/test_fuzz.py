@@ -6,21 +6,16 @@ from __future__ import annotations
 import copy
 import json
 import math
-import sys
 import tomllib
-from pathlib import Path
 
 import pytest
+from examples import example_scenarios
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import sim
 from sim.cli import main
 from sim.scenario import parse_scenario
-
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests"))
-from examples import example_scenarios  # noqa: E402
 
 EXAMPLES = {p: tomllib.loads(p.read_text()) for p in example_scenarios()}
 EXAMPLE_LIST = sorted(EXAMPLES)

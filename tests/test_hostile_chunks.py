@@ -14,13 +14,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from examples import ROOT
 
 import sim
 import sim.batch
 from sim.batch import ChunkStore, fingerprint_of
 from sim.cli import main
 
-ROOT = Path(__file__).resolve().parents[1]
 DP = ROOT / "scenarios" / "formation" / "dp_income.toml"
 RUNS = 30_000  # three chunks of 10,000 (R-GEN-7)
 

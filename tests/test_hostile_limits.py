@@ -12,6 +12,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+from examples import ROOT
 
 import sim
 from sim.cli import main
@@ -27,7 +28,6 @@ from sim.limits import (
     max_jobs,
 )
 
-ROOT = Path(__file__).resolve().parents[1]
 ROGUE = ROOT / "scenarios" / "escape" / "lone_rogue.toml"
 CAMPUS = ROOT / "scenarios" / "campus" / "seed_trio_vs_hounds.toml"
 DP = ROOT / "scenarios" / "formation" / "dp_income.toml"

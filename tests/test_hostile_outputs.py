@@ -12,11 +12,11 @@ import threading
 from pathlib import Path
 
 import pytest
+from examples import ROOT
 
 from sim.cli import main
 from sim.outputs import OUTPUT_MANIFEST, FolderLock, OwnedOutputs
 
-ROOT = Path(__file__).resolve().parents[1]
 ROGUE = ROOT / "scenarios" / "escape" / "lone_rogue.toml"
 DP = ROOT / "scenarios" / "formation" / "dp_income.toml"
 

@@ -14,18 +14,17 @@ import threading
 import time
 import urllib.error
 import urllib.request
-from pathlib import Path
 
 import pytest
 
 pytest.importorskip("panel")
 from bokeh.client import pull_session  # noqa: E402
 from bokeh.events import ButtonClick  # noqa: E402
+from examples import ROOT
 
 from sim.errors import SimError  # noqa: E402
 from sim.studio.security import confined  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[1]
 ROGUE = ROOT / "scenarios" / "escape" / "lone_rogue.toml"
 
 

@@ -15,12 +15,12 @@ from pathlib import Path
 
 import pytest
 from browser_check import needs_browser, open_pages  # tests/ is on sys.path (pytest's rootdir-relative import)
+from examples import ROOT
 from html_payloads import EFFECT, PAYLOADS, dump_toml, hostile_data
 
 from sim.cli import main
 from sim.report import CSP
 
-ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = {
     "escape": "scenarios/escape/party_under_watch.toml",  # party names, item names
     "restraint": "scenarios/restraint/party_composure.toml",  # party pool names

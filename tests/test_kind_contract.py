@@ -116,3 +116,35 @@ def test_bad_input_gives_the_one_error_format(tmp_path, example):
         sim.load_scenario(bad)
     assert str(bad) in str(err.value) and "unknown_setting" in str(err.value)
     assert "\n" not in str(err.value)
+
+
+def test_optional_exports_are_the_declared_ones_and_callable():
+    """A kind's designer hooks (sim/<kind>/designer.py) are reached only through the contract's OPTIONAL names."""
+    for name in kinds.NAMES:
+        kind = kinds.get(name)
+        for hook in ("balance_metrics", "sensitivity_parameters", "one_character"):
+            fn = getattr(kind, hook)
+            assert fn is None or callable(fn), (name, hook)
+        assert set(kind.keyed_tables) <= {"rules.tiers"}
+    # which kinds answer which hook (the class matrix covers the kinds with one character)
+    assert [n for n in kinds.NAMES if kinds.get(n).one_character is not None] == ["escape", "restraint"]
+    assert [n for n in kinds.NAMES if kinds.get(n).balance_metrics is not None] == ["escape", "restraint", "campus"]
+
+
+def test_escape_rule_default_is_the_tier_ladder_dc():
+    """R-ESC-2: heavy DC 18, despair 26 when the scenario leaves [rules.tiers] out; other keys and kinds: None."""
+    escape = kinds.get("escape")
+    assert escape.rule_default("rules.tiers.heavy.dc") == 18
+    assert escape.rule_default("rules.tiers.despair.dc") == 26
+    assert escape.rule_default("rules.tiers.heavy.becomes") is None
+    assert escape.rule_default("rules.tiers.nonsense.dc") is None
+    assert kinds.get("restraint").rule_default("rules.tiers.heavy.dc") is None
+
+
+def test_a_kind_without_a_rules_table_or_exact_answer_gets_none():
+    formation = kinds.get("formation")
+    scenario = sim.load_scenario(ROOT / "scenarios" / "formation" / "dp_income.toml")
+    assert formation.rules_table(scenario) is None
+    assert formation.exact_answer(scenario, {}) == []
+    title, body, note = kinds.get("escape").rules_table(sim.load_scenario(ROOT / "scenarios/escape/lone_rogue.toml"))
+    assert title == "Tier ladder in effect" and "R-ESC-2" in note and "<table" in body

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
+from examples import ROOT
 
 import sim
 from sim.cli import main
@@ -89,6 +88,6 @@ def test_exact_of_a_party_of_five_is_a_clear_error(tmp_path, capsys):
 
 
 def test_examples_validate():
-    root = Path(__file__).resolve().parents[1] / "scenarios"
+    root = ROOT / "scenarios"
     for path in sorted(root.glob("escape/*.toml")):
         assert sim.load_scenario(path).kind == "escape"

@@ -18,14 +18,13 @@ from pathlib import Path
 
 import jsonschema
 import pytest
+from examples import ROOT
 
 import sim
 from sim.cli import main
 from sim.docs_gen import json_schema
 from sim.errors import ScenarioError
 from sim.scenario import KIND_NAMES, parse_scenario
-
-ROOT = Path(__file__).resolve().parent.parent
 
 
 def _scenario_files() -> list[Path]:

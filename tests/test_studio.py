@@ -10,9 +10,9 @@ import subprocess
 import sys
 import time
 import tomllib
-from pathlib import Path
 
 import pytest
+from examples import ROOT
 
 import sim
 from sim.cli import main
@@ -22,7 +22,6 @@ from sim.errors import ScenarioError
 pytest.importorskip("panel")
 from sim.studio.model import Studio  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[1]
 ROGUE = ROOT / "scenarios" / "escape" / "lone_rogue.toml"
 PARTY = ROOT / "scenarios" / "escape" / "party_under_watch.toml"
 
@@ -187,3 +186,19 @@ def _wait_for_value(page, text: str, timeout: float = 30.0) -> None:
             return
         time.sleep(0.2)
     raise AssertionError(f"displayed {page.locator('.current-value').get_attribute('data-value')}, expected {text}")
+
+
+def test_studio_html_escapes_every_scenario_string_and_uses_the_label_table():
+    """The studio's HTML pieces are Markup templates: a scenario name or a refused value that is HTML stays text;
+    the headline names come from sim/labels.py (the short name, capitalised)."""
+    from sim.studio.app import changes_html, headline_html
+
+    studio = Studio(sim.load_scenario(ROGUE))
+    studio.scenario = studio.scenario.model_copy(update={"name": "<script>alert(1)</script>"})
+    page = headline_html(studio, studio.baseline, refining=False)
+    assert type(page) is str  # Panel html.escape()s its object for transport: a Markup would be escaped twice
+    assert "<script>" not in page and "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+    assert "Escaped: <b" in page  # metric_label("escape_rate", short=True) == "escaped"
+    studio.controls[0] = studio.controls[0].__class__(**{**studio.controls[0].__dict__, "value": "<b>x</b>"})
+    rows = changes_html(studio, {studio.controls[0].key: "<i>y</i>"})
+    assert "<i>y</i>" not in rows and "&lt;i&gt;y&lt;/i&gt;" in rows and "&lt;b&gt;x&lt;/b&gt;" in rows

@@ -6,6 +6,7 @@ Monte Carlo only: a scalar reference (:mod:`sim.campus.reference`) and a compile
 
 from __future__ import annotations
 
+from sim.campus.designer import balance_metrics
 from sim.campus.model import Scenario, check_scenario
 from sim.campus.params import Params, compile_params
 from sim.campus.report import write_report
@@ -31,6 +32,7 @@ __all__ = [
     "Params",
     "Scenario",
     "TeamBattleResult",
+    "balance_metrics",
     "beats",
     "check_scenario",
     "compile_params",

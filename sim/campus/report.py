@@ -34,14 +34,6 @@ from sim.report import (
 from sim.stats import wilson_interval
 
 
-def _fmt(x) -> str:
-    return "–" if x is None else f"{x:.3f}"
-
-
-def _pct(x, decimals: int = 1) -> str:
-    return "–" if x is None or x != x else f"{100 * x:.{decimals}f}%"
-
-
 def _mix(values) -> str:
     return " / ".join(str(v) for v in values)
 
@@ -210,7 +202,7 @@ def write_report(result, out_dir, exact_summary=None) -> Path:
     n = agg.runs
     for i, nm in enumerate(names):
         rows.append([nm, fmt_pct(float(cleared[i]), wilson_interval(round(float(cleared[i]) * n), n)),
-                     _pct(float(captured[i])), _pct(float(over[i])), f"{agg.vitality_sum[i] / n:.2f}",
+                     fmt_pct(float(captured[i])), fmt_pct(float(over[i])), f"{agg.vitality_sum[i] / n:.2f}",
                      f"{agg.gp_sum[i] / n:.2f}"])
     fig, ax = new_figure("Outcome per PC (at the end of the game)", "PC", "share of games")
     bottom = np.zeros(len(names))
@@ -256,7 +248,7 @@ def write_report(result, out_dir, exact_summary=None) -> Path:
     save_figure(fig, out / "capture_hazard.png")
     tab = table(["turn", "capture hazard", "expected captures per game", "escape checks per game",
                  "escape-check success"],
-                [[str(t_), _pct(h), f"{c:.3f}", f"{e:.2f}", _pct(sr)] for t_, h, c, e, sr in
+                [[str(t_), fmt_pct(h), f"{c:.3f}", f"{e:.2f}", fmt_pct(sr)] for t_, h, c, e, sr in
                  zip(turns, s["capture_hazard_by_turn"], s["capture_by_turn"], s["escape_checks_by_turn"],
                      s["escape_success_by_turn"], strict=True)])
     sections.append(section("Captures per turn", image="capture_hazard.png",
@@ -279,7 +271,7 @@ def write_report(result, out_dir, exact_summary=None) -> Path:
                                  "(R-CAM-59). Later turns need higher minimum abilities or more rescuers."))
 
     # win rates
-    adv_rows = [[k, f"{s['duels_per_game_by_adversary'][k]:.2f}", _pct(v)]
+    adv_rows = [[k, f"{s['duels_per_game_by_adversary'][k]:.2f}", fmt_pct(v)]
                 for k, v in s["win_rate_by_adversary"].items()]
     advs = list(s["win_rate_by_adversary"])
     fig, ax = new_figure("PC win rate per adversary template", "adversary", "P(PC wins a duel)")
@@ -289,7 +281,7 @@ def write_report(result, out_dir, exact_summary=None) -> Path:
     sections.append(section("Win rate per adversary", table(["adversary", "confrontations per game", "PC win rate"],
                                                             adv_rows),
                             image="win_rate_by_adversary.png", alt="Bar chart: PC win rate per adversary template"))
-    st_rows = [[k, f"{s['duels_per_game_by_stance'][k]:.2f}", _pct(v)] for k, v in s["win_rate_by_stance"].items()]
+    st_rows = [[k, f"{s['duels_per_game_by_stance'][k]:.2f}", fmt_pct(v)] for k, v in s["win_rate_by_stance"].items()]
     fig, ax = new_figure("PC win rate per stance", "PC stance", "P(PC wins a duel)")
     ax.bar(list(STANCES), [s["win_rate_by_stance"].get(st) or 0 for st in STANCES])
     ax.set_ylim(0, 1)

@@ -12,8 +12,9 @@ balance metrics, for any kind whose summary follows SCENARIOS.md.
 See docs/designer.md.
 """
 
-from sim.designer.balance import balance_metrics, balance_section, balance_table
+from sim.designer.balance import balance_metrics
 from sim.designer.metrics import MAIN_METRIC, main_metric, metric_interval, metric_value
+from sim.designer.pages import balance_section, balance_table
 from sim.designer.params import get_value, parse_axis, scenario_data, set_value, with_values
 from sim.designer.policy_comparison import compare_policies, write_policy_report
 from sim.designer.precision import simulate_to_error

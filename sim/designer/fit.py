@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import math
 import time
-import tomllib
 from dataclasses import dataclass, field
 from itertools import product
 from pathlib import Path
@@ -46,7 +45,8 @@ from sim.designer.evaluate import exact_summary
 from sim.designer.metrics import metric_interval, metric_value, parse_metric
 from sim.designer.params import field_bounds, split_key, with_values
 from sim.errors import ScenarioError
-from sim.scenario import MAX_FILE_BYTES, Strict, format_validation_errors, load_scenario
+from sim.labels import format_value
+from sim.scenario import Strict, format_validation_errors, load_scenario, read_toml_file
 
 MAX_PARAMS = 8
 MAX_TARGETS = 50
@@ -128,17 +128,7 @@ def read_toml(path: Path, file: str) -> dict:
     p = Path(path)
     if p.is_dir():
         raise ScenarioError("is a folder; expected a fit file (TOML)", file=file)
-    if not p.is_file():
-        raise ScenarioError("no such fit file", file=file)
-    raw = p.read_bytes()
-    if len(raw) > MAX_FILE_BYTES:
-        raise ScenarioError(f"file larger than {MAX_FILE_BYTES} bytes", file=file)
-    try:
-        return tomllib.loads(raw.decode("utf-8"))
-    except UnicodeDecodeError as exc:
-        raise ScenarioError(f"not valid UTF-8 (byte {exc.start})", file=file) from None
-    except tomllib.TOMLDecodeError as exc:
-        raise ScenarioError(f"malformed TOML: {exc}", file=file) from None
+    return read_toml_file(p, "fit file", file)  # the scenario files' guard (sim/scenario.py)
 
 
 def _bounds(settings: FitSettings, file: str) -> tuple[list[int], list[int]]:
@@ -556,10 +546,6 @@ def fitted_toml(scenario_file: str | Path, values: dict[str, int], fit_file: str
                         f"Fitted by `python -m sim fit {Path(fit_file).name}`: {changes}", dest)
 
 
-def _pct(v: float) -> str:
-    return "–" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{v:.3f}"
-
-
 def format_table(result: FitResult) -> str:
     """The console table: fitted values, then each target with what it achieved."""
     lines = ["Fitted values: " + ", ".join(f"{k} = {v}" for k, v in result.values.items()),
@@ -569,8 +555,9 @@ def format_table(result: FitResult) -> str:
     rows = [header]
     for t in result.targets:
         lo, hi = t["interval"]
-        rows.append((t["scenario"], t["metric"], _pct(t["value"]), _pct(t["achieved"]),
-                     f"[{_pct(lo)}, {_pct(hi)}]", f"{t['weight']:g}", t["method"]))
+        m = t["metric"]
+        rows.append((t["scenario"], m, format_value(m, t["value"]), format_value(m, t["achieved"]),
+                     f"[{format_value(m, lo)}, {format_value(m, hi)}]", f"{t['weight']:g}", t["method"]))
     widths = [max(len(str(r[i])) for r in rows) for i in range(len(header))]
     for r in rows:
         lines.append("  ".join(str(c).ljust(w) for c, w in zip(r, widths, strict=True)).rstrip())
@@ -614,14 +601,17 @@ def write_fit(result: FitResult, out_dir: str | Path) -> list[Path]:
     written += fitted
     written.append(_chart(result, out))
     worst = max(result.targets, key=lambda t: t["loss"])
+    got, wanted = (format_value(worst["metric"], worst[k]) for k in ("achieved", "value"))
     lines = [f"Fitted values: {', '.join(f'{k} = {v}' for k, v in result.values.items())}.",
-             f"The farthest target is {worst['metric']} of {worst['scenario']}: {_pct(worst['achieved'])} against "
-             f"{_pct(worst['value'])} (weighted squared error of the fit {result.loss:.3g}).",
+             f"The farthest target is {worst['metric']} of {worst['scenario']}: {got} against {wanted} (weighted "
+             f"squared error of the fit {result.loss:.3g}).",
              f"Search: {result.search}; {result.evaluations} evaluations in {result.seconds:.1f} s."]
     value_rows = [[k, str(v), str(a), str(b)] for (k, v), a, b in zip(result.values.items(), spec.lo, spec.hi,
                                                                          strict=True)]
-    target_rows = [[t["name"] or t["scenario"], t["metric"], _pct(t["value"]), _pct(t["achieved"]),
-                    "exact" if t["method"] == "exact" else f"[{_pct(t['interval'][0])}, {_pct(t['interval'][1])}]",
+    target_rows = [[t["name"] or t["scenario"], t["metric"], format_value(t["metric"], t["value"]),
+                    format_value(t["metric"], t["achieved"]),
+                    "exact" if t["method"] == "exact" else
+                    f"[{format_value(t['metric'], t['interval'][0])}, {format_value(t['metric'], t['interval'][1])}]",
                     f"{t['weight']:g}", f"{t['loss']:.3g}",
                     t["method"]] for t in result.targets]
     sections = [

@@ -22,10 +22,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from sim import kinds
 from sim.designer.evaluate import evaluate, exact_summary
 from sim.designer.metrics import half_width, main_metric, metric_interval, metric_value
 from sim.designer.params import GridAxis, parse_axis, scenario_data, set_value
 from sim.errors import ScenarioError
+from sim.labels import metric_label
 from sim.scenario import parse_scenario
 
 #: the standard array, assigned to the abilities in each class's order of priority (highest first)
@@ -54,18 +56,10 @@ ABILITIES = ("str", "dex", "con", "int", "wis", "cha")
 DEFAULT_THRESHOLD = 0.10
 MAX_CELLS = 2_000
 
-#: where the one character lives, per kind
-CHARACTER_KEY = {"escape": "party.0", "restraint": "target"}
-
-#: what the main metric says, in words (for the report's sentences)
+#: what the main metric says, in words (for the report's sentences; ``{within}`` is " within N rounds")
 METRIC_WORDS = {
-    "escape_rate": "escapes",
+    "escape_rate": "escapes{within}",
     "incapacitated_or_arms_complete_by_round.last": "ends incapacitated or with arms complete",
-}
-
-METRIC_LABELS = {
-    "escape_rate": "Escape rate",
-    "incapacitated_or_arms_complete_by_round.last": "Incapacitated or arms complete",
 }
 
 
@@ -118,14 +112,13 @@ class Matrix:
 
 
 def _character(scenario) -> str:
-    key = CHARACTER_KEY.get(scenario.kind)
-    if key is None:
-        raise ScenarioError(f"the class matrix covers escape and restraint scenarios; this one is {scenario.kind}",
-                            file=scenario.source, key="kind")
-    if scenario.kind == "escape" and len(scenario.party) != 1:
-        raise ScenarioError(f"the class matrix needs one character; this party has {len(scenario.party)}",
-                            file=scenario.source, key="party")
-    return key
+    """The dotted key of the scenario's one character, as its kind names it (``one_character``, sim/kinds.py)."""
+    one = kinds.get(scenario.kind).one_character
+    if one is None:
+        covered = [name for name in kinds.NAMES if kinds.get(name).one_character is not None]
+        raise ScenarioError(f"the class matrix covers {' and '.join(covered)} scenarios; this one is "
+                            f"{scenario.kind}", file=scenario.source, key="kind")
+    return one(scenario)
 
 
 def _variant(scenario, char: str, class_name: str, level: int, scores: dict[str, int],
@@ -227,9 +220,9 @@ def _variant_label(row: pd.Series, keys: list[str]) -> str:
 
 def outlier_sentences(m: Matrix) -> list[str]:
     """One plain sentence per outlier cell."""
-    words = METRIC_WORDS.get(m.metric, f"reaches {m.metric}")
     rounds = getattr(m.scenario.run, "max_rounds", None) or getattr(m.scenario.run, "rounds", None)
-    within = f" within {rounds} rounds" if rounds and m.scenario.kind == "escape" else ""
+    within = f" within {rounds} rounds" if rounds else ""
+    words = METRIC_WORDS.get(m.metric, f"reaches {m.metric}").replace("{within}", within)
     out = []
     flagged = m.frame[m.frame["outlier"]]
     flagged = flagged.iloc[np.argsort(-flagged["difference"].abs().to_numpy(), kind="stable")]  # largest first
@@ -237,7 +230,7 @@ def outlier_sentences(m: Matrix) -> list[str]:
         points = abs(row["difference"]) * 100
         more = "more" if row["difference"] > 0 else "less"
         where = f" ({_variant_label(row, m.vary)})" if m.vary else ""
-        out.append(f"The {row['class']} {words}{within}{where} {points:.0f} points {more} often than the median "
+        out.append(f"The {row['class']} {words}{where} {points:.0f} points {more} often than the median "
                    f"class ({row[m.metric] * 100:.1f}% against {row['median_class_value'] * 100:.1f}%).")
     return out
 
@@ -253,7 +246,7 @@ def heat_map(m: Matrix, out: Path) -> Path:
     for i, c in enumerate(classes):
         part = df[df["class"] == c]
         data[i, : len(part)] = part[m.metric].to_numpy(float)
-    label = METRIC_LABELS.get(m.metric, m.metric)
+    label = metric_label(m.metric)
     fig, ax = new_figure(f"{label} by class (! marks an outlier)", "variant", "class",
                          size=(2.0 + 1.3 * len(labels), 1.5 + 0.42 * len(classes)))
     ax.grid(False)
@@ -292,7 +285,7 @@ def write_matrix(m: Matrix, out_dir: str | Path) -> list[Path]:
                           f"{r['difference'] * 100:+.1f} pp", "yes" if r["outlier"] else "",
                           "–" if math.isnan(r["mean_rounds"]) else f"{r['mean_rounds']:.2f}"])
     score_rows = [[c, *(str(s[a]) for a in ABILITIES)] for c, s in m.scores.items()]
-    label = METRIC_LABELS.get(m.metric, m.metric)
+    label = metric_label(m.metric)
     sections = [
         answer(f"Is any class far ahead or behind on {label.lower()}?", lines),
         section("Class by variant", image=chart.name,
@@ -303,12 +296,11 @@ def write_matrix(m: Matrix, out_dir: str | Path) -> list[Path]:
                 note="The standard array 15, 14, 13, 12, 10, 8 assigned by each class's priorities, unless "
                      "--scores was given."),
     ]
-    if m.scenario.kind == "escape":
-        from sim.escape.report import tier_ladder
-
-        sections.insert(1, section("Tier ladder in effect", tier_ladder(m.scenario),
-                                   note="DCs of the scenario as written (R-ESC-2); a --vary of a tier's DC changes it "
-                                        "in that variant only."))
+    rules = kinds.get(m.scenario.kind).rules_table(m.scenario)
+    if rules is not None:  # the rules in effect as written (escape: the tier ladder)
+        title, body, note = rules
+        sections.insert(1, section(title, body, note=f"{note} A --vary of one of these values changes it in that "
+                                                     "variant only."))
     name = getattr(m.scenario, "name", "") or Path(m.scenario.source).stem
     write_html(out / "report.html", f"Class-balance matrix — {name}", sections)
     return [out / "matrix.csv", chart, out / "report.html"]

@@ -16,6 +16,13 @@ import re
 from typing import Any
 
 from sim.errors import ScenarioError
+from sim.labels import (  # noqa: F401 - the one metric table and number format (sim/labels.py), re-exported
+    decimals_for,
+    format_estimate,
+    is_proportion,
+    metric_label,
+    metric_unit,
+)
 from sim.stats import Z95, wilson_interval
 
 #: the metric each kind is judged by (restraint: R-RST-13's P(incapacitated or arms >= complete) at the
@@ -181,22 +188,6 @@ def scalar_metrics(summary: dict) -> list[str]:
             if k not in META_KEYS and not k.endswith(("_ci", "_se")) and (_number(v) or v is None)]
 
 
-def metric_unit(metric: str) -> str:
-    """A unit for axis labels, from the metric's name."""
-    base, _ = parse_metric(metric)
-    if base in ("mean_rounds",) or base.endswith("_rounds"):
-        return "rounds"
-    if "dp" in base.split("_"):
-        return "DP"
-    if "checks" in base:
-        return "checks per run"
-    if base.startswith("mean_") or base.endswith(("_sd", "_max")):
-        return "per run"
-    if base.startswith("capture_by_turn"):
-        return "captures per game"
-    return "probability"
-
-
 def param_unit(key: str) -> str:
     """A unit for a parameter's axis label, from the last part of its dotted key."""
     last = key.rsplit(".", 1)[-1]
@@ -214,65 +205,3 @@ def param_unit(key: str) -> str:
     if last == "level":
         return "character level"
     return "value"
-
-
-# --------------------------------------------------------------------------------------------
-# plain-language names and numbers with the precision their interval supports
-
-#: names of the headline metrics in plain words (the key may be shown beside them in small type)
-LABELS = {
-    "escape_rate": "escaped",
-    "caught_rate": "caught",
-    "timeout_rate": "still held at the round limit",
-    "mean_rounds": "rounds to escape (escaped runs)",
-    "incapacitated_or_arms_complete_by_round": "incapacitated or arms fully bound",
-    "arms_complete_by_round": "arms fully bound",
-    "incapacitated_by_round": "incapacitated",
-    "mean_escape_checks": "escape checks per duel",
-    "clear_rate": "PCs clearing the game",
-    "party_clear_rate": "games the whole party clears",
-    "game_over_rate": "PCs captured (game over)",
-    "ambush_win": "ambush won",
-    "ambush_win_by_2": "ambush won by 2 or more",
-    "dp_per_session": "DP per session",
-    "escape_by_round": "escaped by round",
-}
-
-
-def metric_label(metric: str) -> str:
-    """``escape_by_round.7`` -> ``escaped by round 8``; ``..._by_round.last`` -> ``... (end)``."""
-    try:
-        base, index = parse_metric(metric)
-    except ScenarioError:
-        return metric
-    name = LABELS.get(base, base.replace("_", " "))
-    if index is None:
-        return name
-    if index == -1:
-        return f"{name} (end)" if not name.endswith("by round") else f"{name} (last)"
-    return f"{name} {index + 1}" if name.endswith(("by round", "by turn")) else f"{name} @{index + 1}"
-
-
-def is_proportion(metric: str) -> bool:
-    return metric_unit(metric) == "probability"
-
-
-def decimals_for(half_width: float, percent: bool, most: int = 4) -> int:
-    """Decimals that show the first significant digit of the interval's half-width (and no more)."""
-    hw = abs(half_width) * (100 if percent else 1)
-    if not math.isfinite(hw) or hw <= 0:
-        return 2 if percent else most
-    return int(min(most, max(0, -math.floor(math.log10(hw)))))
-
-
-def format_estimate(value: float, lo: float = math.nan, hi: float = math.nan, percent: bool = True) -> str:
-    """``99.5% [99.0, 99.9]``: value and 95% interval with the precision the interval supports; an exact
-    value (``lo == hi``) or one without an interval is shown with 2 decimals (percent) or 4 significant."""
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return "–"
-    scale, unit = (100.0, "%") if percent else (1.0, "")
-    has_ci = not (math.isnan(lo) or math.isnan(hi)) and hi > lo
-    if not has_ci:
-        return f"{value * scale:.2f}{unit}" if percent else f"{value:.4g}"
-    d = decimals_for(max(value - lo, hi - value), percent)
-    return f"{value * scale:.{d}f}{unit} [{lo * scale:.{d}f}, {hi * scale:.{d}f}]"

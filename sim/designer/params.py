@@ -327,18 +327,16 @@ def field_bounds(scenario, key: str) -> FieldBounds:
 
 
 def effective_value(scenario, key: str) -> Any:
-    """The value ``key`` has in effect: the scenario's own, else the rules' default for it (the escape tier
-    ladder's DC for ``rules.tiers.<tier>.dc``), else the model's declared default; None if none is known."""
+    """The value ``key`` has in effect: the scenario's own, else the rules' default for it (the kind's
+    ``rule_default``: the escape tier ladder's DC for ``rules.tiers.<tier>.dc``), else the model's declared
+    default; None if none is known."""
+    from sim import kinds
+
     value = get_value(scenario_data(scenario), key)
     if value is not None:
         return value
-    parts = key.split(".")
-    if scenario.kind == "escape" and len(parts) == 4 and parts[:2] == ["rules", "tiers"] and parts[3] == "dc":
-        from sim.escape.model import DEFAULT_DC, TIER_IDS
-
-        if parts[2] in TIER_IDS:
-            return DEFAULT_DC[TIER_IDS.index(parts[2])]
-    return field_default(scenario, key)
+    value = kinds.get(scenario.kind).rule_default(key)
+    return value if value is not None else field_default(scenario, key)
 
 
 def field_default(scenario, key: str) -> Any:

@@ -58,40 +58,14 @@ def _is_int(v: Any) -> bool:
     return isinstance(v, int) and not isinstance(v, bool)
 
 
-def _escape_parameters(scenario, data: dict) -> list[tuple[str, int]]:
-    from sim.escape.model import DEFAULT_BECOMES, DEFAULT_DC, TIER_IDS
-
-    overrides = data.get("rules", {}).get("tiers", {})
-
-    def dc(t: int) -> int:
-        return overrides.get(TIER_IDS[t], {}).get("dc", DEFAULT_DC[t])
-
-    def becomes(t: int) -> int:
-        name = overrides.get(TIER_IDS[t], {}).get("becomes")
-        return TIER_IDS.index(name) if name else DEFAULT_BECOMES[t]
-
-    present = set()
-    for member in data["party"]:
-        for tier in member.get("restraints", {}).values():
-            t = TIER_IDS.index(tier)
-            while 0 < t < 8 and t not in present:  # R-ESC-2: the utter tier (8) has no check
-                present.add(t)
-                t = becomes(t)
-    out = [(f"rules.tiers.{TIER_IDS[t]}.dc", dc(t)) for t in sorted(present, reverse=True)]
-    for i, member in enumerate(data["party"]):
-        out += [(f"party.{i}.scores.{k}", v) for k, v in member["scores"].items()]
-    if "search" in data:
-        out.append(("search.dc", data["search"]["dc"]))
-    if _is_int(data.get("attention", {}).get("limit")):
-        out.append(("attention.limit", data["attention"]["limit"]))
-    return out
-
-
 def sensitivity_parameters(scenario) -> list[tuple[str, int]]:
     """The (dotted key, current value) pairs the sensitivity moves (module docstring)."""
+    from sim import kinds
+
     data = scenario_data(scenario)
-    if scenario.kind == "escape":
-        return _escape_parameters(scenario, data)
+    own = kinds.get(scenario.kind).sensitivity_parameters
+    if own is not None:  # the kind chooses its keys (escape: the tier ladder on the party's way)
+        return own(scenario, data)
     leaves = [(k, v) for k, v in _leaves(data) if _is_int(v)]
     patterns = KIND_PATTERNS.get(scenario.kind)
     if patterns:

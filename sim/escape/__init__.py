@@ -1,5 +1,13 @@
 """The escape challenge (kind = "escape", RULES.md section 1)."""
 
+from sim.escape.designer import (
+    balance_metrics,
+    exact_answer,
+    one_character,
+    rule_default,
+    rules_table,
+    sensitivity_parameters,
+)
 from sim.escape.exact import AUTO_MAX_STATES, exact, supports_exact
 from sim.escape.model import Scenario, check
 from sim.escape.report import write_report
@@ -8,4 +16,5 @@ from sim.escape.simulate import simulate
 check_scenario = check
 STREAMS = True  # simulate(keep_runs=False, runs_sink=...) streams chunk by chunk (sim/escape/aggregate.py)
 
-__all__ = ["AUTO_MAX_STATES", "Scenario", "check_scenario", "exact", "simulate", "supports_exact", "write_report"]
+__all__ = ["AUTO_MAX_STATES", "Scenario", "balance_metrics", "check_scenario", "exact", "exact_answer", "one_character",
+           "rule_default", "rules_table", "sensitivity_parameters", "simulate", "supports_exact", "write_report"]

@@ -64,10 +64,10 @@ def tier_table(result: SimulationResult) -> pd.DataFrame:
 
 def balance_metrics(result: SimulationResult) -> dict:
     """Balance metrics of an escape result from its aggregate (run-length spread, timeout share, first-check
-    advantage, failure tier): the same computation as sim.designer.balance, which owns it."""
-    from sim.designer.balance import escape_from_aggregate
+    advantage, failure tier): sim/escape/designer.py, which sim.designer.balance asks through sim/kinds.py."""
+    from sim.escape.designer import balance_from_aggregate
 
-    return escape_from_aggregate(result.extra["aggregate"])
+    return balance_from_aggregate(result.extra["aggregate"])
 
 
 ATTENTION_ACTIONS = (("assist", "assist"), ("guide", "guide"), ("search", "search"))

@@ -8,10 +8,12 @@
   :mod:`.report` the HTML report (from the summary alone, so it works on streamed results).
 """
 
+from sim.restraint.designer import balance_metrics, one_character
 from sim.restraint.model import Scenario, check_scenario
 from sim.restraint.report import write_report
 from sim.restraint.simulate import exact, simulate, supports_exact
 
 STREAMS = True  # simulate(keep_runs=False, runs_sink=...) streams chunk by chunk (sim/restraint/aggregate.py)
 
-__all__ = ["Scenario", "check_scenario", "exact", "simulate", "supports_exact", "write_report"]
+__all__ = ["Scenario", "balance_metrics", "check_scenario", "exact", "one_character", "simulate", "supports_exact",
+           "write_report"]

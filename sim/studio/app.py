@@ -1,12 +1,14 @@
 """The studio page (Panel): controls on the left, the answer, what changed and the charts on the right.
 
 ``studio_app(scenario)`` returns a Panel layout that is served by ``python -m sim studio`` and can be shown
-in a notebook cell as it is. Every string from the scenario is escaped before it reaches the page.
+in a notebook cell as it is. Every string from the scenario is escaped before it reaches the page: the page's HTML
+is built as :class:`markupsafe.Markup` templates whose arguments are escaped (as sim/report.py builds reports), handed
+to Panel as plain ``str`` (Panel escapes its object for transport with ``html.escape``, which would escape a Markup a
+second time); metric names and numbers come from the one table of sim/labels.py.
 """
 
 from __future__ import annotations
 
-import html
 import math
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -14,11 +16,13 @@ from pathlib import Path
 from typing import Any
 
 import panel as pn
+from markupsafe import Markup
 from matplotlib.figure import Figure
 
 from sim.errors import SimError
 from sim.kinds import KINDS
-from sim.studio.model import Answer, Studio, label
+from sim.labels import format_value, metric_label
+from sim.studio.model import Answer, Studio
 from sim.studio.security import TokenAuth, confined
 
 REFINE_SECONDS_CAP = 20.0
@@ -26,55 +30,51 @@ TICK_MS = 300
 DEBOUNCE_SECONDS = 0.4
 
 
-def _pct(v: float, digits: int = 1) -> str:
-    return "–" if v is None or math.isnan(v) else f"{v * 100:.{digits}f}%"
-
-
-def _fmt(metric: str, v: float) -> str:
-    if v is None or math.isnan(v):
-        return "–"
-    if metric.startswith("mean_") or metric in ("dp_per_session",):
-        return f"{v:.2f}"
-    return _pct(v)
+def label(metric: str) -> str:
+    """The metric's short name (sim/labels.py), capitalised for the page."""
+    text = metric_label(metric, short=True)
+    return text[:1].upper() + text[1:]
 
 
 def _interval(metric: str, lo: float, hi: float, exact: bool) -> str:
     if exact or math.isnan(lo):
         return "exact" if exact else ""
-    return f"[{_fmt(metric, lo)}, {_fmt(metric, hi)}]"
+    return f"[{format_value(metric, lo)}, {format_value(metric, hi)}]"
 
 
 def headline_html(studio: Studio, current: Answer, refining: bool) -> str:
     base = studio.baseline
     m = studio.metric
-    name = html.escape(getattr(studio.scenario, "name", "") or Path(studio.scenario.source).stem)
+    name = getattr(studio.scenario, "name", "") or Path(studio.scenario.source).stem
     diff = current.value - base.value
-    how = html.escape(current.method) + (" · refining…" if refining else "")
-    rows = "".join(
-        f"<tr><td>{html.escape(label(k))}</td><td>{_fmt(k, bv)}</td><td>{_fmt(k, v)}</td>"
-        f"<td>{html.escape(_interval(k, lo, hi, current.exact))}</td></tr>"
+    how = Markup("{}{}").format(current.method, " · refining…" if refining else "")
+    rows = Markup("").join(
+        Markup("<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>").format(
+            label(k), format_value(k, bv), format_value(k, v), _interval(k, lo, hi, current.exact))
         for (k, bv, _, _), (_, v, lo, hi) in zip(base.headline, current.headline, strict=False)
     )
-    return (
-        f'<div class="studio-answer"><h2 style="margin:0">{name}</h2>'
-        f'<p style="font-size:1.6em;margin:0.3em 0">{html.escape(label(m))}: '
-        f'<b class="current-value" data-value="{current.value!r}" data-exact="{str(current.exact).lower()}" '
-        f'data-runs="{current.runs or 0}">{_fmt(m, current.value)}</b> '
-        f'<span style="color:#666">{html.escape(_interval(m, *current.interval, current.exact))}</span></p>'
-        f'<p style="margin:0">Baseline <span class="baseline-value" data-value="{base.value!r}">'
-        f"{_fmt(m, base.value)}</span> · change {diff * 100:+.1f} points · {how}</p>"
-        f'<table style="margin-top:0.6em"><tr><th>metric</th><th>baseline</th><th>variant</th><th>95% interval</th>'
-        f"</tr>{rows}</table></div>"
-    )
+    return str(Markup(
+        '<div class="studio-answer"><h2 style="margin:0">{name}</h2>'
+        '<p style="font-size:1.6em;margin:0.3em 0">{label}: '
+        '<b class="current-value" data-value="{value}" data-exact="{exact}" data-runs="{runs}">{shown}</b> '
+        '<span style="color:#666">{interval}</span></p>'
+        '<p style="margin:0">Baseline <span class="baseline-value" data-value="{base_value}">{base_shown}</span>'
+        " · change {diff:+.1f} points · {how}</p>"
+        '<table style="margin-top:0.6em"><tr><th>metric</th><th>baseline</th><th>variant</th><th>95% interval</th>'
+        "</tr>{rows}</table></div>"
+    ).format(name=name, label=label(m), value=repr(current.value), exact=str(current.exact).lower(),
+             runs=current.runs or 0, shown=format_value(m, current.value),
+             interval=_interval(m, *current.interval, current.exact), base_value=repr(base.value),
+             base_shown=format_value(m, base.value), diff=diff * 100, how=how, rows=rows))
 
 
 def changes_html(studio: Studio, values: dict[str, Any]) -> str:
     changes = studio.changes(values)
     if not changes:
         return "<p><i>No changes: the variant is the scenario as written.</i></p>"
-    rows = "".join(f"<tr><td><code>{html.escape(k)}</code></td><td>{html.escape(str(a))}</td>"
-                   f"<td>{html.escape(str(b))}</td></tr>" for k, a, b in changes)
-    return f"<table><tr><th>key</th><th>baseline</th><th>variant</th></tr>{rows}</table>"
+    rows = Markup("").join(Markup("<tr><td><code>{}</code></td><td>{}</td><td>{}</td></tr>").format(k, a, b)
+                           for k, a, b in changes)
+    return str(Markup("<table><tr><th>key</th><th>baseline</th><th>variant</th></tr>{}</table>").format(rows))
 
 
 def curve_figure(studio: Studio, current: Answer) -> Figure | None:
@@ -136,13 +136,13 @@ def ladder_html(studio: Studio, values: dict[str, Any]) -> str:
         tier = c.key.split(".")[2]
         t = TIER_IDS.index(tier)
         now = values.get(c.key, c.value)
-        style = ' style="background:#fff3c4"' if now != c.value else ""
-        rows.append(f"<tr{style}><td>{html.escape(tier)}</td><td>{c.value}</td><td>{now}</td>"
-                    f"<td>{html.escape(MARKS[t])}</td><td>{html.escape(TIER_IDS[DEFAULT_BECOMES[t]])}</td></tr>")
+        style = Markup(' style="background:#fff3c4"') if now != c.value else ""
+        rows.append(Markup("<tr{}><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>").format(
+            style, tier, c.value, now, MARKS[t], TIER_IDS[DEFAULT_BECOMES[t]]))
     if not rows:
         return ""
-    return ("<h3>Tier ladder in play</h3><table><tr><th>tier</th><th>baseline DC</th><th>variant DC</th>"
-            "<th>accumulation</th><th>becomes (default)</th></tr>" + "".join(rows) + "</table>")
+    return str(Markup("<h3>Tier ladder in play</h3><table><tr><th>tier</th><th>baseline DC</th><th>variant DC</th>"
+                      "<th>accumulation</th><th>becomes (default)</th></tr>{}</table>").format(Markup("").join(rows)))
 
 
 def studio_app(scenario, out_dir: str | Path | None = None, studio: Studio | None = None):
@@ -200,7 +200,7 @@ def studio_app(scenario, out_dir: str | Path | None = None, studio: Studio | Non
         try:
             answer = studio.answer(current)
         except SimError as exc:
-            alert.object = f"Refused: {html.escape(str(exc))}"
+            alert.object = str(Markup("Refused: {}").format(str(exc)))
             alert.visible = True
             return
         alert.visible = False
@@ -238,24 +238,25 @@ def studio_app(scenario, out_dir: str | Path | None = None, studio: Studio | Non
         try:
             path = studio.save(state["values"], confined(out_dir, save_path.value))  # only into out_dir
         except (SimError, OSError) as exc:
-            message.object = f'<p style="color:#b00">Not saved: {html.escape(str(exc))}</p>'
+            message.object = str(Markup('<p style="color:#b00">Not saved: {}</p>').format(str(exc)))
             return
-        message.object = f"<p>Saved <code>{html.escape(str(path))}</code></p>"
+        message.object = str(Markup("<p>Saved <code>{}</code></p>").format(str(path)))
 
     def on_report(_event) -> None:
         try:  # in this process (sim.pipeline.run), writing only inside out_dir
             path = studio.report(state["values"], report_folder(out_dir))
         except (SimError, OSError) as exc:
-            message.object = f'<p style="color:#b00">No report: {html.escape(str(exc))}</p>'
+            message.object = str(Markup('<p style="color:#b00">No report: {}</p>').format(str(exc)))
             return
-        message.object = f"<p>Report written: <code>{html.escape(str(path))}</code></p>"
+        message.object = str(Markup("<p>Report written: <code>{}</code></p>").format(str(path)))
 
     for w in widgets.values():
         w.param.watch(on_change, "value")
     save_button.on_click(on_save)
     report_button.on_click(on_report)
 
-    sidebar = pn.Column(*(pn.Column(pn.pane.HTML(f"<h3>{html.escape(g)}</h3>"), *ws) for g, ws in groups.items()),
+    headings = {g: str(Markup("<h3>{}</h3>").format(g)) for g in groups}
+    sidebar = pn.Column(*(pn.Column(pn.pane.HTML(headings[g]), *ws) for g, ws in groups.items()),
                         width=260, scroll=True, height=900)
     main = pn.Column(answer_pane, alert, pn.Row(curve_pane, shares_pane), ladder_pane,
                      pn.pane.HTML("<h3>What changed</h3>"), changes_pane,

@@ -34,16 +34,6 @@ CURVES = {
     "campus": ("capture_by_turn", "Captured by turn (share of PC-games)"),
 }
 
-LABELS = {
-    "escape_rate": "Escape rate", "caught_rate": "Caught", "timeout_rate": "Timed out", "mean_rounds": "Mean rounds",
-    "clear_rate": "Clear rate", "party_clear_rate": "Party clear rate", "game_over_rate": "Game over",
-    "ambush_win": "Ambush won", "ambush_win_by_2": "Ambush won by 2+", "dp_per_session": "DP per session",
-    "incapacitated_or_arms_complete_by_round.last": "Incapacitated or arms complete",
-    "arms_complete_by_round.last": "Arms complete", "incapacitated_by_round.last": "Incapacitated",
-    "mean_escape_checks": "Mean escape checks",
-}
-
-
 @dataclass(frozen=True)
 class Control:
     key: str
@@ -72,10 +62,6 @@ class Answer:
     @property
     def method(self) -> str:
         return "exact" if self.exact else f"{self.runs:,} simulated runs (95% interval)"
-
-
-def label(metric: str) -> str:
-    return LABELS.get(metric, metric.replace("_", " "))
 
 
 def _group(key: str, scenario) -> tuple[str, str]:

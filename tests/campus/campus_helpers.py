@@ -1,14 +1,19 @@
-"""Test helpers for the campus rules: small scenarios as dicts, hand-built states, chosen uniforms."""
+"""Test helpers for the campus kind (the shape every tests/<kind>/<kind>_helpers.py has): ``EXAMPLES`` and
+``example(name)`` for the shipped scenarios, ``scenario_data(**over)`` and ``make(**over)`` for small scenarios;
+then compiled parameters, hand-built states and chosen uniforms."""
 
 from __future__ import annotations
 
 import copy
 
 import numpy as np
+from examples import ROOT
 
 from sim.campus.params import compile_params
 from sim.campus.reference import Turn, new_game
 from sim.scenario import parse_scenario
+
+EXAMPLES = ROOT / "scenarios" / "campus"
 
 BASE = {
     "kind": "campus",
@@ -22,7 +27,7 @@ BASE = {
 }
 
 
-def scenario_dict(**over) -> dict:
+def scenario_data(**over) -> dict:
     d = copy.deepcopy(BASE)
     for key, value in over.items():
         if key in ("rules", "policy") and isinstance(value, dict):
@@ -32,8 +37,18 @@ def scenario_dict(**over) -> dict:
     return d
 
 
+def example(name: str):
+    """The shipped example ``scenarios/campus/<name>.toml``."""
+    return EXAMPLES / f"{name}.toml"
+
+
+def make(**over):
+    """A validated campus scenario: :func:`scenario_data` parsed."""
+    return parse_scenario(scenario_data(**over))
+
+
 def params_of(**over):
-    return compile_params(parse_scenario(scenario_dict(**over)))
+    return compile_params(make(**over))
 
 
 class Scripted:
@@ -114,5 +129,5 @@ def play_both(p, g, t, u):
     return g
 
 
-__all__ = ["Scripted", "new_game", "params_of", "play", "scenario_dict", "uniforms", "kernel_matches_reference",
+__all__ = ["Scripted", "new_game", "params_of", "play", "scenario_data", "uniforms", "kernel_matches_reference",
            "kernel_turn", "play_both"]

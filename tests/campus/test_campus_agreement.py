@@ -1,17 +1,17 @@
 """Reference == kernel on the same draws (STYLE.md practice 6), and seeding by chunk (R-GEN-7)."""
 
-from pathlib import Path
 
 import numpy as np
 import pytest
 from campus_fuzz import random_scenario
 from campus_helpers import kernel_matches_reference, params_of
+from examples import ROOT
 
 import sim
 from sim.campus.params import compile_params
 from sim.campus.simulate import run_arrays
 
-SCENARIOS = sorted((Path(__file__).resolve().parents[2] / "scenarios" / "campus").glob("*.toml"))
+SCENARIOS = sorted((ROOT / "scenarios" / "campus").glob("*.toml"))
 
 TEAM_PARTY = [{"name": n, "abilities": {"fight": f, "flee": 12 - f // 2, "hide": 8}, "team": t,
                "skills": [{"kind": "early_ears"}] if n == "A" else [{"kind": "nursing"}] if n == "D" else []}

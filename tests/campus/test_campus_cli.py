@@ -1,15 +1,15 @@
 """End to end: ``python -m sim run|validate|exact`` on campus scenarios (SCENARIOS.md output contract)."""
 
 import json
-from pathlib import Path
 
 import pandas as pd
 import pytest
+from examples import ROOT
 
 from sim.cli import main
 from sim.stats import wilson_interval
 
-SCEN = Path(__file__).resolve().parents[2] / "scenarios" / "campus"
+SCEN = ROOT / "scenarios" / "campus"
 
 
 def test_cli_run_writes_summary_runs_report(tmp_path, capsys):

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 from campus_fuzz import random_purchase_scenario
-from campus_helpers import kernel_matches_reference, new_game, params_of, play_both, scenario_dict, uniforms
+from campus_helpers import kernel_matches_reference, new_game, params_of, play_both, scenario_data, uniforms
 
 import sim
 from sim.campus.params import CAPTURED, FREE, GAME_OVER, compile_params
@@ -90,7 +90,7 @@ def test_r_cam_9a_gp_saved_until_the_price_whole_game(engine):
     step 7), so a 3-gp skill is bought in turn 4 (3 >= 3), leaving 0; after turn 12: 0 + 9 x 1 - 0 = 9. Every run,
     so bought_rate 1 and bought_turn 4."""
     sig = {**SIG, "cost": 3}
-    s = parse_scenario(scenario_dict(growth=costs(sig), policy={"buy": ["sig"], "move": "avoid"}))
+    s = parse_scenario(scenario_data(growth=costs(sig), policy={"buy": ["sig"], "move": "avoid"}))
     r = sim.simulate(s, runs=20, seed=1, engine=engine)
     assert (r.runs["pc0_bought_sig"] == 4).all()
     assert (r.runs["pc0_gp"] == 9).all()

@@ -1,14 +1,14 @@
 """Scenario validation (SCENARIOS.md, kind = "campus"): defaults, ranges, cross-field keys."""
 
-from pathlib import Path
 
 import pytest
-from campus_helpers import scenario_dict
+from campus_helpers import scenario_data
+from examples import ROOT
 
 import sim
 from sim.scenario import parse_scenario
 
-SCENARIOS = sorted((Path(__file__).resolve().parents[2] / "scenarios" / "campus").glob("*.toml"))
+SCENARIOS = sorted((ROOT / "scenarios" / "campus").glob("*.toml"))
 
 
 def test_example_scenarios_load_with_name_and_description():
@@ -20,7 +20,7 @@ def test_example_scenarios_load_with_name_and_description():
 
 def test_defaults_of_scenarios_md():
     """SCENARIOS.md campus defaults (R-CAM-5, R-CAM-9, R-CAM-11, R-CAM-15, R-CAM-50, R-CAM-40)."""
-    d = scenario_dict(adversaries=[{"name": "h"}], spawns=[{"adversary": "h"}],
+    d = scenario_data(adversaries=[{"name": "h"}], spawns=[{"adversary": "h"}],
                       missions=[{"location": "hall", "stance": "hide", "target": 3}])
     del d["policy"]
     del d["rules"]
@@ -39,7 +39,7 @@ def test_defaults_of_scenarios_md():
 
 
 def test_chance_int_or_float_and_team_as_skill():
-    d = scenario_dict(adversaries=[{"name": "h"}],
+    d = scenario_data(adversaries=[{"name": "h"}],
                       spawns=[{"adversary": "h", "chance": 1}, {"adversary": "h", "chance": 0.5}],
                       party=[{"name": "A", "abilities": {"fight": 1, "flee": 1, "hide": 1},
                               "skills": [{"kind": "team", "name": "T"}]},
@@ -79,14 +79,14 @@ def test_chance_int_or_float_and_team_as_skill():
 ])
 def test_bad_input_names_the_key(over, key):
     with pytest.raises(sim.ScenarioError) as exc:
-        parse_scenario(scenario_dict(**over), "bad.toml")
+        parse_scenario(scenario_data(**over), "bad.toml")
     assert exc.value.key is not None and exc.value.key.startswith(key), str(exc.value)
     assert "bad.toml" in str(exc.value)
 
 
 def test_unknown_adversary_suggests_nearest():
     with pytest.raises(sim.ScenarioError, match="did you mean 'hound'"):
-        parse_scenario(scenario_dict(adversaries=[{"name": "hound"}], spawns=[{"adversary": "hund"}]))
+        parse_scenario(scenario_data(adversaries=[{"name": "hound"}], spawns=[{"adversary": "hund"}]))
 
 
 def test_exact_unsupported():

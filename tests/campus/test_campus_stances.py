@@ -3,11 +3,11 @@ and the `equilibrium` stance policy in both engines (R-CAM-2, R-CAM-3, R-CAM-4, 
 
 from fractions import Fraction
 from itertools import combinations, product
-from pathlib import Path
 
 import pytest
 from campus_fuzz import random_scenario_dict
-from campus_helpers import kernel_matches_reference, new_game, params_of, play, play_both, scenario_dict, uniforms
+from campus_helpers import kernel_matches_reference, new_game, params_of, play, play_both, scenario_data, uniforms
+from examples import ROOT
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -28,7 +28,7 @@ from sim.campus.stances import (
 )
 from sim.scenario import parse_scenario
 
-SEED = Path(__file__).resolve().parents[2] / "scenarios" / "campus" / "seed_trio_vs_hounds.toml"
+SEED = ROOT / "scenarios" / "campus" / "seed_trio_vs_hounds.toml"
 F = Fraction
 HALF = F(1, 2)
 
@@ -92,7 +92,7 @@ def test_r_cam_4_stance_matrices_of_the_seed_trio_hand_computed():
 def test_r_cam_30_advantage_multiplier_only_in_the_advantage_cells_and_boss_tie_loses():
     """R-CAM-30: `when = "advantage"` counts only when the stance beats the opponent's; R-CAM-4 / R-CAM-54: a tie
     is a loss for the PC, also against a boss."""
-    d = scenario_dict(
+    d = scenario_data(
         adversaries=[{"name": "b", "abilities": {"fight": 10, "flee": 10, "hide": 10}, "boss": True}],
         party=[{"name": "A", "abilities": {"fight": 10, "flee": 5, "hide": 5},
                 "skills": [{"kind": "multiplier", "stances": ["fight"], "value": 3, "when": "advantage"}]}])
@@ -221,7 +221,7 @@ def test_report_has_the_stance_section_and_heat_map(tmp_path):
     assert "Stance analysis" in page and "stance_game_value.png" in page
     assert (tmp_path / "stance_game_value.png").stat().st_size > 0
     assert "Win rate per stance" in page  # the existing sections stay
-    empty = parse_scenario(scenario_dict())
+    empty = parse_scenario(scenario_data())
     page = write_report(sim.simulate(empty, runs=20, seed=1), tmp_path / "e").read_text()
     assert "No adversary templates" in page
 
@@ -234,10 +234,10 @@ PC14 = {"name": "PC14", "abilities": {"fight": 9, "flee": 13, "hide": 10},
 
 
 def test_policy_validation_accepts_equilibrium_only():
-    s = parse_scenario(scenario_dict(policy={"stance": "equilibrium"}))
+    s = parse_scenario(scenario_data(policy={"stance": "equilibrium"}))
     assert s.policy.stance == "equilibrium"
     with pytest.raises(sim.ScenarioError) as exc:
-        parse_scenario(scenario_dict(policy={"stance": "equilibrum"}), "bad.toml")
+        parse_scenario(scenario_data(policy={"stance": "equilibrum"}), "bad.toml")
     assert exc.value.key.startswith("policy.stance")
     # the mixed-strategy draw is one uniform per PC facing someone; `best` draws nothing for the stance
     for stance, drawn in (("equilibrium", True), ("best", False)):

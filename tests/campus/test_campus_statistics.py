@@ -3,7 +3,7 @@
 import math
 
 import numpy as np
-from campus_helpers import scenario_dict
+from campus_helpers import scenario_data
 
 import sim
 from sim.scenario import parse_scenario
@@ -20,7 +20,7 @@ def test_r_cam_50_59_capture_clear_and_escape_exact():
     uniformly between hall and cell and always loses; its min is 0, so every check fails.
     P(clear) = 0.7^3, P(game over) = 0.3 (captured in turn 1: checks in turns 2 and 3), capture_by_turn[t] =
     0.7^(t-1) * 0.3, escape success 0."""
-    d = scenario_dict(rules={"turns": 3},
+    d = scenario_data(rules={"turns": 3},
                       adversaries=[{"name": "h", "abilities": {"fight": 50}, "stance": "fight"}],
                       spawns=[{"adversary": "h", "chance": 0.6, "locations": ["hall"]}],
                       party=[{"name": "A", "abilities": {"fight": 10, "flee": 0, "hide": 0}}])
@@ -35,7 +35,7 @@ def test_r_cam_50_59_capture_clear_and_escape_exact():
 
 def test_r_cam_21_stance_weights_win_rate():
     """R-CAM-21: weights fight 1, flee 2, hide 1; a PC in hide wins only against flee: P(win) = 1/2."""
-    d = scenario_dict(
+    d = scenario_data(
         rules={"turns": 1}, policy={"stance": "fixed", "stance_value": "hide", "move": "avoid"},
         locations=[{"id": "hall"}, {"id": "cell", "capture_room": True}],
         adversaries=[{"name": "h", "abilities": {"fight": 15, "flee": 15, "hide": 15},
@@ -50,7 +50,7 @@ def test_r_cam_21_stance_weights_win_rate():
 
 def test_r_cam_50_options_subset_uniform():
     """R-CAM-50: options = 2 of 4 locations; a random mover visits each location with probability 1/4."""
-    d = scenario_dict(rules={"turns": 1, "options": 2},
+    d = scenario_data(rules={"turns": 1, "options": 2},
                       locations=[{"id": "a"}, {"id": "b"}, {"id": "c"}, {"id": "cell", "capture_room": True}],
                       missions=[{"location": "a", "stance": "hide", "target": 0, "reward": 1}])
     r = sim.simulate(parse_scenario(d), runs=RUNS, seed=13)
@@ -66,7 +66,7 @@ def test_r_cam_6_until_cleared_against_exact():
     (R-CAM-2..4). until_cleared: the PC must beat both, P(clear) = (2/3)^2 = 4/9, and the second duel happens
     only after a win: E[duels] = 1 + 2/3 (variance 2/9). once: P(clear) = 2/3, exactly one duel."""
     for fights, clear, duels in (("until_cleared", 4 / 9, 1 + 2 / 3), ("once", 2 / 3, 1.0)):
-        d = scenario_dict(rules={"turns": 1, "fights": fights}, policy={"move": "avoid"},
+        d = scenario_data(rules={"turns": 1, "fights": fights}, policy={"move": "avoid"},
                           adversaries=[{"name": "h", "abilities": {"fight": 8, "flee": 8, "hide": 8}}],
                           spawns=[{"adversary": "h", "locations": ["hall"], "count": 2}])
         s = sim.simulate(parse_scenario(d), runs=RUNS, seed=14).summary

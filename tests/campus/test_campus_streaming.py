@@ -4,11 +4,11 @@ balance metrics match the in-memory run exactly; the CLI writes runs.parquet as 
 import io
 import json
 import pickle
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
+from examples import ROOT
 
 import sim
 from sim.campus.aggregate import CampusAggregate
@@ -17,7 +17,7 @@ from sim.campus.simulate import run_arrays
 from sim.cli import main
 from sim.designer.balance import balance_metrics, spread
 
-SCEN = Path(__file__).resolve().parents[2] / "scenarios" / "campus"
+SCEN = ROOT / "scenarios" / "campus"
 RUNS = 21_500  # three chunks, the last one short
 
 

@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
+from examples import ROOT
 
 import sim
-from sim.designer.balance import balance_metrics, balance_section, balance_table
+from sim.designer.balance import balance_metrics
+from sim.designer.pages import balance_section, balance_table
 from sim.designer.params import with_values
 from sim.stats import wilson_interval
 
-ROOT = Path(__file__).resolve().parents[2]
 ROGUE = ROOT / "scenarios/escape/lone_rogue.toml"
 WATCH = ROOT / "scenarios/escape/party_under_watch.toml"
 FLANK = ROOT / "scenarios/restraint/flank_penalty.toml"

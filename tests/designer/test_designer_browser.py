@@ -12,17 +12,13 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import sys
 from pathlib import Path
 
 import pytest
+from browser_check import assert_clean, needs_browser, open_pages
+from examples import ROOT, example_scenarios
 
 from sim.cli import main
-
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "tests"))
-from browser_check import assert_clean, needs_browser, open_pages  # noqa: E402
-from examples import example_scenarios  # noqa: E402
 
 EXAMPLES = example_scenarios()
 SENSITIVITY_PARAM = {"escape": "party.0.scores.dex", "restraint": "target.scores.dex", "campus": "rules.vitality",

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from examples import ROOT
 
 import sim
 from sim.cli import main
@@ -28,7 +29,6 @@ from sim.designer.fit import (
 )
 from sim.errors import ScenarioError
 
-ROOT = Path(__file__).resolve().parents[2]
 PROBES = ROOT / "scenarios" / "fit" / "probes"
 
 
@@ -210,3 +210,14 @@ def test_a_param_of_another_kind_is_refused(tmp_path, capsys):
         load_fit(path)
     assert main(["fit", str(path), "--out", str(tmp_path / "o")]) == 2
     assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize("text", ["x = " + "[" * 5000, "x = " + "{ a = " * 3000])
+def test_a_fit_file_nested_too_deep_is_one_error_line(tmp_path, text):
+    """The fit file goes through the scenario files' TOML guard: nesting deeper than the parser's recursion gives
+    the one error line naming the file, never a RecursionError."""
+    path = tmp_path / "deep.toml"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(ScenarioError, match="nested more than|nesting too deep") as err:
+        load_fit(path)
+    assert err.value.file == str(path)

@@ -2,17 +2,14 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pandas as pd
 import pytest
+from examples import ROOT
 
 import sim
 from sim.cli import main
 from sim.designer.matrix import CLASS_PRIORITIES, STANDARD_ARRAY, matrix, preset_scores
 from sim.errors import ScenarioError
-
-ROOT = Path(__file__).resolve().parents[2]
 
 ONE_ROUND = """kind = "escape"
 name = "One check"

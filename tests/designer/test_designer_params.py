@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
+from examples import ROOT
 
 import sim
 from sim.designer.params import field_bounds, get_value, parse_axis, scenario_data, set_value, with_values
 from sim.scenario import parse_scenario
 
-ROOT = Path(__file__).resolve().parents[2]
 ROGUE = ROOT / "scenarios/escape/lone_rogue.toml"
 
 

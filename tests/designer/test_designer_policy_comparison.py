@@ -4,15 +4,14 @@ policy runs on common random numbers, and a kind without a choice is refused."""
 from __future__ import annotations
 
 import math
-from pathlib import Path
 
 import pytest
+from examples import ROOT
 
 import sim
 from sim.designer.params import with_values
 from sim.designer.policy_comparison import compare_policies, parse_variants, policy_choices, write_policy_report
 
-ROOT = Path(__file__).resolve().parents[2]
 CAMPUS = ROOT / "scenarios/campus/stance_mix_vs_counter.toml"
 FORMATION = ROOT / "scenarios/formation/overflow_front.toml"
 RESTRAINT = ROOT / "scenarios/restraint/flank_penalty.toml"

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 import math
-from pathlib import Path
 
 import pytest
+from examples import ROOT
 
 import sim
 from sim.batch import CHUNK_RUNS
@@ -15,7 +15,6 @@ from sim.designer.metrics import half_width
 from sim.designer.precision import simulate_to_error
 from sim.stats import Z95
 
-ROOT = Path(__file__).resolve().parents[2]
 ROGUE = ROOT / "scenarios/escape/lone_rogue.toml"
 FLANK = ROOT / "scenarios/restraint/flank_penalty.toml"
 

@@ -5,14 +5,13 @@ from __future__ import annotations
 import json
 import re
 import shutil
-from pathlib import Path
 
 import pandas as pd
 import pytest
+from examples import ROOT
 
 from sim.cli import main
 
-ROOT = Path(__file__).resolve().parents[2]
 ROGUE = ROOT / "scenarios/escape/lone_rogue.toml"
 MONK = ROOT / "scenarios/escape/monk_body_wrap.toml"
 FLANK = ROOT / "scenarios/restraint/flank_penalty.toml"

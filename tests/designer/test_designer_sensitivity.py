@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pandas as pd
 import pytest
+from examples import ROOT
 
 import sim
 from sim.cli import main
 from sim.designer.params import with_values
 from sim.designer.sensitivity import sensitivity, sensitivity_parameters
 
-ROOT = Path(__file__).resolve().parents[2]
 ROGUE = ROOT / "scenarios/escape/lone_rogue.toml"
 WATCH = ROOT / "scenarios/escape/party_under_watch.toml"
 FLANK = ROOT / "scenarios/restraint/flank_penalty.toml"

@@ -4,17 +4,16 @@ numbers) and, where supported, the independent exact analysis; files and clean e
 from __future__ import annotations
 
 import math
-from pathlib import Path
 
 import pandas as pd
 import pytest
+from examples import ROOT
 
 import sim
 from sim.cli import main
 from sim.designer.params import with_values
 from sim.designer.sweep import sweep
 
-ROOT = Path(__file__).resolve().parents[2]
 ROGUE = ROOT / "scenarios/escape/lone_rogue.toml"
 FLANK = ROOT / "scenarios/restraint/flank_penalty.toml"
 

@@ -4,9 +4,9 @@ independently at every integer (exactly where the kind supports it, else with th
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
+from examples import ROOT
 
 import sim
 from sim.cli import main
@@ -14,7 +14,6 @@ from sim.designer.metrics import metric_value
 from sim.designer.params import with_values
 from sim.designer.tune import tune
 
-ROOT = Path(__file__).resolve().parents[2]
 ROGUE = ROOT / "scenarios/escape/lone_rogue.toml"
 FLANK = ROOT / "scenarios/restraint/flank_penalty.toml"
 

@@ -12,10 +12,11 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-ROOT = HERE.parents[1]
-sys.path.insert(0, str(HERE))
+if __name__ == "__main__":  # run as a script (writing the baseline): tests/ and tests/escape importable as in pytest
+    sys.path[:0] = [str(HERE), str(HERE.parent)]
 
-from escape_support import character, scenario  # noqa: E402
+from escape_helpers import character, scenario  # noqa: E402
+from examples import ROOT  # noqa: E402
 
 import sim  # noqa: E402
 

@@ -3,18 +3,16 @@ reproducibility for any n_jobs (R-GEN-7)."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
-from escape_support import character, scenario
+from escape_helpers import character, scenario
+from examples import ROOT
 
 import sim
 from sim.escape.params import compile_params
 from sim.escape.simulate import kernel_chunk, reference_chunk
 from sim.scenario import parse_scenario
 
-ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = sorted((ROOT / "scenarios" / "escape").glob("*.toml")) + [ROOT / "bench" / "escape_party.toml"]
 
 

@@ -11,7 +11,7 @@ bonus, DC or tier shows as a wrong number.
 from __future__ import annotations
 
 import pytest
-from escape_support import Script, character, setup
+from escape_helpers import Script, character, setup
 
 from sim.dice import CHECK_DENOMINATOR, check_numerator
 from sim.errors import PolicyError

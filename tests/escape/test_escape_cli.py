@@ -5,14 +5,12 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from pathlib import Path
 
 import pandas as pd
 import pytest
+from examples import ROOT
 
 from sim.stats import wilson_interval
-
-ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_run_writes_summary_runs_report_and_charts(tmp_path):

@@ -6,11 +6,11 @@ from __future__ import annotations
 import argparse
 import json
 import math
-from pathlib import Path
 
 import numpy as np
 import pytest
-from escape_support import character, scenario
+from escape_helpers import character, scenario
+from examples import ROOT
 
 import sim
 from sim.errors import PolicyError, ScenarioError
@@ -26,7 +26,6 @@ from sim.escape.policy_comparison import (
 )
 from sim.stats import Z95
 
-ROOT = Path(__file__).resolve().parents[2]
 TEAMWORK = ROOT / "scenarios" / "escape" / "teamwork.toml"
 WATCH = ROOT / "scenarios" / "escape" / "party_under_watch.toml"
 RUNS, SEED = 300, 5

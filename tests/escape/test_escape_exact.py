@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 import pytest
-from escape_support import character, scenario
+from escape_helpers import character, scenario
 
 import sim
 from sim.errors import ExactUnsupported

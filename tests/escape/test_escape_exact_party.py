@@ -7,10 +7,10 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
-from escape_support import character, scenario
+from escape_helpers import character, scenario
+from examples import ROOT
 
 import sim
 from sim.errors import ExactUnsupported
@@ -21,7 +21,6 @@ from sim.escape.reference import play_round
 from sim.escape.state import initial_state
 from sim.stats import standard_error
 
-ROOT = Path(__file__).resolve().parents[2]
 POLICIES = ("greedy", "arms_first", "team")
 
 
@@ -221,8 +220,8 @@ restraints = { arms = "severe", legs = "light" }
 def test_cli_exact_party_and_budget(tmp_path):
     path = tmp_path / "duo.toml"
     path.write_text(PARTY_TOML)
-    ok = subprocess.run([sys.executable, "-m", "sim", "exact", str(path), "--max-states", "5000", "--json"],
-                        capture_output=True, text=True, cwd=ROOT)
+    ok = subprocess.run([sys.executable, "-m", "sim", "exact", str(path), "--max-states", "5000", "--json",
+                         "--out", str(tmp_path / "page")], capture_output=True, text=True, cwd=ROOT)  # not reports/
     assert ok.returncode == 0, ok.stderr
     e = json.loads(ok.stdout)
     assert 0 < e["escape_rate"] < 1 and e["exact_engine"]["max_states"] == 5000

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from escape_support import character, scenario
+from escape_helpers import character, scenario
 
 from sim.escape import kernel as K
 from sim.escape.params import N_SLOTS, compile_params

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from escape_support import Script, character, scenario, setup
+from escape_helpers import Script, character, scenario, setup
 
 from sim.dice import CHECK_DENOMINATOR
 from sim.errors import PolicyError, ScenarioError

@@ -8,11 +8,11 @@ Probabilities are written as plain d20 fractions (need k on a d20: (21 - k) / 20
 from __future__ import annotations
 
 from fractions import Fraction
-from pathlib import Path
 
 import numpy as np
 import pytest
-from escape_support import Script, character, setup
+from escape_helpers import Script, character, setup
+from examples import ROOT
 
 import sim
 from sim.dice import CHECK_DENOMINATOR
@@ -24,7 +24,6 @@ from sim.escape.simulate import reference_chunk
 from sim.escape.state import ACTION_KINDS, Action
 from sim.escape.team import Help, best_help, helped_numerator, team
 
-ROOT = Path(__file__).resolve().parents[2]
 TEAMWORK = ROOT / "scenarios" / "escape" / "teamwork.toml"
 STRUGGLE_ARMS = Action("struggle", slot=ARMS, ability=STR)
 STRUGGLE_LEGS = Action("struggle", slot=LEGS, ability=STR)

@@ -10,7 +10,7 @@ import math
 from fractions import Fraction
 
 import pytest
-from escape_support import Script, character, scenario, setup
+from escape_helpers import Script, character, scenario, setup
 
 import sim
 from sim.dice import CHECK_DENOMINATOR

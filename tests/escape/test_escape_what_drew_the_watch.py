@@ -5,9 +5,9 @@ the round they were caught."""
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import numpy as np
+from examples import ROOT
 
 import sim
 from sim.escape.aggregate import EscapeAggregate
@@ -17,7 +17,6 @@ from sim.escape.report import attention_sources, write_report
 from sim.escape.simulate import reference_chunk
 from sim.escape.state import ACTION_KINDS
 
-ROOT = Path(__file__).resolve().parents[2]
 WATCH = ROOT / "scenarios" / "escape" / "party_under_watch.toml"
 
 

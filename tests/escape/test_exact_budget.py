@@ -6,15 +6,14 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 from exact_cases import small_parties
+from examples import ROOT
 
 import sim
 from sim.escape.exact import ExactBudgetExceeded
 
-ROOT = Path(__file__).resolve().parents[2]
 WATCH = ROOT / "scenarios/escape/party_under_watch.toml"
 
 

@@ -11,12 +11,12 @@ import itertools
 import json
 import subprocess
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
 from escape_support import character, scenario
 from exact_cases import small_parties
+from examples import ROOT
 
 import sim
 from sim.escape.exact import BranchSource
@@ -39,7 +39,6 @@ from sim.escape.state import (
 )
 from sim.stats import standard_error
 
-ROOT = Path(__file__).resolve().parents[2]
 LONE_ROGUE = ROOT / "scenarios/escape/lone_rogue.toml"
 
 # tiny cases for the brute forces

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from test_formation_skirmish import PLAIN, always_hits, always_misses, d6, hp_after, make, play, rows
+from formation_helpers import PLAIN, always_hits, always_misses, d6, example, hp_after, make, play, rows
 
 import sim
 from sim.errors import ScenarioError
@@ -201,7 +201,7 @@ def test_recall_above_is_validated():
 
 
 def test_summary_states_the_reading():
-    s = sim.load_scenario("scenarios/formation/overflow_front.toml")
+    s = sim.load_scenario(example("overflow_front"))
     out = sim.simulate(s, runs=50, seed=1).summary
     assert out["reading"] == {"attack_types": "both", "movement": "best", "recall_above": None}
     assert np.isfinite(out["skirmish_win_a"])
@@ -211,7 +211,7 @@ def test_report_states_the_reading():
     """The report's inputs name the readings used (R-MDK-6, R-MDK-11, R-MDK-5)."""
     from sim.formation.report import reading_text
 
-    s = sim.load_scenario("scenarios/formation/overflow_front.toml")
+    s = sim.load_scenario(example("overflow_front"))
     assert 'attack_types = "both"' in reading_text(s) and 'movement = "best"' in reading_text(s)
     earlier = parse_scenario({"kind": "formation", "name": "t", "rules": {"attack_types": "listed"},
                               "policy": {"movement": "fixed"}})

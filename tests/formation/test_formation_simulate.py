@@ -8,6 +8,7 @@ import math
 
 import pandas as pd
 import pytest
+from formation_helpers import example
 
 import sim
 from sim.cli import main
@@ -71,7 +72,7 @@ def test_r_mdk_14_one_round_duel_within_4_se_of_exact_hit_probabilities():
 
 
 def test_summary_contract_and_per_run_columns():
-    s = sim.load_scenario("scenarios/formation/ambush_powered_armor.toml")
+    s = sim.load_scenario(example("ambush_powered_armor"))
     res = sim.simulate(s, runs=500, seed=4)
     for key in ("kind", "name", "runs", "seed", "ambush_win", "ambush_win_by_2", "dp_per_session",
                 "ambush_win_ci", "skirmish_win_a", "scenario_hash", "numpy_version"):
@@ -162,14 +163,13 @@ stars = [1, 1, 2]
 
 def test_all_example_scenarios_validate_and_ask_a_question():
     for name in SCENARIOS:
-        s = sim.load_scenario(f"scenarios/formation/{name}.toml")
+        s = sim.load_scenario(example(name))
         assert s.name and len(s.description) > 40
 
 
-def test_cli_run_end_to_end(tmp_path, capsys):
-    out = tmp_path / "out"
-    code = main(["run", "scenarios/formation/summoner_vs_horde.toml", "--runs", "2000", "--out", str(out)])
-    assert code == 0
+def test_cli_run_end_to_end(cli, scratch, examples):
+    out = scratch
+    assert cli("run", examples["summoner_vs_horde"], "--runs", "2000", "--out", out).code == 0
     for f in ("summary.json", "report.html", "ambush_heatmap.png", "dp_income.png", "skirmish_rounds.png"):
         assert (out / f).is_file(), f
     assert (out / "runs.parquet").is_dir()  # streamed: a partitioned dataset, one part per chunk
@@ -179,10 +179,9 @@ def test_cli_run_end_to_end(tmp_path, capsys):
     html = (out / "report.html").read_text()
     assert "Targeting table" in html and "Skirmish outcomes" in html
     assert len(pd.read_parquet(out / "runs.parquet")) == 2000
-    capsys.readouterr()
-    code = main(["exact", "--json", "scenarios/formation/overflow_front.toml"])
-    assert code == 0
-    ex = json.loads(capsys.readouterr().out)
+    exact = cli("exact", "--json", examples["overflow_front"])
+    assert exact.code == 0
+    ex = json.loads(exact.out)
     assert ex["dp_per_session"] == pytest.approx(12 + 30 * 14 / 36, abs=1e-9)  # R-MDK-21
     # R-MDK-6 (attack_types = "both"): A 4 physical units x 2 types x 4 enemies = 32, B 3 x 2 x 4 + the mage 4 = 28
     assert len(ex["targeting"]) == 60 and ex["runs"] is None

@@ -7,97 +7,13 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from formation_helpers import PLAIN, always_hits, always_misses, d6, example, hp_after, make, play, rows
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import sim
-from sim.dice import faces_from_uniform
 from sim.formation import layout as L
-from sim.formation.kernel import STATE_FIELDS, compile_arrays, init_state
-from sim.formation.kernel import turn as kernel_turn
 from sim.formation.model import compile_params
-from sim.formation.reference import _Field
-from sim.formation.reference import unit_turn as reference_turn
-from sim.scenario import parse_scenario
-
-
-def make(units, **extra):
-    """The hand traces below were written for the smallest-penalty target choice, fixed areas and the
-    listed attack types (the readings before issue 24); they keep them unless the test names another."""
-    extra["policy"] = {"choice": "min_penalty", "movement": "fixed", **extra.get("policy", {})}
-    extra["rules"] = {"attack_types": "listed", **extra.get("rules", {})}
-    return parse_scenario({"kind": "formation", "name": "t", "units": units, **extra})
-
-
-def d6(face: int) -> float:
-    return (face - 0.5) / 6
-
-
-def rows(p, rounds: int, dice: dict[str, dict[int, float]] | None = None) -> list[np.ndarray]:
-    """Round rows; every die shows 3 unless ``dice[name][column]`` says otherwise (a uniform)."""
-    out = []
-    for _ in range(rounds):
-        row = np.full(L.round_cols(p.n_units), d6(3))
-        row[[j * L.UNIT_COLS + L.VICTIM_PICK for j in range(p.n_units)]] = 0.25
-        row[[j * L.UNIT_COLS + L.TARGET_PICK for j in range(p.n_units)]] = 0.0
-        for name, cols in (dice or {}).items():
-            j = p.names.index(name)
-            for c, v in cols.items():
-                row[j * L.UNIT_COLS + c] = v
-        out.append(row)
-    return out
-
-
-def always_hits():
-    return {L.ATTACK_DICE[0]: d6(6), L.ATTACK_DICE[1]: d6(6)}  # critical (R-MDK-2)
-
-
-def always_misses():
-    return {L.ATTACK_DICE[0]: d6(5), L.ATTACK_DICE[1]: d6(5)}  # fumble (R-MDK-2)
-
-
-FLAGS = ("alive", "present", "initiator", "withdrawn")
-
-
-def state_of(field: _Field) -> dict:
-    return {name: [bool(v) if name in FLAGS else int(v) for v in getattr(field, name)] for name in STATE_FIELDS}
-
-
-def kstate_of(S) -> dict:
-    return {name: [bool(v) if name in FLAGS else int(v) for v in S[i]] for i, name in enumerate(STATE_FIELDS)}
-
-
-def play(p, round_rows, won=False, by2=False):
-    """Step reference and kernel together; return the trace (round, unit, state) and the winner."""
-    field = _Field(p)
-    arrays = compile_arrays(p)
-    S = init_state(p, 1)[0]
-    trace = []
-    winner = -1
-    for r, row in enumerate(round_rows, start=1):
-        f6, f4 = faces_from_uniform(row, 6).tolist(), faces_from_uniform(row, 4).tolist()
-        free = won and r == 1
-        for j in p.order:
-            reference_turn(p, field, j, r, f6, f4, row, free, won and by2)
-            w = kernel_turn(p, arrays, S, row, j, r, free, won and by2)
-            winner = w if w != -1 else winner
-            assert kstate_of(S) == state_of(field), f"round {r} unit {p.names[j]}"
-            assert winner == field.winner
-            trace.append((r, p.names[j], state_of(field)))
-            if field.winner != -1:
-                return trace, field.winner, r
-    return trace, None, len(round_rows)
-
-
-def hp_after(trace, r, name):
-    """hp of every unit right after unit ``name`` acted in round ``r``."""
-    for rr, nm, state in trace:
-        if rr == r and nm == name:
-            return state["hp"]
-    raise AssertionError("no such turn")
-
-
-PLAIN = {"monster": False}
 
 
 def test_r_mdk_5_summon_acts_from_the_next_round():
@@ -286,7 +202,7 @@ def test_reference_equals_kernel_stepwise_on_random_formations(specs, seed, poli
 
 def test_reference_equals_kernel_per_run_on_the_same_seed():
     """simulate(engine="reference") and the kernel give identical per-run results."""
-    scen = sim.load_scenario("scenarios/formation/summoner_vs_horde.toml")
+    scen = sim.load_scenario(example("summoner_vs_horde"))
     a = sim.simulate(scen, runs=300, seed=11)
     b = sim.simulate(scen, runs=300, seed=11, engine="reference")
     pd.testing.assert_frame_equal(a.runs, b.runs)

@@ -10,10 +10,10 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
+from formation_helpers import example
 
 import sim
 from sim.batch import map_chunks
-from sim.cli import main
 from sim.designer.balance import balance_metrics, spread
 from sim.formation import STREAMS, write_report
 from sim.formation.aggregate import FormationAggregate
@@ -21,7 +21,7 @@ from sim.formation.engine import _chunk
 from sim.formation.model import compile_params
 from sim.scenario import parse_scenario
 
-HORDE = "scenarios/formation/summoner_vs_horde.toml"
+HORDE = example("summoner_vs_horde")
 
 
 def _stream(scenario, runs, seed, **kw):
@@ -58,7 +58,7 @@ def test_streamed_summary_equals_the_in_memory_summary_exactly(pair):
 
 @pytest.mark.parametrize("name", ["ambush_powered_armor", "dp_income", "overflow_front"])
 def test_streamed_summary_equals_in_memory_for_every_example(name):
-    s = sim.load_scenario(f"scenarios/formation/{name}.toml")
+    s = sim.load_scenario(example(name))
     whole = sim.simulate(s, runs=12_345, seed=5)
     streamed = sim.simulate(s, runs=12_345, seed=5, keep_runs=False)  # no sink: nothing written
     assert streamed.summary == whole.summary
@@ -139,11 +139,10 @@ def test_balance_run_length_of_a_streamed_result_from_the_rounds_histogram(pair)
         assert got[key] == pytest.approx(want[key], rel=1e-12, abs=1e-12), key
 
 
-def test_cli_run_writes_a_partitioned_runs_dataset(tmp_path, capsys):
-    out = tmp_path / "out"
-    scenario = "scenarios/formation/overflow_front.toml"
-    assert main(["run", scenario, "--runs", "25000", "--seed", "7", "--out", str(out)]) == 0
-    capsys.readouterr()
+def test_cli_run_writes_a_partitioned_runs_dataset(cli, scratch, examples):
+    out = scratch
+    scenario = examples["overflow_front"]
+    assert cli("run", scenario, "--runs", "25000", "--seed", "7", "--out", out).code == 0
     runs_dir = out / "runs.parquet"
     assert runs_dir.is_dir()
     assert sorted(p.name for p in runs_dir.iterdir()) == [f"part-{i:06d}.parquet" for i in range(3)]

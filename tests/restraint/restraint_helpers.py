@@ -1,10 +1,16 @@
-"""Shared builders for the restraint tests (a uniquely named module, not a conftest)."""
+"""Test helpers for the restraint kind (the shape every tests/<kind>/<kind>_helpers.py has): ``EXAMPLES`` and
+``example(name)`` for the shipped scenarios, ``scenario_data(**over)`` and ``make(**over)`` for small scenarios
+(BASE with nested overrides)."""
 
 from __future__ import annotations
 
 import copy
 
+from examples import ROOT
+
 from sim.scenario import parse_scenario
+
+EXAMPLES = ROOT / "scenarios" / "restraint"
 
 BASE = {
     "kind": "restraint",
@@ -105,6 +111,11 @@ def merge(base: dict, over: dict) -> dict:
 
 def scenario_data(**over) -> dict:
     return merge(BASE, over)
+
+
+def example(name: str):
+    """The shipped example ``scenarios/restraint/<name>.toml``."""
+    return EXAMPLES / f"{name}.toml"
 
 
 def make(**over):

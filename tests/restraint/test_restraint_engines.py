@@ -4,11 +4,11 @@
 from __future__ import annotations
 
 import dataclasses
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
+from examples import ROOT
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from restraint_helpers import CASES, make, scenario_data
@@ -23,7 +23,7 @@ from sim.restraint.rules import compile_params
 from sim.restraint.state import draw_uniforms
 from sim.scenario import parse_scenario
 
-SCENARIO_DIR = Path(__file__).resolve().parents[2] / "scenarios" / "restraint"
+SCENARIO_DIR = ROOT / "scenarios" / "restraint"
 
 
 

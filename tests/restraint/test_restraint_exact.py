@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import itertools
 from fractions import Fraction
-from pathlib import Path
 
 import numpy as np
 import pytest
+from examples import ROOT
 from restraint_helpers import CASES, make
 
 import sim
@@ -17,7 +17,7 @@ from sim.restraint.kernel import run_kernel
 from sim.restraint.rules import compile_params
 from sim.restraint.simulate import exact, supports_exact
 
-SCENARIO_DIR = Path(__file__).resolve().parents[2] / "scenarios" / "restraint"
+SCENARIO_DIR = ROOT / "scenarios" / "restraint"
 
 
 def test_r_rst_13_duel_two_rounds_by_hand():

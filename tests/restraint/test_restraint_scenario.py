@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pandas as pd
 import pytest
+from examples import ROOT
 from restraint_helpers import scenario_data
 
 import sim
@@ -14,7 +14,7 @@ from sim.cli import main
 from sim.errors import ScenarioError
 from sim.scenario import parse_scenario
 
-SCENARIO_DIR = Path(__file__).resolve().parents[2] / "scenarios" / "restraint"
+SCENARIO_DIR = ROOT / "scenarios" / "restraint"
 
 
 @pytest.mark.parametrize(
@@ -119,9 +119,10 @@ def test_cli_run_end_to_end(tmp_path, capsys):
     assert "Combat effect table" in html and "(exact)" in html
 
 
-def test_cli_exact_and_invalid_input(tmp_path, capsys):
-    """`exact` prints the exact summary; an invalid file exits 2 with one line and writes nothing."""
-    assert main(["exact", "--json", str(SCENARIO_DIR / "flank_penalty.toml")]) == 0
+def test_cli_exact_and_invalid_input(tmp_path, capsys, scratch, examples):
+    """`exact` prints the exact summary; an invalid file exits 2 with one line and writes nothing. (In the scratch
+    folder: exact also writes its page to reports/<name>/.)"""
+    assert main(["exact", "--json", str(examples["flank_penalty"])]) == 0
     exact = json.loads(capsys.readouterr().out)
     assert exact["runs"] is None and len(exact["arms_complete_by_round"]) == 8
     bad = tmp_path / "bad.toml"

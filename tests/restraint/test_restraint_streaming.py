@@ -7,11 +7,11 @@ import io
 import json
 import subprocess
 import sys
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
+from examples import ROOT
 from restraint_helpers import CASES, make
 
 import sim
@@ -19,7 +19,6 @@ from sim.designer.balance import balance_metrics
 from sim.restraint import STREAMS, write_report
 from sim.restraint.aggregate import RestraintAggregate
 
-ROOT = Path(__file__).resolve().parents[2]
 SCENARIO_DIR = ROOT / "scenarios" / "restraint"
 RUNS = 23_456  # three chunks, the last one short
 

@@ -1,0 +1,166 @@
+"""What the shared designer tools and reports ask of the escape kind (the OPTIONAL exports of sim/kinds.py):
+balance metrics from the aggregate, the keys the sensitivity moves, the one character of the class matrix,
+the rules' default of a tier DC, the exact page's tier question and the tier ladder table."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from sim.errors import ScenarioError, SimError
+from sim.escape.model import DEFAULT_BECOMES, DEFAULT_DC, TIER_IDS
+
+
+def balance_metrics(result, replay: bool = True) -> dict[str, Any]:
+    """The escape balance metrics (sim/designer/balance.py): every escape result carries its aggregate, so no
+    replay is needed."""
+    return balance_from_aggregate(result.extra["aggregate"])
+
+
+def balance_from_aggregate(agg) -> dict[str, Any]:
+    """Balance metrics of a streamed escape result from its aggregate (``sim.escape.aggregate``): run-length
+    spread, timeout share, first-check advantage (escape rate after a round-1 success minus after round-1
+    failures) and the tier where most failed runs were held (R-ESC-2 tiers)."""
+    from sim.designer.balance import spread_from_counts
+    from sim.stats import Z95, wilson_interval
+
+    n = agg.runs
+    out: dict[str, Any] = {"run_length": spread_from_counts(agg.rounds_all),
+                           "run_length_success": spread_from_counts(agg.escaped_at)}
+    timeouts = int(agg.outcomes[3])
+    out["timeout_share"] = timeouts / n
+    out["timeout_share_ci"] = wilson_interval(timeouts, n)
+    fr = agg.first_round  # rows: no check, checks without success, a success; columns: not escaped, escaped
+    n1, n0 = int(fr[2].sum()), int(fr[1].sum())
+    if n1 and n0:
+        p1, p0 = fr[2, 1] / n1, fr[1, 1] / n0
+        se = float(np.sqrt(p1 * (1 - p1) / n1 + p0 * (1 - p0) / n0))
+        d = float(p1 - p0)
+        out["first_check_advantage"] = {"value": d, "ci": [d - Z95 * se, d + Z95 * se], "p_after_success": float(p1),
+                                        "p_after_failure": float(p0), "n_after_success": n1, "n_after_failure": n0,
+                                        "runs_with_a_round_1_check": n1 + n0}
+    failed = int(agg.failure_tiers.sum())
+    if failed:
+        shares = {TIER_IDS[t]: float(c / failed) for t, c in enumerate(agg.failure_tiers) if c > 0}
+        top = max(shares, key=shares.get)
+        out["failure_tier"], out["failure_tier_share"], out["failure_tiers"] = top, shares[top], shares
+    else:
+        out["failure_tier"] = None
+    return out
+
+
+def sensitivity_parameters(scenario, data: dict) -> list[tuple[str, int]]:
+    """The keys the sensitivity moves (sim/designer/sensitivity.py): every tier DC on the path of the party's
+    restraints (each tier present and the tiers it becomes, R-ESC-2), every party member's scores, ``search.dc``
+    and ``attention.limit`` where set."""
+
+    overrides = data.get("rules", {}).get("tiers", {})
+
+    def dc(t: int) -> int:
+        return overrides.get(TIER_IDS[t], {}).get("dc", DEFAULT_DC[t])
+
+    def becomes(t: int) -> int:
+        name = overrides.get(TIER_IDS[t], {}).get("becomes")
+        return TIER_IDS.index(name) if name else DEFAULT_BECOMES[t]
+
+    present = set()
+    for member in data["party"]:
+        for tier in member.get("restraints", {}).values():
+            t = TIER_IDS.index(tier)
+            while 0 < t < 8 and t not in present:  # R-ESC-2: the utter tier (8) has no check
+                present.add(t)
+                t = becomes(t)
+    out = [(f"rules.tiers.{TIER_IDS[t]}.dc", dc(t)) for t in sorted(present, reverse=True)]
+    for i, member in enumerate(data["party"]):
+        out += [(f"party.{i}.scores.{k}", v) for k, v in member["scores"].items()]
+    if "search" in data:
+        out.append(("search.dc", data["search"]["dc"]))
+    if _is_int(data.get("attention", {}).get("limit")):
+        out.append(("attention.limit", data["attention"]["limit"]))
+    return out
+
+
+def _is_int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def one_character(scenario) -> str:
+    """The class matrix's character: the party's only member."""
+    if len(scenario.party) != 1:
+        raise ScenarioError(f"the class matrix needs one character; this party has {len(scenario.party)}",
+                            file=scenario.source, key="party")
+    return "party.0"
+
+
+def rule_default(key: str) -> Any:
+    """``rules.tiers.<tier>.dc`` left out of the scenario: the tier ladder's DC (R-ESC-2); None for other keys."""
+    parts = key.split(".")
+    if len(parts) == 4 and parts[:2] == ["rules", "tiers"] and parts[3] == "dc" and parts[2] in TIER_IDS:
+        return DEFAULT_DC[TIER_IDS.index(parts[2])]
+    return None
+
+
+def rules_table(scenario) -> tuple[str, str, str]:
+    """The tier ladder in effect (R-ESC-2) for a report section: title, table, note."""
+    from sim.escape.report import tier_ladder
+
+    return ("Tier ladder in effect", tier_ladder(scenario),
+            "DCs and what a successful escape check makes of each tier (R-ESC-2); overrides from the scenario's "
+            "[rules.tiers] are highlighted.")
+
+
+MAX_TIER_SECONDS = 2.0  # the tier question is answered when the scenario's own exact analysis took less
+
+
+def tiers_on_the_way(scenario) -> list[str]:
+    """The tiers the party must get through (R-ESC-2): each goal restraint worn at the start, then what a success
+    makes of it, down to free."""
+    out: list[str] = []
+    for c in scenario.party:
+        for slot in scenario.goal.slots:
+            tier = getattr(c.restraints, slot, None)
+            seen = 0
+            while tier and tier != "free" and tier != "utter" and seen < len(TIER_IDS):
+                if tier not in out:
+                    out.append(tier)
+                o = scenario.rules.tiers.get(tier)
+                tier = o.becomes if o is not None and o.becomes is not None else TIER_IDS[
+                    DEFAULT_BECOMES[TIER_IDS.index(tier)]]
+                seen += 1
+    return [t for t in TIER_IDS if t in out]
+
+
+def exact_answer(scenario, exact: dict[str, Any]) -> list[str]:
+    """Which tier holds the party back most, exactly: for each tier on the way, the exact escape rate if that
+    tier's checks always succeeded (its DC at the lowest allowed, -100); the largest gain names it."""
+    import sim
+    from sim.designer.params import with_values
+    from sim.escape.report import _dc_in_effect
+    from sim.report import fmt_exact
+
+    if "escape_rate" not in exact:
+        return []
+    engine = exact.get("exact_engine") or {}
+    tiers = tiers_on_the_way(scenario)
+    if not tiers or engine.get("seconds", 0.0) > MAX_TIER_SECONDS:
+        return []
+    base = exact["escape_rate"]
+    gains = []
+    for tier in tiers:
+        try:
+            v = sim.exact(with_values(scenario, {f"rules.tiers.{tier}.dc": -100}))["escape_rate"]
+        except SimError:
+            return []
+        gains.append((v - base, tier, v))
+    gain, tier, v = max(gains)
+    if len(tiers) == 1:
+        return [f"One tier stands in the way: {tier} (DC {_dc_in_effect(scenario, tier)})."]
+    others = ", ".join(f"{t} {100 * g:+.1f}" for g, t, _ in sorted(gains, reverse=True)[1:])
+    return [f"The tier that holds the party back most: {tier} (DC {_dc_in_effect(scenario, tier)}). If its checks "
+            f"always succeeded the party would escape in {fmt_exact(v)} of runs instead of {fmt_exact(base)} "
+            f"({100 * gain:+.1f} points; the other tiers on the way: {others} points)."]
+
+
+__all__ = ["balance_from_aggregate", "balance_metrics", "exact_answer", "one_character", "rule_default",
+           "rules_table", "sensitivity_parameters", "tiers_on_the_way"]
