@@ -8,8 +8,9 @@ from __future__ import annotations
 import importlib
 
 import pytest
-from escape_support import character, scenario
+from escape_helpers import character, scenario
 from exact_cases import small_parties
+from examples import ROOT
 
 import sim
 from sim.escape.exact_sym import Deferred, Fork
@@ -18,7 +19,6 @@ from sim.escape.policy import load_policy
 from sim.escape.state import initial_state
 
 ex = importlib.import_module("sim.escape.exact")
-ROOT = __import__("pathlib").Path(__file__).resolve().parents[2]
 
 CASES = {
     **{k: v for k, v in small_parties().items() if k in ("duo_stimulus", "focus_wizard", "trio_stimulus_short")},

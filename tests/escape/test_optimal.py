@@ -14,7 +14,7 @@ import sys
 
 import numpy as np
 import pytest
-from escape_support import character, scenario
+from escape_helpers import character, scenario
 from exact_cases import small_parties
 from examples import ROOT
 

@@ -7,7 +7,7 @@ policy trees in tests/escape/test_optimal.py), with Monte Carlo within 4 standar
 from __future__ import annotations
 
 import pytest
-from escape_support import character, scenario
+from escape_helpers import character, scenario
 from test_optimal import CASES
 
 import sim

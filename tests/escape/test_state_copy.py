@@ -7,7 +7,7 @@ from __future__ import annotations
 import dataclasses
 
 import numpy as np
-from escape_support import character, scenario
+from escape_helpers import character, scenario
 
 from sim.escape.greedy import greedy
 from sim.escape.params import compile_params
