@@ -120,7 +120,8 @@ def shares_figure(studio: Studio, current: Answer) -> Figure:
     fig = Figure(figsize=(CHART_WIDTH, 1.5 + 0.45 * max(1, len(keys))), layout="constrained")
     ax = fig.add_subplot()
     ys = list(range(len(keys)))[::-1]
-    baseline = ax.barh([y + 0.2 for y in ys], [base.get(k, math.nan) for k in keys], height=0.38, color=BASELINE)
+    baseline = ax.barh([y + 0.2 for y in ys], [base.get(k, math.nan) for k in keys], height=0.38, color=BASELINE,
+                       label="baseline")  # the variant's bars stand under their outcome's tick label
     variant = ax.barh([y - 0.2 for y in ys], [now[k][0] for k in keys], height=0.38, color=colours)
     for y, k in zip(ys, keys, strict=True):
         v, lo, hi = now[k]
