@@ -46,8 +46,9 @@ OUTCOMES = {
     "draw": HELD, "skirmish_draw": HELD,
 }
 
-#: colours for series that are not outcomes (no green, red, amber or cyan among them)
-SERIES = ("#4477AA", "#AA3377", "#332288", "#997700", "#555555", "#77AADD", "#882255", "#44AA99")
+#: colours for series that are not outcomes: blues, purples and a dark grey, nothing near the green, red, amber
+#: or cyan of an outcome
+SERIES = ("#4477AA", "#AA3377", "#332288", "#555555", "#9970AB", "#1F3B73", "#C2A5CF")
 
 #: a baseline or reference drawn beside a coloured variant
 BASELINE = "#BBBBBB"
