@@ -165,3 +165,14 @@ def test_policy_and_ladder_groups_come_first_and_the_rest_fold_when_long():
     short = control_groups({"Mei": ws(6), "Tier ladder (DC)": ws(4), "Policy": ws(1)})
     assert [c.title for c in short] == ["Policy", "Tier ladder (DC)", "Mei"]
     assert not any(c.collapsed for c in short)
+
+
+def test_a_group_named_after_a_character_is_escaped_in_its_card():
+    """Panel's Card puts its title into HTML unescaped; a character's name is the scenario's text."""
+    import panel as pn
+
+    from sim.studio.app import control_groups
+
+    (card,) = control_groups({'<img src=x onerror="alert(1)">': [pn.widgets.IntInput(value=1)]})
+    header = card._header.object  # the HTML the card shows as its header
+    assert "<img" not in header and "&lt;img src=x onerror=&quot;alert(1)&quot;&gt;" in header

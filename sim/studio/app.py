@@ -167,8 +167,9 @@ def control_groups(groups: dict[str, list]) -> list:
     scores, attention and search, ...) after them, folded when there are many controls."""
     order = [g for g in FIRST_GROUPS if g in groups] + [g for g in groups if g not in FIRST_GROUPS]
     many = sum(len(ws) for ws in groups.values()) > UNFOLDED_CONTROLS
-    return [pn.Card(*groups[g], title=g, collapsed=many and g not in FIRST_GROUPS, width=SIDEBAR_WIDTH - 20,
-                    css_classes=["studio-group"]) for g in order]
+    # a Card writes its title into HTML as it is: a group is named after a character of the scenario, so escape it
+    return [pn.Card(*groups[g], title=html.escape(g), collapsed=many and g not in FIRST_GROUPS,
+                    width=SIDEBAR_WIDTH - 20, css_classes=["studio-group"]) for g in order]
 
 
 def studio_app(scenario, out_dir: str | Path | None = None, studio: Studio | None = None):
