@@ -14,6 +14,7 @@ import numpy as np
 from sim import kinds
 from sim.designer.metrics import MAIN_METRIC, META_KEYS, metric_value
 from sim.labels import metric_label, metric_unit
+from sim.palette import outcome_colour, series_colour
 from sim.report import (
     answer,
     chart_text,
@@ -79,7 +80,7 @@ def write_exact_report(scenario, exact: dict[str, Any], out_dir: Path) -> Path:
     for i, (key, values) in enumerate(series):
         x = np.arange(1, len(values) + 1)
         fig, ax = new_figure(chart_text(metric_label(key), 70), "round", chart_text(metric_unit(key) or "value"))
-        ax.plot(x, values, marker="o", color=f"C{i % 10}", label="exact")
+        ax.plot(x, values, marker="o", color=outcome_colour(key, default=series_colour(i)), label="exact")
         if metric_unit(key) == "probability":
             ax.set_ylim(-0.02, 1.02)
         legend_outside(ax)

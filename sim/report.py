@@ -31,6 +31,7 @@ from markupsafe import Markup, escape
 
 from sim.batch import atomic_write_bytes
 from sim.labels import decimals_for
+from sim.palette import SERIES
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
@@ -192,9 +193,11 @@ def use_cjk_font() -> str | None:
 
 
 def new_figure(title: str, xlabel: str, ylabel: str, size=(7.5, 4.2)):
-    """A figure with one axes titled and labelled (units belong in the labels)."""
+    """A figure with one axes titled and labelled (units belong in the labels), its colour cycle the
+    non-outcome :data:`sim.palette.SERIES` (an outcome's colour comes from :func:`sim.palette.outcome_colour`)."""
     use_cjk_font()
     fig, ax = plt.subplots(figsize=size)
+    ax.set_prop_cycle(color=list(SERIES))  # series that are not outcomes never take an outcome's colour
     ax.set_title(title)
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)

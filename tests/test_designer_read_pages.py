@@ -44,7 +44,9 @@ def test_exact_page_shows_the_ladder_and_answers_which_tier_holds_her(tmp_path):
 def test_compare_and_matrix_pages_show_the_ladder(tmp_path):
     assert main(["compare", str(ROGUE), "--policies", "greedy,arms_first", "--runs", "300",
                  "--out", str(tmp_path / "c")]) == 0
-    assert "Tier ladder in effect" in _text((tmp_path / "c" / "compare.html").read_text(encoding="utf-8"))
+    text = _text((tmp_path / "c" / "compare.html").read_text(encoding="utf-8"))
+    # the rogue's ladder with its DCs (R-ESC-2 defaults: heavy 18 becomes light 12, moderate 15 becomes simple 10)
+    assert "Tier ladder in effect" in text and "heavy 18" in text and "light 12" in text
     assert main(["matrix", str(ROGUE), "--runs", "200", "--out", str(tmp_path / "m")]) == 0
     text = _text((tmp_path / "m" / "report.html").read_text(encoding="utf-8"))
     assert "Tier ladder in effect" in text and "heavy 18" in text

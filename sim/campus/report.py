@@ -14,6 +14,7 @@ import numpy as np
 from sim.campus.model import STANCES
 from sim.campus.params import CAPTURED, CLEARED, GAME_OVER, STATUS_NAMES
 from sim.campus.stances import stance_table
+from sim.palette import BASELINE, outcome_colour, series_colour
 from sim.report import (
     answer,
     chart_text,
@@ -208,7 +209,7 @@ def write_report(result, out_dir, exact_summary=None) -> Path:
     bottom = np.zeros(len(names))
     for label, vals in (("cleared", cleared), ("captured at the end", captured), ("game over", over)):
         vals = np.asarray(vals, dtype=float)
-        ax.bar(labels, vals, bottom=bottom, label=label)
+        ax.bar(labels, vals, bottom=bottom, label=label, color=outcome_colour(label))
         bottom += vals
     ax.set_ylim(0, 1)
     legend_outside(ax)
@@ -226,7 +227,8 @@ def write_report(result, out_dir, exact_summary=None) -> Path:
     total = agg.runs * len(names)
     x = np.arange(1, T + 2)
     shares = [np.append(per_turn[:, k], final[k]) / total for k in range(len(STATUS_NAMES))]
-    ax.stackplot(x, *shares, labels=[nm.replace("_", " ") for nm in STATUS_NAMES], step="mid")
+    names_shown = [nm.replace("_", " ") for nm in STATUS_NAMES]
+    ax.stackplot(x, *shares, labels=names_shown, colors=[outcome_colour(nm) for nm in names_shown], step="mid")
     ax.set_xticks(list(range(1, T + 1, max(1, T // 12))) + [T + 1],
                   [str(v) for v in range(1, T + 1, max(1, T // 12))] + ["end"])
     ax.set_ylim(0, 1)
@@ -242,8 +244,10 @@ def write_report(result, out_dir, exact_summary=None) -> Path:
     # capture hazard
     hazard = [np.nan if h is None else h for h in s["capture_hazard_by_turn"]]
     fig, ax = new_figure("Capture hazard per turn", "turn", "probability / expected captures")
-    ax.plot(turns, hazard, marker="o", label="P(captured in the turn | free at its start)")
-    ax.plot(turns, s["capture_by_turn"], marker="s", linestyle="--", label="expected captures per game")
+    captured = outcome_colour("captured")
+    ax.plot(turns, hazard, marker="o", color=captured, label="P(captured in the turn | free at its start)")
+    ax.plot(turns, s["capture_by_turn"], marker="s", linestyle="--", color=captured,
+            label="expected captures per game")
     legend_outside(ax)
     save_figure(fig, out / "capture_hazard.png")
     tab = table(["turn", "capture hazard", "expected captures per game", "escape checks per game",
@@ -258,10 +262,10 @@ def write_report(result, out_dir, exact_summary=None) -> Path:
     esc = [np.nan if e is None else e for e in s["escape_success_by_turn"]]
     fig, ax = new_figure("Escape-check success by turn (target = turn + offset)", "turn",
                          "P(check succeeds) (line)")
-    (line,) = ax.plot(turns, esc, marker="o", label="success rate (left axis)")
+    (line,) = ax.plot(turns, esc, marker="o", color=series_colour(0), label="success rate (left axis)")
     ax.set_ylim(-0.02, 1.02)
     ax2 = ax.twinx()
-    bars = ax2.bar(turns, s["escape_checks_by_turn"], alpha=0.25, color="gray", label="checks per game (right axis)")
+    bars = ax2.bar(turns, s["escape_checks_by_turn"], alpha=0.5, color=BASELINE, label="checks per game (right axis)")
     ax2.set_ylabel("checks per game (bars)")
     ax.legend(handles=[line, bars], loc="upper left", bbox_to_anchor=(1.12, 1.0), fontsize="small")
     save_figure(fig, out / "escape_by_turn.png")
@@ -275,7 +279,8 @@ def write_report(result, out_dir, exact_summary=None) -> Path:
                 for k, v in s["win_rate_by_adversary"].items()]
     advs = list(s["win_rate_by_adversary"])
     fig, ax = new_figure("PC win rate per adversary template", "adversary", "P(PC wins a duel)")
-    ax.bar([chart_text(a, 20) for a in advs], [v or 0 for v in s["win_rate_by_adversary"].values()])
+    ax.bar([chart_text(a, 20) for a in advs], [v or 0 for v in s["win_rate_by_adversary"].values()],
+           color=outcome_colour("duel won"))
     ax.set_ylim(0, 1)
     save_figure(fig, out / "win_rate_by_adversary.png")
     sections.append(section("Win rate per adversary", table(["adversary", "confrontations per game", "PC win rate"],
@@ -283,7 +288,7 @@ def write_report(result, out_dir, exact_summary=None) -> Path:
                             image="win_rate_by_adversary.png", alt="Bar chart: PC win rate per adversary template"))
     st_rows = [[k, f"{s['duels_per_game_by_stance'][k]:.2f}", fmt_pct(v)] for k, v in s["win_rate_by_stance"].items()]
     fig, ax = new_figure("PC win rate per stance", "PC stance", "P(PC wins a duel)")
-    ax.bar(list(STANCES), [s["win_rate_by_stance"].get(st) or 0 for st in STANCES])
+    ax.bar(list(STANCES), [s["win_rate_by_stance"].get(st) or 0 for st in STANCES], color=outcome_colour("duel won"))
     ax.set_ylim(0, 1)
     save_figure(fig, out / "win_rate_by_stance.png")
     sections.append(section("Win rate per stance", table(["PC stance", "duels per game", "PC win rate"], st_rows),

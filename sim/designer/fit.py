@@ -565,6 +565,7 @@ def format_table(result: FitResult) -> str:
 
 
 def _chart(result: FitResult, out: Path) -> Path:
+    from sim.palette import EXACT, series_colour
     from sim.report import new_figure, save_figure
 
     n = len(result.targets)
@@ -572,10 +573,10 @@ def _chart(result: FitResult, out: Path) -> Path:
     ys = np.arange(n)[::-1]
     for y, t in zip(ys, result.targets, strict=True):
         lo, hi = t["interval"]
-        ax.plot([t["value"]], [y], marker="|", markersize=18, color="#c0392b", label="target" if y == ys[0] else None)
+        ax.plot([t["value"]], [y], marker="|", markersize=18, color=EXACT, label="target" if y == ys[0] else None)
         if not math.isnan(lo) and hi > lo:
-            ax.plot([lo, hi], [y, y], color="#2c7fb8", linewidth=2, label="95% interval" if y == ys[0] else None)
-        ax.plot([t["achieved"]], [y], "o", color="#2c7fb8", label="achieved" if y == ys[0] else None)
+            ax.plot([lo, hi], [y, y], color=series_colour(0), linewidth=2, label="95% interval" if y == ys[0] else None)
+        ax.plot([t["achieved"]], [y], "o", color=series_colour(0), label="achieved" if y == ys[0] else None)
     ax.set_yticks(ys, [f"{Path(t['scenario']).stem}: {t['metric']}" for t in result.targets])
     ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.25 if n > 2 else -0.45), ncol=3, frameon=False)
     return save_figure(fig, out / "fit.png")

@@ -110,6 +110,7 @@ def metric_chart(df: pd.DataFrame, metric: str, out: Path, rows: str = "scenario
     """``metric`` of every scenario (or policy: ``rows``) that has it, with 95% whiskers (and exact values as
     crosses)."""
     from sim.labels import metric_label
+    from sim.palette import EXACT, outcome_colour
     from sim.report import chart_text, legend_outside, new_figure, save_figure
 
     part = df[df[metric].notna()]
@@ -120,10 +121,11 @@ def metric_chart(df: pd.DataFrame, metric: str, out: Path, rows: str = "scenario
     v = part[metric].to_numpy(dtype=float)
     lo, hi = part[f"{metric}_lo"].to_numpy(dtype=float), part[f"{metric}_hi"].to_numpy(dtype=float)
     err = np.vstack([np.where(np.isfinite(lo), v - lo, 0), np.where(np.isfinite(hi), hi - v, 0)])
-    ax.barh(y, v, color="#8ab6e0", height=0.6, label="simulated")
-    ax.errorbar(v, y, xerr=np.abs(err), fmt="none", ecolor="k", capsize=4, label="95% interval")
+    ax.barh(y, v, color=outcome_colour(metric.split(".")[0]), height=0.6, label="simulated")
+    ax.errorbar(v, y, xerr=np.abs(err), fmt="none", ecolor=EXACT, capsize=4, label="95% interval")
     if f"{metric}_exact" in part and part[f"{metric}_exact"].notna().any():
-        ax.plot(part[f"{metric}_exact"].to_numpy(dtype=float), y, "rx", markersize=9, label="exact")
+        ax.plot(part[f"{metric}_exact"].to_numpy(dtype=float), y, "x", color=EXACT, markersize=9, markeredgewidth=2,
+                label="exact")
     ax.set_yticks(y, [chart_text(s, 30) for s in part["scenario"]])
     if metric_unit(metric) == "probability":
         ax.set_xlim(0, 1.02)

@@ -188,6 +188,7 @@ def sensitivity(scenario, metric: str | None = None, runs: int | None = None, se
 def tornado_chart(df: pd.DataFrame, out: Path, top: int = 20) -> Path:
     """Bars from the baseline to the metric one step down and one step up of each parameter, with 95%
     whiskers."""
+    from sim.palette import EXACT, series_colour
     from sim.report import chart_text, legend_outside, new_figure, save_figure
 
     metric = df.attrs["metric"]
@@ -198,16 +199,16 @@ def tornado_chart(df: pd.DataFrame, out: Path, top: int = 20) -> Path:
     base = df.attrs["base"]
     y = np.arange(len(part))
     for col, lo, hi, colour, label, offset in (
-            ("metric_down", "down_lo", "down_hi", "#d9734e", "step down", -0.2),
-            ("metric_up", "up_lo", "up_hi", "#4e8fd9", "step up", 0.2)):
+            ("metric_down", "down_lo", "down_hi", series_colour(1), "step down", -0.2),
+            ("metric_up", "up_lo", "up_hi", series_colour(0), "step up", 0.2)):
         vals = part[col].to_numpy(dtype=float)
         ok = np.isfinite(vals)
         ax.barh(y[ok] + offset, vals[ok] - base, left=base, height=0.38, color=colour, label=label)
         err = np.vstack([vals - part[lo].to_numpy(dtype=float), part[hi].to_numpy(dtype=float) - vals])
         ok &= np.isfinite(err).all(axis=0)
-        ax.errorbar(vals[ok], y[ok] + offset, xerr=np.abs(err[:, ok]), fmt="none", ecolor="k", capsize=3,
+        ax.errorbar(vals[ok], y[ok] + offset, xerr=np.abs(err[:, ok]), fmt="none", ecolor=EXACT, capsize=3,
                     label="95% interval" if offset > 0 else None)
-    ax.axvline(base, color="k", lw=1, label=f"baseline {base:.4g}")
+    ax.axvline(base, color=EXACT, lw=1, label=f"baseline {base:.4g}")
     ax.set_yticks(y, [chart_text(f"{lab} ({v} ± {st})", 50) for lab, v, st in zip(part["label"], part["value"],
                                                                                   part["step"], strict=True)])
     legend_outside(ax)

@@ -110,6 +110,7 @@ def line_chart(df: pd.DataFrame, x_key: str, metric: str, out: Path, group_key: 
                max_lines: int = 10) -> Path:
     """``metric`` against ``x_key`` with its 95% band (one line per value of ``group_key``)."""
     from sim.labels import metric_label
+    from sim.palette import EXACT, outcome_colour
     from sim.report import chart_text, legend_outside, new_figure, save_figure
 
     n = df.attrs.get("runs")
@@ -123,13 +124,15 @@ def line_chart(df: pd.DataFrame, x_key: str, metric: str, out: Path, group_key: 
         x, labels = _x_positions(part[x_key])
         y = part[metric].to_numpy(dtype=float)
         name = "simulated" if gval is None else chart_text(f"{group_key} = {gval}", 50)
-        line = ax.plot(x, y, marker="o", label=f"{name} ({n:,} runs)" if gval is None else name)[0]
+        colour = {"color": outcome_colour(metric.split(".")[0])} if gval is None and outcome_colour(
+            metric.split(".")[0], "") else {}  # one line: its outcome's colour; several: the series cycle
+        line = ax.plot(x, y, marker="o", label=f"{name} ({n:,} runs)" if gval is None else name, **colour)[0]
         lo, hi = part[f"{metric}_lo"].to_numpy(dtype=float), part[f"{metric}_hi"].to_numpy(dtype=float)
         if np.isfinite(lo).any():
             ax.fill_between(x, lo, hi, alpha=0.2, color=line.get_color(),
                             label="95% interval" if gval is None else None)
         if f"{metric}_exact" in part and part[f"{metric}_exact"].notna().any():
-            ax.plot(x, part[f"{metric}_exact"].to_numpy(dtype=float), "--", color="k" if gval is None else
+            ax.plot(x, part[f"{metric}_exact"].to_numpy(dtype=float), "--", color=EXACT if gval is None else
                     line.get_color(), label="exact" if gval is None else None)
     if labels is not None:
         ax.set_xticks(np.arange(len(labels)), [chart_text(lb, 20) for lb in labels])

@@ -12,6 +12,7 @@ import pandas as pd
 
 from sim.designer.pages import balance_block
 from sim.escape.model import DEFAULT_BECOMES, DEFAULT_DC, SLOTS, TIER_IDS
+from sim.palette import BASELINE, EXACT, SERIES, outcome_colour, series_colour
 from sim.report import (
     answer,
     definitions,
@@ -241,14 +242,14 @@ def _caught_chart(result: SimulationResult, out: Path) -> Path | None:
     total = agg.caught_attention[rounds] / n
     parts["unties of / items for teammates"] = np.clip(total - sum(parts.values()), 0, None)
     bottom = np.zeros(len(rounds))
-    colors = ["#bbbbbb", "#4477aa", "#66ccee", "#ccbb44", "#ee6677"]
+    colors = [BASELINE, *SERIES[:4]]  # attention sources are not outcomes: no outcome colour among them
     for (label, values), color in zip(parts.items(), colors, strict=True):
         if np.any(values > 0):
             ax.bar(rounds, values, bottom=bottom, label=label, color=color)
             bottom = bottom + values
     for x, v, c in zip(rounds, bottom, n, strict=True):
         ax.text(x, v, f"{int(c):,} runs", ha="center", va="bottom", fontsize=8)
-    ax.axhline(a.limit, color="k", linestyle="--", linewidth=1, label=f"limit ({a.limit})")
+    ax.axhline(a.limit, color=EXACT, linestyle="--", linewidth=1, label=f"limit ({a.limit})")
     ax.set_xticks(rounds)
     legend_outside(ax)
     return save_figure(fig, out / "attention_caught.png")
@@ -322,10 +323,11 @@ def write_report(result: SimulationResult, out_dir: Path, exact_summary: dict | 
     curve = np.array(s["escape_by_round"])
     band = np.array([wilson_interval(v * n, n) for v in curve])
     fig, ax = new_figure("Escape by round", "round", "P(escaped by the end of the round)")
-    ax.fill_between(k, band[:, 0], band[:, 1], alpha=0.25, label="95% interval")
-    ax.plot(k, curve, marker="o", label=f"simulated ({n:,} runs)")
+    escaped_colour = outcome_colour("escaped")
+    ax.fill_between(k, band[:, 0], band[:, 1], alpha=0.25, color=escaped_colour, label="95% interval")
+    ax.plot(k, curve, marker="o", color=escaped_colour, label=f"simulated ({n:,} runs)")
     if exact_summary:
-        ax.plot(k, exact_summary["escape_by_round"], "k--", label="exact")
+        ax.plot(k, exact_summary["escape_by_round"], "--", color=EXACT, label="exact")
     ax.set_ylim(0, 1.02)
     legend_outside(ax)
     written.append(save_figure(fig, out / "escape_by_round.png"))
@@ -337,7 +339,7 @@ def write_report(result: SimulationResult, out_dir: Path, exact_summary: dict | 
     err = np.clip(np.array([[v - c[0] for v, c in zip(shares, cis, strict=True)],
                             [c[1] - v for v, c in zip(shares, cis, strict=True)]]), 0, None)
     ax.bar(["escaped", "caught", f"timeout ({p.max_rounds} rounds)"], shares, yerr=err, capsize=6,
-           color=["#4c9", "#c54", "#aaa"])
+           color=[outcome_colour(o) for o in ("escaped", "caught", "timeout")])
     for x, v in enumerate(shares):
         ax.text(x, min(v + 0.03, 0.97), f"{100 * v:.1f}%", ha="center", va="bottom", fontsize=9)
     ax.set_ylim(0, 1.05)
@@ -348,7 +350,8 @@ def write_report(result: SimulationResult, out_dir: Path, exact_summary: dict | 
     if len(tiers):
         fig, ax = new_figure("Rounds spent and check success by tier", "tier (highest goal restraint)",
                              "character-rounds per run (bars)")
-        bars = ax.bar(tiers["tier"], tiers["rounds spent per run"], color="#69c", label="character-rounds per run")
+        bars = ax.bar(tiers["tier"], tiers["rounds spent per run"], color=series_colour(0),
+                      label="character-rounds per run")
         ax2 = ax.twinx()
         (line,) = ax2.plot(tiers["tier"], tiers["success rate"], "ko-", label="check success rate (right axis)")
         ax2.set_ylabel("check success rate (line)")
@@ -361,7 +364,7 @@ def write_report(result: SimulationResult, out_dir: Path, exact_summary: dict | 
     escaped = int(agg.escaped_at[1:].sum())
     fig, ax = new_figure("Round of escape (escaped runs only)", "round of escape", "share of escaped runs")
     if escaped:
-        ax.bar(k, agg.escaped_at[1:] / escaped, color="#4c9")
+        ax.bar(k, agg.escaped_at[1:] / escaped, color=outcome_colour("escaped"))
     else:
         ax.text(0.5, 0.5, "no run escaped", transform=ax.transAxes, ha="center")
     written.append(save_figure(fig, out / "rounds_hist.png"))

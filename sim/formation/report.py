@@ -18,6 +18,7 @@ from sim.formation.rules import (
 )
 from sim.formation.switches import switch_effects
 from sim.formation.targeting import targeting_table
+from sim.palette import EXACT, outcome_colour, series_colour
 from sim.report import (
     answer,
     definitions,
@@ -81,9 +82,9 @@ def _dp_chart(out_dir: Path, result) -> str:
     reward = session_reward_dp(s.stars)
     fig, ax = new_figure("DP income per session (R-MDK-21)", "DP earned in the session", "probability")
     seen = np.flatnonzero(agg.dp_counts)
-    ax.bar(seen, agg.dp_counts[seen] / agg.runs, width=0.8, alpha=0.6, label="simulated")
+    ax.bar(seen, agg.dp_counts[seen] / agg.runs, width=0.8, alpha=0.6, color=series_colour(0), label="simulated")
     dist = {v: q for v, q in sixes_dp_distribution(s.checks).items() if q >= 1e-5}  # visible mass only
-    ax.plot([reward + v for v in dist], list(dist.values()), "k.", label="exact")
+    ax.plot([reward + v for v in dist], list(dist.values()), ".", color=EXACT, label="exact")
     legend_outside(ax)
     save_figure(fig, out_dir / "dp_income.png")
     return "dp_income.png"
@@ -93,12 +94,12 @@ def _skirmish_chart(out_dir: Path, result) -> str:
     agg = result.extra["aggregate"]
     n = agg.runs
     fig, ax = new_figure("Skirmish: rounds until the end, by outcome", "rounds", "share of runs")
-    for code, label in ((0, "A"), (1, "B"), (2, "draw")):
+    for code, label, outcome in ((0, "A", "side A wins"), (1, "B", "side B wins"), (2, "draw", "draw")):
         row = agg.winner_rounds[code + 1]
         total = int(row.sum())
         if total:
             seen = np.flatnonzero(row)
-            ax.plot(seen, row[seen] / n, marker="o", label=f"{label} ({total / n:.1%})")
+            ax.plot(seen, row[seen] / n, marker="o", color=outcome_colour(outcome), label=f"{label} ({total / n:.1%})")
     ax.set_ylim(bottom=0)
     legend_outside(ax, title="winner (share of runs)")
     save_figure(fig, out_dir / "skirmish_rounds.png")

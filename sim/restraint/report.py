@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from sim.palette import LEVEL_COLOURS, outcome_colour, series_colour
 from sim.report import (
     answer,
     chart_text,
@@ -60,9 +61,6 @@ def _column_label(col: str) -> str:
     return col.replace("_", " ")
 
 
-LEVEL_COLOURS = ("#e8f1fa", "#a6cee3", "#1f78b4", "#fdbf6f", "#e31a1c", "#4a1486")
-
-
 def _stacked_levels(summary: dict, out: Path) -> str | None:
     dist = summary.get("level_distribution_by_round") or {}
     if not dist:
@@ -90,10 +88,10 @@ def _stacked_levels(summary: dict, out: Path) -> str | None:
 
 def _by_round_chart(summary: dict, exact: dict | None, out: Path) -> str:
     fig, ax = new_figure("Target bound, by the end of each round", "round", "probability")
-    keys = (
-        ("incapacitated_by_round", "P(incapacitated)", "C0"),
-        ("arms_complete_by_round", "P(arms >= complete)", "C1"),
-        ("incapacitated_or_arms_complete_by_round", "P(either)", "C2"),
+    keys = (  # either = the target taken out, the outcome the report asks about; its two ways as series
+        ("incapacitated_by_round", "P(incapacitated)", series_colour(0)),
+        ("arms_complete_by_round", "P(arms >= complete)", series_colour(1)),
+        ("incapacitated_or_arms_complete_by_round", "P(either: taken out)", outcome_colour("taken out")),
     )
     for key, label, colour in keys:
         values = summary.get(key) or []
@@ -138,9 +136,10 @@ def _overload_chart(summary: dict, exact: dict | None, out: Path) -> str | None:
         exact_series = {"target": exact["overload_by_round"], **exact.get("party_overload_by_round", {})}
     for i, (name, values) in enumerate(series.items()):
         rounds = np.arange(1, len(values) + 1)
-        ax.plot(rounds, values, marker=".", color=f"C{i}", label=f"{chart_text(name)} (simulated)")
+        ax.plot(rounds, values, marker=".", color=series_colour(i), label=f"{chart_text(name)} (simulated)")
         if name in exact_series:
-            ax.plot(rounds, exact_series[name], linestyle="--", color=f"C{i}", label=f"{chart_text(name)} (exact)")
+            ax.plot(rounds, exact_series[name], linestyle="--", color=series_colour(i),
+                    label=f"{chart_text(name)} (exact)")
     ax.set_ylim(-0.02, 1.02)
     legend_outside(ax)
     save_figure(fig, out / "overload_by_round.png")

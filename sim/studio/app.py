@@ -16,18 +16,29 @@ from pathlib import Path
 from typing import Any
 
 import panel as pn
-from markupsafe import Markup
+from markupsafe import Markup, escape
 from matplotlib.figure import Figure
 
 from sim.errors import SimError
 from sim.kinds import KINDS
 from sim.labels import format_value, metric_label
-from sim.studio.model import Answer, Studio
+from sim.palette import BASELINE, outcome_colour, series_colour
+from sim.studio.model import CURVES, Answer, Studio
 from sim.studio.security import TokenAuth, confined
 
 REFINE_SECONDS_CAP = 20.0
 TICK_MS = 300
 DEBOUNCE_SECONDS = 0.4
+
+#: chart size on the page: two charts side by side fit beside the sidebar in a 1400 px window
+#: (2 x 5.5 in x 90 dpi = 990 px + the 270 px sidebar + margins), and wrap below each other in a narrower one
+CHART_DPI = 90
+CHART_WIDTH = 5.5
+SIDEBAR_WIDTH = 270
+#: control groups shown first (a designer's first moves), the rest in the scenario's order
+FIRST_GROUPS = ("Policy", "Tier ladder (DC)")
+#: with more controls than this, the groups after FIRST_GROUPS start folded so the sidebar stays short
+UNFOLDED_CONTROLS = 16
 
 
 def label(metric: str) -> str:
@@ -83,22 +94,22 @@ def curve_figure(studio: Studio, current: Answer) -> Figure | None:
         return None
     title, values, bands = got
     _, bvalues, _ = base
-    fig = Figure(figsize=(6.4, 3.4))
+    colour = outcome_colour(CURVES[studio.kind][0])  # the curve's outcome, coloured as in every report
+    fig = Figure(figsize=(CHART_WIDTH, 3.6), layout="constrained")
     ax = fig.add_subplot()
     xs = list(range(1, len(values) + 1))
-    ax.plot(xs[: len(bvalues)], bvalues, color="#999", linestyle="--", label="baseline")
-    ax.plot(xs, values, color="#2c7fb8", marker="o", markersize=3, label="variant")
+    ax.plot(xs[: len(bvalues)], bvalues, color=BASELINE, linestyle="--", linewidth=2, label="baseline")
+    ax.plot(xs, values, color=colour, marker="o", markersize=3, label="variant")
     lo = [b[0] for b in bands]
     hi = [b[1] for b in bands]
     if not current.exact and not all(math.isnan(v) for v in lo):
-        ax.fill_between(xs, lo, hi, color="#2c7fb8", alpha=0.2, label="95% interval")
+        ax.fill_between(xs, lo, hi, color=colour, alpha=0.2, label="95% interval")
     ax.set_title(title)
     ax.set_xlabel(KINDS[studio.kind].time_unit)
     ax.set_ylabel("share of runs")
     ax.set_ylim(0, 1)
     ax.grid(alpha=0.3)
-    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1), frameon=False)
-    fig.tight_layout()
+    fig.legend(loc="outside lower center", ncols=3, frameon=False)  # inside the figure, under the axes
     return fig
 
 
@@ -106,11 +117,13 @@ def shares_figure(studio: Studio, current: Answer) -> Figure:
     keys = [k for k, *_ in current.headline if not k.startswith("mean_") and k != "dp_per_session"]
     base = {k: v for k, v, *_ in studio.baseline.headline}
     now = {k: (v, lo, hi) for k, v, lo, hi in current.headline}
-    fig = Figure(figsize=(6.4, 0.9 + 0.45 * max(1, len(keys))))
+    colours = [outcome_colour(k, default=series_colour(i)) for i, k in enumerate(keys)]  # one colour per outcome
+    fig = Figure(figsize=(CHART_WIDTH, 1.5 + 0.45 * max(1, len(keys))), layout="constrained")
     ax = fig.add_subplot()
     ys = list(range(len(keys)))[::-1]
-    ax.barh([y + 0.2 for y in ys], [base.get(k, math.nan) for k in keys], height=0.38, color="#bbb", label="baseline")
-    ax.barh([y - 0.2 for y in ys], [now[k][0] for k in keys], height=0.38, color="#2c7fb8", label="variant")
+    baseline = ax.barh([y + 0.2 for y in ys], [base.get(k, math.nan) for k in keys], height=0.38, color=BASELINE,
+                       label="baseline")  # the variant's bars stand under their outcome's tick label
+    variant = ax.barh([y - 0.2 for y in ys], [now[k][0] for k in keys], height=0.38, color=colours)
     for y, k in zip(ys, keys, strict=True):
         v, lo, hi = now[k]
         if not current.exact and not math.isnan(lo):
@@ -119,8 +132,13 @@ def shares_figure(studio: Studio, current: Answer) -> Figure:
     ax.set_xlim(0, 1)
     ax.set_xlabel("share of runs")
     ax.set_title("Outcomes")
-    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1), frameon=False)
-    fig.tight_layout()
+    from matplotlib.legend_handler import HandlerTuple
+
+    if keys:  # the variant's legend swatch shows each of its colours (one per outcome)
+        first = {c: bar for c, bar in reversed(list(zip(colours, variant.patches, strict=True)))}
+        swatch = tuple(first[c] for c in dict.fromkeys(colours))
+        fig.legend([baseline.patches[0], swatch], ["baseline", "variant"], ncols=2, loc="outside lower center",
+                   frameon=False, handler_map={tuple: HandlerTuple(ndivide=None)})
     return fig
 
 
@@ -145,6 +163,16 @@ def ladder_html(studio: Studio, values: dict[str, Any]) -> str:
                       "<th>accumulation</th><th>becomes (default)</th></tr>{}</table>").format(Markup("").join(rows)))
 
 
+def control_groups(groups: dict[str, list]) -> list:
+    """The sidebar's groups as cards: policy and the tier ladder first and open; the others (a character's
+    scores, attention and search, ...) after them, folded when there are many controls."""
+    order = [g for g in FIRST_GROUPS if g in groups] + [g for g in groups if g not in FIRST_GROUPS]
+    many = sum(len(ws) for ws in groups.values()) > UNFOLDED_CONTROLS
+    # a Card writes its title into HTML as it is: a group is named after a character of the scenario, so escape it
+    return [pn.Card(*groups[g], title=str(escape(g)), collapsed=many and g not in FIRST_GROUPS,
+                    width=SIDEBAR_WIDTH - 20, css_classes=["studio-group"]) for g in order]
+
+
 def studio_app(scenario, out_dir: str | Path | None = None, studio: Studio | None = None):
     """The studio page for ``scenario`` (a Panel layout: serve it, or show it in a notebook)."""
     pn.extension(inline=True)
@@ -156,11 +184,12 @@ def studio_app(scenario, out_dir: str | Path | None = None, studio: Studio | Non
     widgets: dict[str, Any] = {}
     groups: dict[str, list] = {}
     for c in studio.controls:
+        css = ["ctl-" + c.key.replace(".", "-")]
         if c.options:
-            w = pn.widgets.Select(name=c.label, options=list(c.options), value=c.value, width=230)
+            w = pn.widgets.Select(name=c.label, options=list(c.options), value=c.value, width=230, css_classes=css)
         else:
             w = pn.widgets.EditableIntSlider(name=c.label, start=c.lo, end=c.hi, value=c.value, width=230,
-                                             css_classes=["ctl-" + c.key.replace(".", "-")])
+                                             css_classes=css)
         widgets[c.key] = w
         groups.setdefault(c.group, []).append(w)
 
@@ -169,8 +198,11 @@ def studio_app(scenario, out_dir: str | Path | None = None, studio: Studio | Non
     changes_pane = pn.pane.HTML(changes_html(studio, {}))
     ladder_pane = pn.pane.HTML(ladder_html(studio, {}))
     fig = curve_figure(studio, studio.baseline)
-    curve_pane = pn.pane.Matplotlib(fig, dpi=90, tight=True, visible=fig is not None)
-    shares_pane = pn.pane.Matplotlib(shares_figure(studio, studio.baseline), dpi=90, tight=True)
+    # the figures lay themselves out (constrained, legend inside): saved as drawn, not cropped by the pane
+    curve_pane = pn.pane.Matplotlib(fig, dpi=CHART_DPI, tight=False, visible=fig is not None,
+                                    css_classes=["studio-chart"])
+    shares_pane = pn.pane.Matplotlib(shares_figure(studio, studio.baseline), dpi=CHART_DPI, tight=False,
+                                     css_classes=["studio-chart"])
     save_path = pn.widgets.TextInput(name="Save as", value=str(out_dir / f"{scenario.slug}.variant.toml"), width=420)
     save_button = pn.widgets.Button(name="Save", button_type="primary")
     report_button = pn.widgets.Button(name="Report")
@@ -255,10 +287,10 @@ def studio_app(scenario, out_dir: str | Path | None = None, studio: Studio | Non
     save_button.on_click(on_save)
     report_button.on_click(on_report)
 
-    headings = {g: str(Markup("<h3>{}</h3>").format(g)) for g in groups}
-    sidebar = pn.Column(*(pn.Column(pn.pane.HTML(headings[g]), *ws) for g, ws in groups.items()),
-                        width=260, scroll=True, height=900)
-    main = pn.Column(answer_pane, alert, pn.Row(curve_pane, shares_pane), ladder_pane,
+    sidebar = pn.Column(*control_groups(groups), width=SIDEBAR_WIDTH, scroll=True, height=860,
+                        css_classes=["studio-controls"])
+    charts = pn.FlexBox(curve_pane, shares_pane, flex_wrap="wrap", sizing_mode="stretch_width")
+    main = pn.Column(answer_pane, alert, charts, ladder_pane,
                      pn.pane.HTML("<h3>What changed</h3>"), changes_pane,
                      pn.Row(save_path, save_button, report_button), message, sizing_mode="stretch_width")
     layout = pn.Row(sidebar, main, sizing_mode="stretch_width")
