@@ -51,3 +51,9 @@ class SimulationResult:
     def aggregate(self) -> Any:
         """The kind's aggregate the summary is computed from, where the kind keeps one, else None."""
         return self.extra.get("aggregate")
+
+    @property
+    def columns(self) -> Any:
+        """The per-run columns as the engines produced them (a dict of arrays), where the kind keeps them with the
+        runs (escape, runs kept), else None."""
+        return self.extra.get("columns")

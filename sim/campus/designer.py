@@ -21,7 +21,7 @@ def balance_metrics(result, replay: bool = True) -> dict[str, Any]:
         out["failure_turn_captures"] = float(captures.max())
     runs = result.runs
     ends = [c for c in runs.columns if c.endswith("_end_turn")]
-    agg = result.extra.get("aggregate")
+    agg = result.aggregate
     if ends:
         out["run_length"] = spread(runs[ends].to_numpy().ravel())
     elif agg is not None and hasattr(agg, "end_turn_counts"):  # streamed: the end-turn histogram of every PC

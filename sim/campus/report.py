@@ -2,7 +2,7 @@
 balance of "target = turn number"), win rate per adversary template and per stance, vitality at the end,
 status over the turns (R-CAM-41, R-CAM-59).
 
-Built only from ``result.summary``, ``result.extra["aggregate"]`` (:class:`~sim.campus.aggregate.CampusAggregate`)
+Built only from ``result.summary``, ``result.aggregate`` (:class:`~sim.campus.aggregate.CampusAggregate`)
 and the scenario, never from ``result.runs``, so a streamed result (``keep_runs=False``) reports the same."""
 
 from __future__ import annotations
@@ -183,7 +183,7 @@ def write_report(result, out_dir, exact_summary=None) -> Path:
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     s = result.summary
-    agg = result.extra["aggregate"]
+    agg = result.aggregate
     names = s["pc_names"]
     labels = [chart_text(nm, 20) for nm in names]
     T = len(s["capture_by_turn"])

@@ -80,7 +80,7 @@ def balance_metrics(result, replay: bool = True) -> dict[str, Any]:
             out["run_length"] = spread(runs[col].to_numpy())
             break
     else:  # a streamed result (empty runs): the rounds histogram of its aggregate (formation)
-        counts = getattr(result.extra.get("aggregate"), "rounds_counts", None)
+        counts = getattr(result.aggregate, "rounds_counts", None)
         if counts is not None:
             out["run_length"] = spread_from_counts(counts)
     return out

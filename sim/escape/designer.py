@@ -15,7 +15,7 @@ from sim.escape.model import DEFAULT_BECOMES, DEFAULT_DC, TIER_IDS
 def balance_metrics(result, replay: bool = True) -> dict[str, Any]:
     """The escape balance metrics (sim/designer/balance.py): every escape result carries its aggregate, so no
     replay is needed."""
-    return balance_from_aggregate(result.extra["aggregate"])
+    return balance_from_aggregate(result.aggregate)
 
 
 def balance_from_aggregate(agg) -> dict[str, Any]:

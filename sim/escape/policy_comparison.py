@@ -189,18 +189,18 @@ def compare(scenario: Scenario, policies: list[str] | None = None, runs: int | N
 
 
 def _compare_results(scenario, policies, runs, seed, engine, results) -> ComparisonResult:
-    base = results[policies[0]].extra["columns"]
-    names = results[policies[0]].extra["params"].names
+    base = results[policies[0]].columns
+    names = results[policies[0]].params.names
     differences: dict[str, dict[str, dict[str, Any]]] = {}
     for name in policies[1:]:
-        cols = results[name].extra["columns"]
+        cols = results[name].columns
         diff = {rate: paired_difference(base["outcome"] == code, cols["outcome"] == code)
                 for rate, code in OUTCOME_CODES.items()}
         diff["mean_rounds"] = paired_mean_rounds_difference(
             base["rounds"].astype(np.float64), base["outcome"] == K.ESCAPED,
             cols["rounds"].astype(np.float64), cols["outcome"] == K.ESCAPED)
         differences[name] = diff
-    actions = {name: action_summary(res.extra["columns"], names) for name, res in results.items()}
+    actions = {name: action_summary(res.columns, names) for name, res in results.items()}
     summaries = {name: res.summary for name, res in results.items()}
     return ComparisonResult(scenario, list(policies), runs, seed, engine, summaries, differences, actions, results)
 
@@ -286,7 +286,7 @@ def write_compare_report(res: ComparisonResult, out_dir: Path) -> list[Path]:
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     written = []
-    p = res.results[res.policies[0]].extra["params"] if res.results else None
+    p = res.results[res.policies[0]].params if res.results else None
     max_rounds = p.max_rounds if p is not None else len(next(iter(res.summaries.values()))["escape_by_round"])
     k = np.arange(1, max_rounds + 1)
     fig, ax = new_figure("Escape by round, by policy", "round", "P(escaped by end of round)")

@@ -39,7 +39,7 @@ from sim.stats import wilson_interval
 def tier_table(result: SimulationResult) -> pd.DataFrame:
     """Per tier: checks made, success rate (with interval), character-rounds spent with it as the
     character's highest goal tier, and each tier's share of those rounds."""
-    agg = result.extra["aggregate"]
+    agg = result.aggregate
     checks = agg.checks_at_tier.sum(axis=0)
     succ = agg.successes_at_tier.sum(axis=0)
     rounds = agg.rounds_at_tier.sum(axis=0)
@@ -68,7 +68,7 @@ def balance_metrics(result: SimulationResult) -> dict:
     advantage, failure tier): sim/escape/designer.py, which sim.designer.balance asks through sim/kinds.py."""
     from sim.escape.designer import balance_from_aggregate
 
-    return balance_from_aggregate(result.extra["aggregate"])
+    return balance_from_aggregate(result.aggregate)
 
 
 ATTENTION_ACTIONS = (("assist", "assist"), ("guide", "guide"), ("search", "search"))
@@ -78,12 +78,12 @@ def _action_totals(result: SimulationResult) -> dict[str, float] | None:
     """Mean actions per run (party total) by action kind, when the engine counted them."""
     from sim.escape.state import ACTION_KINDS, action_kinds
 
-    agg = result.extra.get("aggregate")
+    agg = result.aggregate
     acts = getattr(agg, "actions", None)
     if acts is None:
         return None
     totals = np.asarray(acts).sum(axis=0)
-    shown = action_kinds(result.extra["params"])  # R-ESC-14b class actions only in the reading that has them
+    shown = action_kinds(result.params)  # R-ESC-14b class actions only in the reading that has them
     return {kind: float(totals[k] / agg.runs) for k, kind in enumerate(ACTION_KINDS) if kind in shown}
 
 
@@ -186,7 +186,7 @@ def _attention_block(scen, result: SimulationResult) -> str:
     acts = _action_totals(result)
     if acts is None:
         return join(definitions(pairs), paragraph("The engine that ran this scenario did not count actions."))
-    agg = result.extra["aggregate"]
+    agg = result.aggregate
     rounds_sum = float((np.arange(len(agg.rounds_all)) * agg.rounds_all).sum())
     sources = attention_sources(scen, agg, acts, rounds_sum, agg.runs, agg.attention_sum)
     rows = [[name, "" if count is None else f"{count:.2f}", each, f"{drawn:.2f}"]
@@ -217,7 +217,7 @@ def _attention_block(scen, result: SimulationResult) -> str:
 def _caught_chart(result: SimulationResult, out: Path) -> Path | None:
     """Attention over the rounds of caught runs: by the round a run was caught, the mean attention those runs drew
     from each source (stacked), with how many runs were caught then. None when no run was caught."""
-    scen, agg = result.scenario, result.extra["aggregate"]
+    scen, agg = result.scenario, result.aggregate
     if scen.attention.limit is None or agg.caught_actions is None:
         return None
     from sim.escape.state import ACTION_INDEX
@@ -258,7 +258,7 @@ def _caught_chart(result: SimulationResult, out: Path) -> Path | None:
 def _answer(result: SimulationResult, exact_summary: dict | None) -> str:
     s = result.summary
     scen = result.scenario
-    p = result.extra["params"]
+    p = result.params
     question = scenario_question(scen.description, "How often does the party escape, and how many rounds "
                                                     "does it take?")
     ex = f"; exact {fmt_exact(exact_summary['escape_rate'])}" if exact_summary else ""
@@ -283,7 +283,7 @@ def _answer(result: SimulationResult, exact_summary: dict | None) -> str:
 
 
 def _tier_table_shown(tiers: pd.DataFrame, result: SimulationResult) -> str:
-    agg = result.extra["aggregate"]
+    agg = result.aggregate
     rows = []
     for _, r in tiers.iterrows():
         t = TIER_IDS.index(r["tier"])
@@ -297,10 +297,10 @@ def _tier_table_shown(tiers: pd.DataFrame, result: SimulationResult) -> str:
 
 
 def _character_table_shown(result: SimulationResult) -> str:
-    agg = result.extra["aggregate"]
+    agg = result.aggregate
     n = agg.runs
     rows = []
-    for i, name in enumerate(result.extra["params"].names):
+    for i, name in enumerate(result.params.names):
         freed = int(agg.freed[i])
         rows.append([name, fmt_pct(freed / n, wilson_interval(freed, n)),
                      f"{agg.freed_round_sum[i] / freed:.1f}" if freed else "–",
@@ -315,7 +315,7 @@ def write_report(result: SimulationResult, out_dir: Path, exact_summary: dict | 
     out.mkdir(parents=True, exist_ok=True)
     s = result.summary
     n = s["runs"]
-    p = result.extra["params"]
+    p = result.params
     written = []
 
     # escape-by-round curve with a Wilson band
@@ -360,7 +360,7 @@ def write_report(result: SimulationResult, out_dir: Path, exact_summary: dict | 
         written.append(save_figure(fig, out / "tiers.png"))
 
     # rounds to escape over escaped runs
-    agg = result.extra["aggregate"]
+    agg = result.aggregate
     escaped = int(agg.escaped_at[1:].sum())
     fig, ax = new_figure("Round of escape (escaped runs only)", "round of escape", "share of escaped runs")
     if escaped:

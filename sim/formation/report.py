@@ -1,5 +1,5 @@
 """report.html and PNG charts for kind = "formation" (R-MDK-14), built from the summary, the streaming
-aggregate (``result.extra["aggregate"]``), the scenario and the exact summary only: never from
+aggregate (``result.aggregate``), the scenario and the exact summary only: never from
 ``result.runs``, so a streamed result (empty runs) is reported the same way."""
 
 from __future__ import annotations
@@ -78,7 +78,7 @@ def _heatmap(out_dir: Path, scenario) -> str:
 
 def _dp_chart(out_dir: Path, result) -> str:
     s = result.scenario.session
-    agg = result.extra["aggregate"]
+    agg = result.aggregate
     reward = session_reward_dp(s.stars)
     fig, ax = new_figure("DP income per session (R-MDK-21)", "DP earned in the session", "probability")
     seen = np.flatnonzero(agg.dp_counts)
@@ -91,7 +91,7 @@ def _dp_chart(out_dir: Path, result) -> str:
 
 
 def _skirmish_chart(out_dir: Path, result) -> str:
-    agg = result.extra["aggregate"]
+    agg = result.aggregate
     n = agg.runs
     fig, ax = new_figure("Skirmish: rounds until the end, by outcome", "rounds", "share of runs")
     for code, label, outcome in ((0, "A", "side A wins"), (1, "B", "side B wins"), (2, "draw", "draw")):

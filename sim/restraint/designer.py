@@ -28,7 +28,7 @@ def balance_metrics(result, replay: bool = True) -> dict[str, Any]:
         out["failure_round"] = int(new.argmax()) + 1
         out["failure_round_share"] = float(new.max())
     runs = result.runs
-    agg = result.extra.get("aggregate")
+    agg = result.aggregate
     if "first_incapacitated_round" in runs and len(runs):
         never = np.iinfo(np.int64).max
         rounds = [runs[c].to_numpy(dtype=np.int64) for c in ("first_incapacitated_round", "first_arms_complete_round")]
