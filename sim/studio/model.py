@@ -109,7 +109,10 @@ class Studio:
             hi = min(hi if hi is not None else value + 20, value + 20)
             group, name = _group(key, self.scenario)
             out.append(Control(key, name, group, value, int(lo), int(hi)))
-        builtin = kinds.get(self.kind).builtin_policies  # () where the [policy] table holds settings
+        kind = kinds.get(self.kind)
+        builtin = kind.builtin_policies  # () where the [policy] table holds settings
+        if builtin and kind.info.supports_optimal:
+            builtin = (*builtin, "optimal")  # the solved decision table (R-ESC-5/6 choices), exact where in budget
         if builtin and self.scenario.policy.name in builtin:
             out.append(Control("policy.name", "policy", "Policy", self.scenario.policy.name, options=builtin))
         return out

@@ -65,3 +65,21 @@ def test_cli_run_policy_optimal(tmp_path):
     assert main(["run", str(path), "--policy", "optimal", "--runs", "500", "--seed", "1", "--out", str(out),
                  "--quiet", "--no-runs"]) == 0
     assert '"policy": "optimal"' in (out / "summary.json").read_text()
+
+
+def test_the_studio_offers_optimal_and_answers_it_exactly():
+    """Issue 25: the studio accepts ``optimal`` where it accepts a policy. Optimal play is the maximum over every
+    legal choice (R-ESC-5/6), so its exact value is at least the scenario's built-in policy's, and it is the
+    value ``sim.exact`` gives the same scenario with the policy named optimal."""
+    from examples import ROOT
+
+    from sim.studio.model import Studio
+
+    base = sim.load_scenario(ROOT / "scenarios" / "escape" / "lone_rogue.toml")
+    studio = Studio(base)
+    (control,) = [c for c in studio.controls if c.key == "policy.name"]
+    assert "optimal" in control.options
+    answer = studio.answer({"policy.name": "optimal"})
+    assert answer.exact
+    assert answer.value >= studio.baseline.value - 1e-12
+    assert abs(answer.value - sim.exact(with_policy(base, "optimal"))["escape_rate"]) < 1e-12
