@@ -24,6 +24,7 @@ inside a report. Shared modules (the CLI, the designer tools, the studio, the do
 ``rule_default``            the value the rules give a key the scenario leaves out (None where none)
 ``exact_answer``            extra answer lines of the exact page ([] where none)
 ``rules_table``             the rules in effect as a report table (title, HTML, note), or None
+``optimal_comparison``      optimal play beside the built-in policies, within the exact budget, or None
 ==========================  =========================================================================
 
 (The pattern is pgx's ``Env`` and ``make``: one declared interface, one registry, one test suite run over every
@@ -45,7 +46,7 @@ from sim.errors import ScenarioError
 REQUIRED = ("Scenario", "check_scenario", "simulate", "exact", "supports_exact", "write_report")
 #: names a kind's package may export (a default is used where it does not)
 OPTIONAL = ("STREAMS", "AUTO_MAX_STATES", "balance_metrics", "sensitivity_parameters", "one_character",
-            "rule_default", "exact_answer", "rules_table")
+            "rule_default", "exact_answer", "rules_table", "optimal_comparison")
 
 
 @dataclass(frozen=True)
@@ -184,6 +185,12 @@ class Kind:
         """The rules in effect as (section title, HTML table, note), for reports; None when the kind has none."""
         fn = getattr(self.module, "rules_table", None)
         return None if fn is None else fn(scenario)
+
+    def optimal_comparison(self, scenario) -> dict | None:
+        """Optimal play beside the built-in policies for a report's exact section, within the kind's exact
+        budget; None when the kind has no optimal play or the scenario does not fit."""
+        fn = getattr(self.module, "optimal_comparison", None)
+        return None if fn is None else fn(scenario, max_states=self.auto_max_states)
 
 
 def missing(module: ModuleType) -> list[str]:

@@ -174,6 +174,10 @@ def _run_and_write(scenario, out, runs, seed, n_jobs, write_runs, target_error, 
     exact_answer = exact_summary(scenario, notes) if exact else None  # None where unsupported or over budget
     if notes:  # the page says why the figures are Monte Carlo alone (issue 25)
         result.summary["exact_note"] = notes[0]
+    if exact_answer is not None:  # optimal play beside the built-in policies, where the kind has it (escape)
+        optimal = contract.optimal_comparison(scenario)
+        if optimal is not None:
+            exact_answer = {**exact_answer, "optimal": optimal}
     t2 = time.perf_counter()
     # outputs
     out.mkdir(parents=True, exist_ok=True)

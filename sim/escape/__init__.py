@@ -4,6 +4,7 @@ from sim.escape.designer import (
     balance_metrics,
     exact_answer,
     one_character,
+    optimal_comparison,
     rule_default,
     rules_table,
     sensitivity_parameters,
@@ -17,4 +18,5 @@ check_scenario = check
 STREAMS = True  # simulate(keep_runs=False, runs_sink=...) streams chunk by chunk (sim/escape/aggregate.py)
 
 __all__ = ["AUTO_MAX_STATES", "Scenario", "balance_metrics", "check_scenario", "exact", "exact_answer", "one_character",
+           "optimal_comparison",
            "rule_default", "rules_table", "sensitivity_parameters", "simulate", "supports_exact", "write_report"]

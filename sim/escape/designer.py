@@ -164,3 +164,16 @@ def exact_answer(scenario, exact: dict[str, Any]) -> list[str]:
 
 __all__ = ["balance_from_aggregate", "balance_metrics", "exact_answer", "one_character", "rule_default",
            "rules_table", "sensitivity_parameters", "tiers_on_the_way"]
+
+
+def optimal_comparison(scenario, max_states: int | None = None) -> dict | None:
+    """Optimal play beside every built-in policy (sim/escape/optimal.py ``compare``: the optimal escape rate, each
+    policy's exact rate and gap in points, and where each loses most), for the report's exact section; None when
+    the decision problem does not fit the budget (the page then leaves the section out)."""
+    from sim.errors import ExactUnsupported
+    from sim.escape.optimal import compare
+
+    try:
+        return compare(scenario, max_states=max_states, worst=3)
+    except ExactUnsupported:
+        return None

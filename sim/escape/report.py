@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from markupsafe import Markup
 
 from sim.designer.pages import balance_block
 from sim.escape.model import DEFAULT_BECOMES, DEFAULT_DC, SLOTS, TIER_IDS
@@ -265,6 +266,10 @@ def _answer(result: SimulationResult, exact_summary: dict | None) -> str:
     lines = [f"The party escapes in {fmt_pct(s['escape_rate'], s['escape_rate_ci'])} of runs{ex}."]
     if not exact_summary and s.get("exact_note"):
         lines.append(s["exact_note"])  # exact was asked for and refused on its budget
+    own = _own_policy_row(exact_summary, s["policy"])
+    if own is not None:  # issue 25: how much of the difficulty is the policy
+        lines.append(f"Optimal play escapes in {fmt_exact(exact_summary['optimal']['optimal_value'])}: the "
+                     f"{s['policy']} policy leaves {own['gap_points']:.2f} points on the table.")
     caught = fmt_pct(s["caught_rate"], s["caught_rate_ci"])
     timeout = fmt_pct(s["timeout_rate"], s["timeout_rate_ci"])
     lines.append(f"The watch catches it in {caught}; {timeout} of runs reach the limit of {p.max_rounds} rounds "
@@ -308,6 +313,39 @@ def _character_table_shown(result: SimulationResult) -> str:
                      f"{agg.items_found[i] / n:.2f}"])
     return table(["character", "freed (95% interval)", "mean round freed", "checks per run", "successes per run",
                   "overloads per run", "items found per run"], rows)
+
+
+def _own_policy_row(exact_summary: dict | None, policy: str) -> dict | None:
+    """The scenario's policy row of the optimal comparison (None without one, or for a custom policy)."""
+    optimal = (exact_summary or {}).get("optimal")
+    if not optimal:
+        return None
+    rows = [r for r in optimal["policies"] if r["policy"] == policy and r.get("value") is not None]
+    return rows[0] if rows else None
+
+
+def _optimal_block(exact_summary: dict | None, policy: str) -> Markup | str:
+    """Optimal play (R-ESC-5/6: the best over every legal choice) beside each built-in policy's exact escape
+    rate, and the decisions where the scenario's policy loses most."""
+    optimal = (exact_summary or {}).get("optimal")
+    if not optimal:
+        return ""
+    rows = [["optimal", fmt_exact(optimal["optimal_value"]), "0.00"]]
+    for r in optimal["policies"]:
+        if r.get("value") is None:
+            rows.append([r["policy"], "–", "no exact value"])
+        else:
+            rows.append([r["policy"], fmt_exact(r["value"]), f"{r['gap_points']:.2f}"])
+    parts = [table(["play", "escape rate (exact)", "points below optimal"], rows),
+             paragraph("Optimal first actions: " + "; ".join(optimal["first_actions"]) + ".")]
+    own = _own_policy_row(exact_summary, policy)
+    if own is not None and own.get("losses"):
+        loss_rows = [[str(x["round"]), f"{100 * x['reach']:.1f}%", x["state"], x["policy_action"],
+                      x["optimal_action"], f"{100 * x['lost']:.2f}"] for x in own["losses"]]
+        parts.append(details(f"Where {policy} loses most against optimal play",
+                             table(["round", "reached", "state", f"{policy} does", "optimal does",
+                                    "points lost there"], loss_rows), open=True))
+    return join(*parts)
 
 
 def write_report(result: SimulationResult, out_dir: Path, exact_summary: dict | None = None) -> list[Path]:
@@ -391,6 +429,7 @@ def write_report(result: SimulationResult, out_dir: Path, exact_summary: dict | 
                      f"{it.name} ({it.kind}, {it.value:+d}, weight {it.weight:g}"
                      + (f", {it.count} available" if it.count is not None else "") + ")"
                      for it in scen.search.items) or "none"))]
+    optimal_block = _optimal_block(exact_summary, s["policy"])
     sections = [
         _answer(result, exact_summary),
         description_block(scen.description),
@@ -407,6 +446,11 @@ def write_report(result: SimulationResult, out_dir: Path, exact_summary: dict | 
                      "untie was for: the attention of unties of teammates is the total less the other sources."
                      + (" The chart: runs caught in each round and what their attention came from."
                         if caught_chart is not None else "")),
+        section("Optimal play (exact)", optimal_block,
+                note="The best escape rate over every legal choice of every round (struggle slot and ability, "
+                     "assist, guide, search, rest, untie, items, class actions), solved exactly, beside each "
+                     "built-in policy: how much of this scenario's difficulty is the policy.")
+        if optimal_block else "",
         section("Other settings", definitions(settings)),
         section("Escape by round", details("Table: escaped by the end of each round", by_round),
                 image="escape_by_round.png",

@@ -83,3 +83,21 @@ def test_the_studio_offers_optimal_and_answers_it_exactly():
     assert answer.exact
     assert answer.value >= studio.baseline.value - 1e-12
     assert abs(answer.value - sim.exact(with_policy(base, "optimal"))["escape_rate"]) < 1e-12
+
+
+def test_the_escape_report_shows_optimal_play_beside_the_policy(tmp_path):
+    """Issue 25: the escape report's exact section gives the optimal value beside the scenario's policy, with the
+    gap in points (100 x (optimal - the policy's exact escape rate); optimal >= every built-in policy)."""
+    from examples import ROOT
+
+    from sim.pipeline import run
+
+    base = sim.load_scenario(ROOT / "scenarios" / "escape" / "lone_rogue.toml")
+    result = run(base, runs=2000, seed=3, out=tmp_path)
+    optimal = sim.exact(with_policy(base, "optimal"))["escape_rate"]
+    greedy = sim.exact(base)["escape_rate"]
+    assert result.exact["optimal"]["optimal_value"] == pytest.approx(optimal, abs=1e-12)
+    page = (tmp_path / "report.html").read_text(encoding="utf-8")
+    assert "Optimal play (exact)" in page
+    assert f"the greedy policy leaves {100 * (optimal - greedy):.2f} points on the table" in page
+    assert optimal >= greedy
