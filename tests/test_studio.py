@@ -39,6 +39,19 @@ def test_controls_cover_the_ladder_scores_attention_and_policy():
     assert heavy.value == 18 and heavy.lo >= 1
 
 
+def test_ladder_table_shows_the_kinds_ladder_and_marks_a_changed_dc():
+    """The lone rogue's ladder (heavy arms, moderate legs; R-ESC-2): heavy DC 18, mark +, becomes light by default;
+    a moved DC is highlighted. A kind without a tier ladder (formation) shows none."""
+    from sim.studio.app import ladder_html
+
+    studio = Studio(sim.load_scenario(ROGUE))
+    page = ladder_html(studio, {"rules.tiers.heavy.dc": 20})
+    assert "<tr><td>moderate</td><td>15</td><td>15</td><td>+</td><td>simple</td></tr>" in page
+    assert '<tr style="background:#fff3c4"><td>heavy</td><td>18</td><td>20</td><td>+</td><td>light</td></tr>' in page
+    assert page.count("<tr") == 1 + 4  # the header and heavy, light, moderate, simple
+    assert ladder_html(Studio(sim.load_scenario(ROOT / "scenarios" / "formation" / "dp_income.toml")), {}) == ""
+
+
 def test_exact_answers_equal_sim_exact():
     scenario = sim.load_scenario(ROGUE)
     studio = Studio(scenario)

@@ -19,8 +19,8 @@ import panel as pn
 from markupsafe import Markup, escape
 from matplotlib.figure import Figure
 
+from sim import kinds
 from sim.errors import SimError
-from sim.kinds import KINDS
 from sim.labels import format_value, metric_label
 from sim.palette import BASELINE, outcome_colour, series_colour
 from sim.studio.model import CURVES, Answer, Studio
@@ -105,7 +105,7 @@ def curve_figure(studio: Studio, current: Answer) -> Figure | None:
     if not current.exact and not all(math.isnan(v) for v in lo):
         ax.fill_between(xs, lo, hi, color=colour, alpha=0.2, label="95% interval")
     ax.set_title(title)
-    ax.set_xlabel(KINDS[studio.kind].time_unit)
+    ax.set_xlabel(kinds.KINDS[studio.kind].time_unit)
     ax.set_ylabel("share of runs")
     ax.set_ylim(0, 1)
     ax.grid(alpha=0.3)
@@ -143,20 +143,21 @@ def shares_figure(studio: Studio, current: Answer) -> Figure:
 
 
 def ladder_html(studio: Studio, values: dict[str, Any]) -> str:
-    if not KINDS[studio.kind].has_tier_ladder:
+    """The tier ladder in play beside the DC controls (the kind's ``tier_ladder`` hook, sim/kinds.py): baseline
+    and variant DC per tier, a changed DC highlighted; "" where the kind has no ladder or no DC is a control."""
+    ladder = kinds.get(studio.kind).tier_ladder()
+    if ladder is None:
         return ""
-    from sim.escape.model import DEFAULT_BECOMES, MARKS, TIER_IDS
-
     rows = []
     for c in studio.controls:
         if not c.key.startswith("rules.tiers."):
             continue
         tier = c.key.split(".")[2]
-        t = TIER_IDS.index(tier)
+        mark, becomes = ladder[tier]
         now = values.get(c.key, c.value)
         style = Markup(' style="background:#fff3c4"') if now != c.value else ""
         rows.append(Markup("<tr{}><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>").format(
-            style, tier, c.value, now, MARKS[t], TIER_IDS[DEFAULT_BECOMES[t]]))
+            style, tier, c.value, now, mark, becomes))
     if not rows:
         return ""
     return str(Markup("<h3>Tier ladder in play</h3><table><tr><th>tier</th><th>baseline DC</th><th>variant DC</th>"
