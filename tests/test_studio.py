@@ -3,15 +3,12 @@ the rules refuse, saves valid scenarios; the served page updates in a real headl
 
 from __future__ import annotations
 
-import os
-import shutil
 import socket
-import subprocess
-import sys
 import time
 import tomllib
 
 import pytest
+from browser_check import CHROMIUM, LAUNCH_ARGS, require_browser, studio_server, sync_playwright
 from examples import ROOT
 
 import sim
@@ -100,12 +97,6 @@ def test_save_writes_a_valid_scenario_that_reproduces_the_answer(tmp_path):
     assert not (tmp_path / "bad.toml").exists()
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def test_cli_refusals(tmp_path, capsys):
     assert main(["studio", str(tmp_path / "missing.toml"), "--no-browser"]) == 2
     with socket.socket() as busy:
@@ -119,77 +110,42 @@ def test_cli_refusals(tmp_path, capsys):
     assert "no such scenario file" in err[0] and "in use" in err[1] and "--allow-remote" in err[2]
 
 
-def _studio_url(server) -> str:
-    """The link the studio printed (it carries the per-launch token the page requires)."""
-    import re
-
-    for line in iter(server.stdout.readline, b""):
-        m = re.search(rb"http://\S+/studio\?token=[\w-]+", line)
-        if m:
-            return m.group(0).decode()
-    raise AssertionError("the studio printed no link with a token")
-
-
-def _chromium() -> str | None:
-    return shutil.which("chromium") or (os.path.exists("/usr/bin/chromium") and "/usr/bin/chromium") or None
-
-
 @pytest.mark.slow
 def test_page_updates_in_headless_chromium(tmp_path):
     """Moving the heavy DC changes the displayed escape rate to sim.exact's value for that DC; a refused
     variant shows the validation message; Save writes a scenario that reproduces the displayed number."""
-    playwright = pytest.importorskip("playwright.sync_api")
-    browser_path = _chromium()
-    if browser_path is None:
-        pytest.skip("Debian's chromium is not installed (.ci/run installs it)")
-    port = _free_port()
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
-    server = subprocess.Popen([sys.executable, "-m", "sim", "studio", str(ROGUE), "--port", str(port),
-                               "--no-browser", "--out", str(tmp_path)], cwd=tmp_path, env=env,
-                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    require_browser()
     scenario = sim.load_scenario(ROGUE)
-    try:
-        deadline = time.time() + 60
-        while time.time() < deadline:
-            with socket.socket() as s:
-                if s.connect_ex(("127.0.0.1", port)) == 0:
-                    break
-            time.sleep(0.3)
-        with playwright.sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=browser_path, args=[
-                "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                "--disable-sync", "--no-first-run"])
-            page = browser.new_page(viewport={"width": 1400, "height": 1000})
-            errors: list[str] = []
-            page.on("pageerror", lambda e: errors.append(str(e)))
-            page.goto(_studio_url(server))  # the printed link carries the launch token
-            value = page.locator(".current-value")
-            value.wait_for(timeout=60_000)
-            assert float(value.get_attribute("data-value")) == sim.exact(scenario)["escape_rate"]
-            expected = sim.exact(with_values(scenario, {"rules.tiers.heavy.dc": 22}))["escape_rate"]
-            box = page.locator(".ctl-rules-tiers-heavy-dc input").first
-            box.fill("22")
-            box.press("Enter")
-            _wait_for_value(page, repr(expected))
-            page.screenshot(path=str(tmp_path / "studio.png"))
-            dex = page.locator(".ctl-party-0-scores-dex input").first
-            dex.fill("0")
-            dex.press("Enter")
-            refused = page.get_by_text("Refused:")
-            refused.wait_for(timeout=20_000)
-            assert "party.0.scores.dex" in refused.inner_text()
-            dex.fill("17")
-            dex.press("Enter")
-            _wait_for_value(page, repr(expected))
-            page.get_by_role("button", name="Save").click()
-            page.get_by_text("Saved").wait_for(timeout=20_000)
-            saved = next(tmp_path.glob("*.variant.toml"))
-            assert sim.exact(sim.load_scenario(saved))["escape_rate"] == expected
-            assert errors == []
-            browser.close()
-    finally:
-        server.terminate()
-        server.wait(timeout=20)
+    with studio_server(ROGUE, tmp_path) as url, sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=LAUNCH_ARGS)
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        errors: list[str] = []
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.goto(url)  # the printed link carries the launch token
+        value = page.locator(".current-value")
+        value.wait_for(timeout=60_000)
+        assert float(value.get_attribute("data-value")) == sim.exact(scenario)["escape_rate"]
+        expected = sim.exact(with_values(scenario, {"rules.tiers.heavy.dc": 22}))["escape_rate"]
+        box = page.locator(".ctl-rules-tiers-heavy-dc input").first
+        box.fill("22")
+        box.press("Enter")
+        _wait_for_value(page, repr(expected))
+        page.screenshot(path=str(tmp_path / "studio.png"))
+        dex = page.locator(".ctl-party-0-scores-dex input").first
+        dex.fill("0")
+        dex.press("Enter")
+        refused = page.get_by_text("Refused:")
+        refused.wait_for(timeout=20_000)
+        assert "party.0.scores.dex" in refused.inner_text()
+        dex.fill("17")
+        dex.press("Enter")
+        _wait_for_value(page, repr(expected))
+        page.get_by_role("button", name="Save").click()
+        page.get_by_text("Saved").wait_for(timeout=20_000)
+        saved = next(tmp_path.glob("*.variant.toml"))
+        assert sim.exact(sim.load_scenario(saved))["escape_rate"] == expected
+        assert errors == []
+        browser.close()
 
 
 def _wait_for_value(page, text: str, timeout: float = 30.0) -> None:
