@@ -75,6 +75,38 @@ def test_simulated_answers_equal_sim_simulate_and_refine_with_common_random_numb
     assert refined.interval[1] - refined.interval[0] < answer.interval[1] - answer.interval[0]
 
 
+def test_page_waits_for_a_simulated_control_to_rest_then_refines_in_the_background(tmp_path):
+    """A simulated answer (the party under watch has no exact answer within budget) is computed once the control
+    has rested DEBOUNCE_SECONDS, then refined with four times the runs in the background (common random numbers,
+    R-GEN-7); a refused variant shows the validation message and starts no refinement."""
+    from sim.studio.app import DEBOUNCE_SECONDS, StudioPage
+
+    scenario = sim.load_scenario(PARTY)
+    studio = Studio(scenario, first_answer_seconds=0.05)
+    page = StudioPage(scenario, studio, tmp_path)
+    page.connect()
+    assert not studio.baseline.exact
+    page.widgets["rules.tiers.heavy.dc"].value = 20
+    page.tick()  # the control has not rested yet
+    assert page.generation == 0 and page.answer is studio.baseline
+    time.sleep(DEBOUNCE_SECONDS + 0.05)
+    page.tick()
+    assert page.generation == 1 and page.values["rules.tiers.heavy.dc"] == 20
+    first = page.answer.runs
+    page.tick()  # starts the refinement
+    page.future.result(timeout=120)
+    page.tick()
+    assert page.answer.runs == 4 * first and page.answer.values["rules.tiers.heavy.dc"] == 20
+    page.future.result(timeout=120)  # the next refinement is under way; let it finish
+    page.widgets["party.0.scores.dex"].value = 0
+    time.sleep(DEBOUNCE_SECONDS + 0.05)
+    page.tick()
+    assert page.alert.visible and "party.0.scores.dex" in page.alert.object
+    assert page.answer.runs == 4 * first  # the refused variant leaves the last answer on show
+    page.tick()
+    assert page.future is None  # nothing is refined while the refusal shows
+
+
 def test_a_variant_the_rules_refuse_is_refused_with_the_validation_message():
     studio = Studio(sim.load_scenario(ROGUE))
     with pytest.raises(ScenarioError, match=r"party\.0\.scores\.dex"):
