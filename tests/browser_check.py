@@ -111,13 +111,15 @@ def studio_server(scenario: Path, folder: Path, timeout: float = 120.0) -> Itera
 
     The server writes its output to ``folder/studio-server.log``, a file: a pipe that nobody reads after the link
     fills up with the server's log lines and then blocks the server mid-session (the page stops answering, e.g.
-    "Saved" never comes). The log's last lines are added to any error raised inside the block."""
+    "Saved" never comes). Unbuffered, so the log is whole when the server is stopped; its last lines are added
+    to any error raised inside the block."""
     port = free_port()
     log_path = Path(folder) / "studio-server.log"
+    command = [sys.executable, "-m", "sim", "studio", str(scenario), "--port", str(port), "--no-browser",
+               "--out", str(folder)]
+    env = dict(os.environ, PYTHONPATH=str(ROOT), PYTHONUNBUFFERED="1")
     with open(log_path, "wb") as log:
-        server = subprocess.Popen([sys.executable, "-m", "sim", "studio", str(scenario), "--port", str(port),
-                                   "--no-browser", "--out", str(folder)], cwd=folder,
-                                  env=dict(os.environ, PYTHONPATH=str(ROOT)), stdout=log, stderr=subprocess.STDOUT)
+        server = subprocess.Popen(command, cwd=folder, env=env, stdout=log, stderr=subprocess.STDOUT)
         try:
             yield _served_link(server, port, log_path, timeout)
         except BaseException as exc:
