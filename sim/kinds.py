@@ -25,6 +25,7 @@ inside a report. Shared modules (the CLI, the designer tools, the studio, the do
 ``exact_answer``            extra answer lines of the exact page ([] where none)
 ``rules_table``             the rules in effect as a report table (title, HTML, note), or None
 ``optimal_comparison``      optimal play beside the built-in policies, within the exact budget, or None
+``tier_ladder``             the rules' tier ladder the studio shows beside its DC controls, or None
 ==========================  =========================================================================
 
 (The pattern is pgx's ``Env`` and ``make``: one declared interface, one registry, one test suite run over every
@@ -46,7 +47,7 @@ from sim.errors import ScenarioError
 REQUIRED = ("Scenario", "check_scenario", "simulate", "exact", "supports_exact", "write_report")
 #: names a kind's package may export (a default is used where it does not)
 OPTIONAL = ("STREAMS", "AUTO_MAX_STATES", "balance_metrics", "sensitivity_parameters", "one_character",
-            "rule_default", "exact_answer", "rules_table", "optimal_comparison")
+            "rule_default", "exact_answer", "rules_table", "optimal_comparison", "tier_ladder")
 
 
 @dataclass(frozen=True)
@@ -71,8 +72,6 @@ class KindInfo:
     #: ``compare`` is the kind's own paired comparison (``sim.<kind>.policy_comparison.run_compare``) rather
     #: than the shared one over ``[policy]`` settings (``sim.designer.policy_comparison``)
     own_compare: bool = False
-    #: the rules hold a tier ladder (``rules.tiers.<tier>.dc``) the studio shows beside its controls
-    has_tier_ladder: bool = False
     #: scenario keys the studio offers as controls beside the DCs and ability scores of its sensitivity list
     studio_keys: tuple[str, ...] = ()
 
@@ -83,8 +82,8 @@ KINDS: dict[str, KindInfo] = {
     for info in (
         KindInfo("escape", "a party escaping restraints in a cell, round by round", keyed_tables=("rules.tiers",),
                  named_policies=True, exact_budget=True, supports_optimal=True, own_compare=True,
-                 has_tier_ladder=True, studio_keys=("attention.limit", "attention.assist", "attention.guide",
-                                                    "attention.search", "attention.per_round")),
+                 studio_keys=("attention.limit", "attention.assist", "attention.guide", "attention.search",
+                              "attention.per_round")),
         KindInfo("restraint", "restraints applied and escaped in combat; composure pools"),
         KindInfo("campus", "the 12-turn campus game: stances, capture, rescue, teams, growth", time_unit="turn"),
         KindInfo("formation", "ambush, front/back line targeting, armor and DP on the 2d6 dark dice"),
@@ -191,6 +190,13 @@ class Kind:
         budget; None when the kind has no optimal play or the scenario does not fit."""
         fn = getattr(self.module, "optimal_comparison", None)
         return None if fn is None else fn(scenario, max_states=self.auto_max_states)
+
+    def tier_ladder(self) -> dict[str, tuple[str, str]] | None:
+        """The rules' tier ladder (``rules.tiers.<tier>``) for the studio's table beside its DC controls: per tier,
+        in ladder order, its accumulation mark and the tier a successful check makes of it by default; None when
+        the kind's rules have no tier ladder."""
+        fn = getattr(self.module, "tier_ladder", None)
+        return None if fn is None else dict(fn())
 
 
 def missing(module: ModuleType) -> list[str]:

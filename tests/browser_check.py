@@ -1,10 +1,19 @@
 """Open generated HTML pages in headless Chromium (Debian's /usr/bin/chromium through Playwright; never a
 downloaded browser) and report what a reader's browser saw: title, scripts, text, console messages, page
-errors, failed requests, images and whether the page is wider than its viewport."""
+errors, failed requests, images and whether the page is wider than its viewport. :func:`studio_server` starts
+the live studio as a user does, for the browser tests of the studio page."""
 
 from __future__ import annotations
 
+import os
+import re
 import shutil
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -22,6 +31,11 @@ needs_browser = pytest.mark.skipif(
            f"chromium={CHROMIUM}, playwright={'yes' if sync_playwright else 'no'}")
 
 VIEWPORT = {"width": 1024, "height": 800}
+#: how the studio's browser tests launch chromium (quiet: no background requests, no first-run pages)
+LAUNCH_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+               "--disable-sync", "--no-first-run"]
+ROOT = Path(__file__).resolve().parents[1]
+STUDIO_LINK = re.compile(r"http://\S+/studio\?token=[\w-]+")  # the link `python -m sim studio` prints
 
 PROBE = """() => ({
   title: document.title,
@@ -74,3 +88,69 @@ def assert_clean(path: Path, r: dict) -> None:
     assert not r["failed"], f"{path}: failed requests {r['failed']}"
     assert r["scrollWidth"] <= r["innerWidth"], f"{path}: page {r['scrollWidth']} px wide in a {r['innerWidth']} px " \
                                                 "viewport"
+
+
+def require_browser() -> None:
+    """Skip the calling test (or fixture) where headless Chromium or Playwright is missing."""
+    if CHROMIUM is None or sync_playwright is None:
+        pytest.skip(f"headless Chromium not available (.ci/run installs it): chromium={CHROMIUM}, "
+                    f"playwright={'yes' if sync_playwright else 'no'}")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextmanager
+def studio_server(scenario: Path, folder: Path, timeout: float = 120.0) -> Iterator[str]:
+    """``python -m sim studio SCENARIO --no-browser --out FOLDER`` started in ``folder`` as a user starts it;
+    yields the link it printed (it carries the launch token every request needs) once its port answers, and
+    stops it on exit (killed when it does not stop within 20 s).
+
+    The server writes its output to ``folder/studio-server.log``, a file: a pipe that nobody reads after the link
+    fills up with the server's log lines and then blocks the server mid-session (the page stops answering, e.g.
+    "Saved" never comes). Unbuffered, so the log is whole when the server is stopped; its last lines are added
+    to any error raised inside the block."""
+    port = free_port()
+    log_path = Path(folder) / "studio-server.log"
+    command = [sys.executable, "-m", "sim", "studio", str(scenario), "--port", str(port), "--no-browser",
+               "--out", str(folder)]
+    env = dict(os.environ, PYTHONPATH=str(ROOT), PYTHONUNBUFFERED="1")
+    with open(log_path, "wb") as log:
+        server = subprocess.Popen(command, cwd=folder, env=env, stdout=log, stderr=subprocess.STDOUT)
+        try:
+            yield _served_link(server, port, log_path, timeout)
+        except BaseException as exc:
+            exc.add_note(f"studio server log ({log_path}), last lines:\n{_tail(log_path)}")
+            raise
+        finally:
+            server.terminate()
+            try:
+                server.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                server.kill()
+                server.wait(timeout=20)
+
+
+def _served_link(server: subprocess.Popen, port: int, log_path: Path, timeout: float) -> str:
+    """The link the server printed, once its port accepts connections."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if server.poll() is not None:
+            raise AssertionError(f"the studio exited with code {server.returncode} before serving")
+        link = STUDIO_LINK.search(log_path.read_text(encoding="utf-8", errors="replace"))
+        if link:
+            with socket.socket() as s:
+                if s.connect_ex(("127.0.0.1", port)) == 0:
+                    return link.group(0)
+        time.sleep(0.2)
+    raise AssertionError(f"the studio did not serve a link with a token within {timeout:.0f} s")
+
+
+def _tail(path: Path, lines: int = 30) -> str:
+    try:
+        return "\n".join(path.read_text(encoding="utf-8", errors="replace").splitlines()[-lines:])
+    except OSError as exc:
+        return f"(unreadable: {exc})"

@@ -7,17 +7,11 @@ from __future__ import annotations
 import base64
 import html
 import io
-import os
-import re
-import shutil
-import socket
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import numpy as np
 import pytest
+from browser_check import CHROMIUM, LAUNCH_ARGS, require_browser, studio_server, sync_playwright
 
 import sim
 
@@ -28,72 +22,36 @@ ROGUE = ROOT / "scenarios" / "escape" / "lone_rogue.toml"
 WIDTH, HEIGHT = 1400, 900  # the window of the report in issue 26
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _chromium() -> str | None:
-    return shutil.which("chromium") or (os.path.exists("/usr/bin/chromium") and "/usr/bin/chromium") or None
-
-
 @pytest.fixture(scope="module")
 def page_facts(tmp_path_factory):
     """What the browser shows of the lone rogue's studio at 1400 x 900 (a screenshot is kept beside)."""
-    playwright = pytest.importorskip("playwright.sync_api")
-    browser_path = _chromium()
-    if browser_path is None:
-        pytest.skip("Debian's chromium is not installed (.ci/run installs it)")
+    require_browser()
     tmp = tmp_path_factory.mktemp("studio1400")
-    port = _free_port()
-    server = subprocess.Popen([sys.executable, "-m", "sim", "studio", str(ROGUE), "--port", str(port),
-                               "--no-browser", "--out", str(tmp)], cwd=tmp, env=dict(os.environ, PYTHONPATH=str(ROOT)),
-                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-    try:
-        url = None
-        for line in iter(server.stdout.readline, b""):
-            m = re.search(rb"http://\S+/studio\?token=[\w-]+", line)
-            if m:
-                url = m.group(0).decode()
-                break
-        assert url, "the studio printed no link"
-        deadline = time.time() + 120
-        while time.time() < deadline:
-            with socket.socket() as s:
-                if s.connect_ex(("127.0.0.1", port)) == 0:
-                    break
-            time.sleep(0.3)
-        with playwright.sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=browser_path, args=[
-                "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                "--disable-sync", "--no-first-run"])
-            page = browser.new_page(viewport={"width": WIDTH, "height": HEIGHT})
-            page.goto(url)
-            page.locator(".current-value").wait_for(timeout=60_000)
-            page.wait_for_timeout(1500)  # the charts arrive after the first answer
-            facts = {
-                "scroll_width": page.evaluate("document.documentElement.scrollWidth"),
-                "client_width": page.evaluate("document.documentElement.clientWidth"),
-                "images": [],
-                "policy": page.locator("select").first.bounding_box(),  # the only drop-down: the policy
-                "heavy_dc": page.locator(".ctl-rules-tiers-heavy-dc input").first.bounding_box(),
-            }
-            images = page.locator("img[src^='data:image/png']")
-            for i in range(images.count()):
-                img = images.nth(i)
-                facts["images"].append({
-                    "box": img.bounding_box(),
-                    "natural": img.evaluate("e => [e.naturalWidth, e.naturalHeight]"),
-                    "shown": img.evaluate("e => [e.clientWidth, e.clientHeight]"),
-                    "parent": img.evaluate("e => e.parentElement.getBoundingClientRect().right"),
-                    "png": base64.b64decode(img.get_attribute("src").split(",", 1)[1]),
-                })
-            page.screenshot(path=str(tmp / "studio_1400.png"))
-            browser.close()
-    finally:
-        server.terminate()
-        server.wait(timeout=20)
+    with studio_server(ROGUE, tmp) as url, sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=LAUNCH_ARGS)
+        page = browser.new_page(viewport={"width": WIDTH, "height": HEIGHT})
+        page.goto(url)
+        page.locator(".current-value").wait_for(timeout=60_000)
+        page.wait_for_timeout(1500)  # the charts arrive after the first answer
+        facts = {
+            "scroll_width": page.evaluate("document.documentElement.scrollWidth"),
+            "client_width": page.evaluate("document.documentElement.clientWidth"),
+            "images": [],
+            "policy": page.locator("select").first.bounding_box(),  # the only drop-down: the policy
+            "heavy_dc": page.locator(".ctl-rules-tiers-heavy-dc input").first.bounding_box(),
+        }
+        images = page.locator("img[src^='data:image/png']")
+        for i in range(images.count()):
+            img = images.nth(i)
+            facts["images"].append({
+                "box": img.bounding_box(),
+                "natural": img.evaluate("e => [e.naturalWidth, e.naturalHeight]"),
+                "shown": img.evaluate("e => [e.clientWidth, e.clientHeight]"),
+                "parent": img.evaluate("e => e.parentElement.getBoundingClientRect().right"),
+                "png": base64.b64decode(img.get_attribute("src").split(",", 1)[1]),
+            })
+        page.screenshot(path=str(tmp / "studio_1400.png"))
+        browser.close()
     return facts
 
 

@@ -148,3 +148,16 @@ def test_a_kind_without_a_rules_table_or_exact_answer_gets_none():
     assert formation.exact_answer(scenario, {}) == []
     title, body, note = kinds.get("escape").rules_table(sim.load_scenario(ROOT / "scenarios/escape/lone_rogue.toml"))
     assert title == "Tier ladder in effect" and "R-ESC-2" in note and "<table" in body
+
+
+def test_escape_tier_ladder_is_the_rules_table_and_other_kinds_have_none():
+    """R-ESC-2's table, read from RULES.md: each tier's accumulation mark (R-ESC-3) and what a success makes of
+    it; free and utter (no check) carry no mark. The studio's ladder table asks this hook (issue 23)."""
+    ladder = kinds.get("escape").tier_ladder()
+    assert list(ladder) == ["free", "simple", "light", "moderate", "heavy", "severe", "complete", "despair", "utter"]
+    assert ladder["simple"] == ("*", "free") and ladder["light"] == ("*", "free")
+    assert ladder["moderate"] == ("+", "simple") and ladder["heavy"] == ("+", "light")
+    assert ladder["severe"] == ("#", "heavy") and ladder["complete"] == ("#", "severe")
+    assert ladder["despair"] == ("x", "complete")
+    assert ladder["free"][0] == "" and ladder["utter"][0] == ""
+    assert [n for n in kinds.NAMES if kinds.get(n).tier_ladder() is not None] == ["escape"]

@@ -196,10 +196,23 @@ def test_nothing_the_command_line_imports_imports_it_back(module):
     assert not {m for m in _imports(SIM / module) if m == "sim.cli" or m.startswith("sim.cli.")}
 
 
-@pytest.mark.parametrize("module", ["cli.py", "studio/model.py", "studio/app.py"])
+STUDIO = sorted(p.relative_to(SIM).as_posix() for p in (SIM / "studio").glob("*.py"))  # every studio module
+
+
+@pytest.mark.parametrize("module", ["cli.py", *STUDIO])
 def test_shared_modules_ask_the_kind_contract_instead_of_comparing_kind_names(module):
     text = (SIM / module).read_text(encoding="utf-8")
     assert "kind ==" not in text and "kind !=" not in text
+
+
+@pytest.mark.parametrize("module", STUDIO)
+def test_the_studio_imports_no_kind_package(module):
+    """Issue 23: the studio reaches a kind only through sim/kinds.py (its facts and OPTIONAL hooks such as
+    ``rule_default`` and ``tier_ladder``), never ``sim.escape`` or another kind's package, at the top or inside
+    a function."""
+    packages = {f"sim.{name}" for name in kinds.NAMES}
+    found = {m for m in _imports(SIM / module) if ".".join(m.split(".")[:2]) in packages}
+    assert not found, f"sim/{module} imports {sorted(found)}"
 
 
 def test_the_kind_facts_the_command_line_and_studio_ask():

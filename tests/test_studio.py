@@ -3,15 +3,12 @@ the rules refuse, saves valid scenarios; the served page updates in a real headl
 
 from __future__ import annotations
 
-import os
-import shutil
 import socket
-import subprocess
-import sys
 import time
 import tomllib
 
 import pytest
+from browser_check import CHROMIUM, LAUNCH_ARGS, require_browser, studio_server, sync_playwright
 from examples import ROOT
 
 import sim
@@ -37,6 +34,19 @@ def test_controls_cover_the_ladder_scores_attention_and_policy():
     assert "attention.assist" in keys and "policy.name" in keys
     heavy = next(c for c in studio.controls if c.key == "rules.tiers.heavy.dc")
     assert heavy.value == 18 and heavy.lo >= 1
+
+
+def test_ladder_table_shows_the_kinds_ladder_and_marks_a_changed_dc():
+    """The lone rogue's ladder (heavy arms, moderate legs; R-ESC-2): heavy DC 18, mark +, becomes light by default;
+    a moved DC is highlighted. A kind without a tier ladder (formation) shows none."""
+    from sim.studio.app import ladder_html
+
+    studio = Studio(sim.load_scenario(ROGUE))
+    page = ladder_html(studio, {"rules.tiers.heavy.dc": 20})
+    assert "<tr><td>moderate</td><td>15</td><td>15</td><td>+</td><td>simple</td></tr>" in page
+    assert '<tr style="background:#fff3c4"><td>heavy</td><td>18</td><td>20</td><td>+</td><td>light</td></tr>' in page
+    assert page.count("<tr") == 1 + 4  # the header and heavy, light, moderate, simple
+    assert ladder_html(Studio(sim.load_scenario(ROOT / "scenarios" / "formation" / "dp_income.toml")), {}) == ""
 
 
 def test_exact_answers_equal_sim_exact():
@@ -65,6 +75,38 @@ def test_simulated_answers_equal_sim_simulate_and_refine_with_common_random_numb
     assert refined.interval[1] - refined.interval[0] < answer.interval[1] - answer.interval[0]
 
 
+def test_page_waits_for_a_simulated_control_to_rest_then_refines_in_the_background(tmp_path):
+    """A simulated answer (the party under watch has no exact answer within budget) is computed once the control
+    has rested DEBOUNCE_SECONDS, then refined with four times the runs in the background (common random numbers,
+    R-GEN-7); a refused variant shows the validation message and starts no refinement."""
+    from sim.studio.app import DEBOUNCE_SECONDS, StudioPage
+
+    scenario = sim.load_scenario(PARTY)
+    studio = Studio(scenario, first_answer_seconds=0.05)
+    page = StudioPage(scenario, studio, tmp_path)
+    page.connect()
+    assert not studio.baseline.exact
+    page.widgets["rules.tiers.heavy.dc"].value = 20
+    page.tick()  # the control has not rested yet
+    assert page.generation == 0 and page.answer is studio.baseline
+    time.sleep(DEBOUNCE_SECONDS + 0.05)
+    page.tick()
+    assert page.generation == 1 and page.values["rules.tiers.heavy.dc"] == 20
+    first = page.answer.runs
+    page.tick()  # starts the refinement
+    page.future.result(timeout=120)
+    page.tick()
+    assert page.answer.runs == 4 * first and page.answer.values["rules.tiers.heavy.dc"] == 20
+    page.future.result(timeout=120)  # the next refinement is under way; let it finish
+    page.widgets["party.0.scores.dex"].value = 0
+    time.sleep(DEBOUNCE_SECONDS + 0.05)
+    page.tick()
+    assert page.alert.visible and "party.0.scores.dex" in page.alert.object
+    assert page.answer.runs == 4 * first  # the refused variant leaves the last answer on show
+    page.tick()
+    assert page.future is None  # nothing is refined while the refusal shows
+
+
 def test_a_variant_the_rules_refuse_is_refused_with_the_validation_message():
     studio = Studio(sim.load_scenario(ROGUE))
     with pytest.raises(ScenarioError, match=r"party\.0\.scores\.dex"):
@@ -87,12 +129,6 @@ def test_save_writes_a_valid_scenario_that_reproduces_the_answer(tmp_path):
     assert not (tmp_path / "bad.toml").exists()
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def test_cli_refusals(tmp_path, capsys):
     assert main(["studio", str(tmp_path / "missing.toml"), "--no-browser"]) == 2
     with socket.socket() as busy:
@@ -106,77 +142,42 @@ def test_cli_refusals(tmp_path, capsys):
     assert "no such scenario file" in err[0] and "in use" in err[1] and "--allow-remote" in err[2]
 
 
-def _studio_url(server) -> str:
-    """The link the studio printed (it carries the per-launch token the page requires)."""
-    import re
-
-    for line in iter(server.stdout.readline, b""):
-        m = re.search(rb"http://\S+/studio\?token=[\w-]+", line)
-        if m:
-            return m.group(0).decode()
-    raise AssertionError("the studio printed no link with a token")
-
-
-def _chromium() -> str | None:
-    return shutil.which("chromium") or (os.path.exists("/usr/bin/chromium") and "/usr/bin/chromium") or None
-
-
 @pytest.mark.slow
 def test_page_updates_in_headless_chromium(tmp_path):
     """Moving the heavy DC changes the displayed escape rate to sim.exact's value for that DC; a refused
     variant shows the validation message; Save writes a scenario that reproduces the displayed number."""
-    playwright = pytest.importorskip("playwright.sync_api")
-    browser_path = _chromium()
-    if browser_path is None:
-        pytest.skip("Debian's chromium is not installed (.ci/run installs it)")
-    port = _free_port()
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
-    server = subprocess.Popen([sys.executable, "-m", "sim", "studio", str(ROGUE), "--port", str(port),
-                               "--no-browser", "--out", str(tmp_path)], cwd=tmp_path, env=env,
-                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    require_browser()
     scenario = sim.load_scenario(ROGUE)
-    try:
-        deadline = time.time() + 60
-        while time.time() < deadline:
-            with socket.socket() as s:
-                if s.connect_ex(("127.0.0.1", port)) == 0:
-                    break
-            time.sleep(0.3)
-        with playwright.sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=browser_path, args=[
-                "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                "--disable-sync", "--no-first-run"])
-            page = browser.new_page(viewport={"width": 1400, "height": 1000})
-            errors: list[str] = []
-            page.on("pageerror", lambda e: errors.append(str(e)))
-            page.goto(_studio_url(server))  # the printed link carries the launch token
-            value = page.locator(".current-value")
-            value.wait_for(timeout=60_000)
-            assert float(value.get_attribute("data-value")) == sim.exact(scenario)["escape_rate"]
-            expected = sim.exact(with_values(scenario, {"rules.tiers.heavy.dc": 22}))["escape_rate"]
-            box = page.locator(".ctl-rules-tiers-heavy-dc input").first
-            box.fill("22")
-            box.press("Enter")
-            _wait_for_value(page, repr(expected))
-            page.screenshot(path=str(tmp_path / "studio.png"))
-            dex = page.locator(".ctl-party-0-scores-dex input").first
-            dex.fill("0")
-            dex.press("Enter")
-            refused = page.get_by_text("Refused:")
-            refused.wait_for(timeout=20_000)
-            assert "party.0.scores.dex" in refused.inner_text()
-            dex.fill("17")
-            dex.press("Enter")
-            _wait_for_value(page, repr(expected))
-            page.get_by_role("button", name="Save").click()
-            page.get_by_text("Saved").wait_for(timeout=20_000)
-            saved = next(tmp_path.glob("*.variant.toml"))
-            assert sim.exact(sim.load_scenario(saved))["escape_rate"] == expected
-            assert errors == []
-            browser.close()
-    finally:
-        server.terminate()
-        server.wait(timeout=20)
+    with studio_server(ROGUE, tmp_path) as url, sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=LAUNCH_ARGS)
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        errors: list[str] = []
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.goto(url)  # the printed link carries the launch token
+        value = page.locator(".current-value")
+        value.wait_for(timeout=60_000)
+        assert float(value.get_attribute("data-value")) == sim.exact(scenario)["escape_rate"]
+        expected = sim.exact(with_values(scenario, {"rules.tiers.heavy.dc": 22}))["escape_rate"]
+        box = page.locator(".ctl-rules-tiers-heavy-dc input").first
+        box.fill("22")
+        box.press("Enter")
+        _wait_for_value(page, repr(expected))
+        page.screenshot(path=str(tmp_path / "studio.png"))
+        dex = page.locator(".ctl-party-0-scores-dex input").first
+        dex.fill("0")
+        dex.press("Enter")
+        refused = page.get_by_text("Refused:")
+        refused.wait_for(timeout=20_000)
+        assert "party.0.scores.dex" in refused.inner_text()
+        dex.fill("17")
+        dex.press("Enter")
+        _wait_for_value(page, repr(expected))
+        page.get_by_role("button", name="Save").click()
+        page.get_by_text("Saved").wait_for(timeout=20_000)
+        saved = next(tmp_path.glob("*.variant.toml"))
+        assert sim.exact(sim.load_scenario(saved))["escape_rate"] == expected
+        assert errors == []
+        browser.close()
 
 
 def _wait_for_value(page, text: str, timeout: float = 30.0) -> None:

@@ -8,6 +8,7 @@ from sim.escape.designer import (
     rule_default,
     rules_table,
     sensitivity_parameters,
+    tier_ladder,
 )
 from sim.escape.exact import AUTO_MAX_STATES, exact, supports_exact
 from sim.escape.model import Scenario, check
@@ -19,4 +20,5 @@ STREAMS = True  # simulate(keep_runs=False, runs_sink=...) streams chunk by chun
 
 __all__ = ["AUTO_MAX_STATES", "Scenario", "balance_metrics", "check_scenario", "exact", "exact_answer", "one_character",
            "optimal_comparison",
-           "rule_default", "rules_table", "sensitivity_parameters", "simulate", "supports_exact", "write_report"]
+           "rule_default", "rules_table", "sensitivity_parameters", "simulate", "supports_exact", "tier_ladder",
+           "write_report"]

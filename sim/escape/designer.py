@@ -1,6 +1,7 @@
 """What the shared designer tools and reports ask of the escape kind (the OPTIONAL exports of sim/kinds.py):
 balance metrics from the aggregate, the keys the sensitivity moves, the one character of the class matrix,
-the rules' default of a tier DC, the exact page's tier question and the tier ladder table."""
+the rules' default of a tier DC, the exact page's tier question, the tier ladder table and the ladder the studio
+shows beside its DC controls."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from sim.errors import ScenarioError, SimError
-from sim.escape.model import DEFAULT_BECOMES, DEFAULT_DC, TIER_IDS
+from sim.escape.model import DEFAULT_BECOMES, DEFAULT_DC, MARKS, TIER_IDS
 
 
 def balance_metrics(result, replay: bool = True) -> dict[str, Any]:
@@ -101,11 +102,17 @@ def rule_default(key: str) -> Any:
     return None
 
 
+def tier_ladder() -> dict[str, tuple[str, str]]:
+    """The rules' tier ladder for the studio's table (R-ESC-2), every tier in ladder order: its accumulation mark
+    (R-ESC-3; "" for free and utter) and the tier a successful check makes of it by default."""
+    return {tier: (MARKS[t], TIER_IDS[DEFAULT_BECOMES[t]]) for t, tier in enumerate(TIER_IDS)}
+
+
 def rules_table(scenario) -> tuple[str, str, str]:
     """The tier ladder in effect (R-ESC-2) for a report section: title, table, note."""
-    from sim.escape.report import tier_ladder
+    from sim.escape.report import tier_ladder as ladder_table
 
-    return ("Tier ladder in effect", tier_ladder(scenario),
+    return ("Tier ladder in effect", ladder_table(scenario),
             "DCs and what a successful escape check makes of each tier (R-ESC-2); overrides from the scenario's "
             "[rules.tiers] are highlighted.")
 
@@ -163,7 +170,7 @@ def exact_answer(scenario, exact: dict[str, Any]) -> list[str]:
 
 
 __all__ = ["balance_from_aggregate", "balance_metrics", "exact_answer", "one_character", "rule_default",
-           "rules_table", "sensitivity_parameters", "tiers_on_the_way"]
+           "rules_table", "sensitivity_parameters", "tier_ladder", "tiers_on_the_way"]
 
 
 def optimal_comparison(scenario, max_states: int | None = None) -> dict | None:

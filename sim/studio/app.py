@@ -19,8 +19,8 @@ import panel as pn
 from markupsafe import Markup, escape
 from matplotlib.figure import Figure
 
+from sim import kinds
 from sim.errors import SimError
-from sim.kinds import KINDS
 from sim.labels import format_value, metric_label
 from sim.palette import BASELINE, outcome_colour, series_colour
 from sim.studio.model import CURVES, Answer, Studio
@@ -105,7 +105,7 @@ def curve_figure(studio: Studio, current: Answer) -> Figure | None:
     if not current.exact and not all(math.isnan(v) for v in lo):
         ax.fill_between(xs, lo, hi, color=colour, alpha=0.2, label="95% interval")
     ax.set_title(title)
-    ax.set_xlabel(KINDS[studio.kind].time_unit)
+    ax.set_xlabel(kinds.KINDS[studio.kind].time_unit)
     ax.set_ylabel("share of runs")
     ax.set_ylim(0, 1)
     ax.grid(alpha=0.3)
@@ -143,20 +143,21 @@ def shares_figure(studio: Studio, current: Answer) -> Figure:
 
 
 def ladder_html(studio: Studio, values: dict[str, Any]) -> str:
-    if not KINDS[studio.kind].has_tier_ladder:
+    """The tier ladder in play beside the DC controls (the kind's ``tier_ladder`` hook, sim/kinds.py): baseline
+    and variant DC per tier, a changed DC highlighted; "" where the kind has no ladder or no DC is a control."""
+    ladder = kinds.get(studio.kind).tier_ladder()
+    if ladder is None:
         return ""
-    from sim.escape.model import DEFAULT_BECOMES, MARKS, TIER_IDS
-
     rows = []
     for c in studio.controls:
         if not c.key.startswith("rules.tiers."):
             continue
         tier = c.key.split(".")[2]
-        t = TIER_IDS.index(tier)
+        mark, becomes = ladder[tier]
         now = values.get(c.key, c.value)
         style = Markup(' style="background:#fff3c4"') if now != c.value else ""
         rows.append(Markup("<tr{}><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>").format(
-            style, tier, c.value, now, MARKS[t], TIER_IDS[DEFAULT_BECOMES[t]]))
+            style, tier, c.value, now, mark, becomes))
     if not rows:
         return ""
     return str(Markup("<h3>Tier ladder in play</h3><table><tr><th>tier</th><th>baseline DC</th><th>variant DC</th>"
@@ -173,14 +174,9 @@ def control_groups(groups: dict[str, list]) -> list:
                     width=SIDEBAR_WIDTH - 20, css_classes=["studio-group"]) for g in order]
 
 
-def studio_app(scenario, out_dir: str | Path | None = None, studio: Studio | None = None):
-    """The studio page for ``scenario`` (a Panel layout: serve it, or show it in a notebook)."""
-    pn.extension(inline=True)
-    studio = studio or Studio(scenario)
-    out_dir = Path(out_dir) if out_dir else Path("reports") / scenario.slug / "studio"
-    state: dict[str, Any] = {"answer": studio.baseline, "future": None, "generation": 0, "values": {}}
-    pool = ThreadPoolExecutor(max_workers=1)
-
+def control_widgets(studio: Studio) -> tuple[dict[str, Any], dict[str, list]]:
+    """One widget per control (a drop-down for a choice, an editable slider for a number), by key and by group;
+    each carries the CSS class ``ctl-<key with dashes>`` the browser tests find it by."""
     widgets: dict[str, Any] = {}
     groups: dict[str, list] = {}
     for c in studio.controls:
@@ -192,109 +188,155 @@ def studio_app(scenario, out_dir: str | Path | None = None, studio: Studio | Non
                                              css_classes=css)
         widgets[c.key] = w
         groups.setdefault(c.group, []).append(w)
+    return widgets, groups
 
-    answer_pane = pn.pane.HTML(headline_html(studio, studio.baseline, False), sizing_mode="stretch_width")
-    alert = pn.pane.Alert("", alert_type="danger", visible=False, css_classes=["studio-error"])
-    changes_pane = pn.pane.HTML(changes_html(studio, {}))
-    ladder_pane = pn.pane.HTML(ladder_html(studio, {}))
-    fig = curve_figure(studio, studio.baseline)
-    # the figures lay themselves out (constrained, legend inside): saved as drawn, not cropped by the pane
-    curve_pane = pn.pane.Matplotlib(fig, dpi=CHART_DPI, tight=False, visible=fig is not None,
-                                    css_classes=["studio-chart"])
-    shares_pane = pn.pane.Matplotlib(shares_figure(studio, studio.baseline), dpi=CHART_DPI, tight=False,
-                                     css_classes=["studio-chart"])
-    save_path = pn.widgets.TextInput(name="Save as", value=str(out_dir / f"{scenario.slug}.variant.toml"), width=420)
-    save_button = pn.widgets.Button(name="Save", button_type="primary")
-    report_button = pn.widgets.Button(name="Report")
-    message = pn.pane.HTML("", css_classes=["studio-message"])
 
-    def values() -> dict[str, Any]:
-        return {k: w.value for k, w in widgets.items()}
+class StudioPage:
+    """One session's page: the controls, the panes that show the answer, what was last answered, and the
+    callbacks that keep them in step (a control moves, the periodic tick, Save and Report)."""
 
-    def show(answer: Answer, refining: bool) -> None:
-        answer_pane.object = headline_html(studio, answer, refining)
-        f = curve_figure(studio, answer)
+    def __init__(self, scenario, studio: Studio, out_dir: Path):
+        self.studio, self.out_dir = studio, out_dir
+        self.answer: Answer = studio.baseline  # the answer on show
+        self.values: dict[str, Any] = {}  # the control values it answers
+        self.pending: float | None = None  # when a control last moved, while the debounce waits
+        self.future: Future | None = None  # the refinement running in the background
+        self.generation = 0  # counts computed variants: a refinement of an older one is dropped
+        self.pool = ThreadPoolExecutor(max_workers=1)
+        self.widgets, self.groups = control_widgets(studio)
+        self._answer_panes()
+        self._chart_panes()
+        self._save_and_report(scenario)
+
+    # ------------------------------------------------------------------ building the page
+
+    def _answer_panes(self) -> None:
+        studio = self.studio
+        self.answer_pane = pn.pane.HTML(headline_html(studio, studio.baseline, False), sizing_mode="stretch_width")
+        self.alert = pn.pane.Alert("", alert_type="danger", visible=False, css_classes=["studio-error"])
+        self.changes_pane = pn.pane.HTML(changes_html(studio, {}))
+        self.ladder_pane = pn.pane.HTML(ladder_html(studio, {}))
+
+    def _chart_panes(self) -> None:
+        fig = curve_figure(self.studio, self.studio.baseline)
+        # the figures lay themselves out (constrained, legend inside): saved as drawn, not cropped by the pane
+        self.curve_pane = pn.pane.Matplotlib(fig, dpi=CHART_DPI, tight=False, visible=fig is not None,
+                                             css_classes=["studio-chart"])
+        self.shares_pane = pn.pane.Matplotlib(shares_figure(self.studio, self.studio.baseline), dpi=CHART_DPI,
+                                              tight=False, css_classes=["studio-chart"])
+
+    def _save_and_report(self, scenario) -> None:
+        self.save_path = pn.widgets.TextInput(name="Save as", value=str(self.out_dir / f"{scenario.slug}.variant.toml"),
+                                              width=420)
+        self.save_button = pn.widgets.Button(name="Save", button_type="primary")
+        self.report_button = pn.widgets.Button(name="Report")
+        self.message = pn.pane.HTML("", css_classes=["studio-message"])
+
+    def connect(self) -> None:
+        """Every control answers when it moves; the buttons save and report."""
+        for w in self.widgets.values():
+            w.param.watch(self.on_change, "value")
+        self.save_button.on_click(self.on_save)
+        self.report_button.on_click(self.on_report)
+
+    def layout(self):
+        """Controls in a scrolling sidebar; the answer, the charts, the ladder, what changed and the buttons."""
+        sidebar = pn.Column(*control_groups(self.groups), width=SIDEBAR_WIDTH, scroll=True, height=860,
+                            css_classes=["studio-controls"])
+        charts = pn.FlexBox(self.curve_pane, self.shares_pane, flex_wrap="wrap", sizing_mode="stretch_width")
+        main = pn.Column(self.answer_pane, self.alert, charts, self.ladder_pane,
+                         pn.pane.HTML("<h3>What changed</h3>"), self.changes_pane,
+                         pn.Row(self.save_path, self.save_button, self.report_button), self.message,
+                         sizing_mode="stretch_width")
+        return pn.Row(sidebar, main, sizing_mode="stretch_width")
+
+    # ------------------------------------------------------------------ answering
+
+    def current_values(self) -> dict[str, Any]:
+        return {k: w.value for k, w in self.widgets.items()}
+
+    def show(self, answer: Answer, refining: bool) -> None:
+        self.answer_pane.object = headline_html(self.studio, answer, refining)
+        f = curve_figure(self.studio, answer)
         if f is not None:
-            curve_pane.object = f
-        shares_pane.object = shares_figure(studio, answer)
+            self.curve_pane.object = f
+        self.shares_pane.object = shares_figure(self.studio, answer)
 
-    def on_change(*_events) -> None:
-        if studio.baseline.exact:
-            compute()
+    def on_change(self, *_events) -> None:
+        if self.studio.baseline.exact:
+            self.compute()
         else:  # simulated answers take about a second: wait until the control rests (debounce in tick)
-            state["pending"] = time.monotonic()
+            self.pending = time.monotonic()
 
-    def compute() -> None:
-        state["pending"] = None
-        current = values()
-        state["generation"] += 1
-        state["future"] = None
+    def compute(self) -> None:
+        self.pending = None
+        current = self.current_values()
+        self.generation += 1
+        self.future = None
         try:
-            answer = studio.answer(current)
+            answer = self.studio.answer(current)
         except SimError as exc:
-            alert.object = str(Markup("Refused: {}").format(str(exc)))
-            alert.visible = True
+            self.alert.object = str(Markup("Refused: {}").format(str(exc)))
+            self.alert.visible = True
             return
-        alert.visible = False
-        state["answer"], state["values"] = answer, current
-        changes_pane.object = changes_html(studio, current)
-        ladder_pane.object = ladder_html(studio, current)
-        show(answer, refining=not answer.exact)
+        self.alert.visible = False
+        self.answer, self.values = answer, current
+        self.changes_pane.object = changes_html(self.studio, current)
+        self.ladder_pane.object = ladder_html(self.studio, current)
+        self.show(answer, refining=not answer.exact)
 
-    def tick() -> None:
-        pending = state.get("pending")
-        if pending is not None:
-            if time.monotonic() - pending >= DEBOUNCE_SECONDS:
-                compute()
+    def tick(self) -> None:
+        """Every TICK_MS: compute once a moved control rests; show a finished refinement; start the next one."""
+        if self.pending is not None:
+            if time.monotonic() - self.pending >= DEBOUNCE_SECONDS:
+                self.compute()
             return
-        answer: Answer = state["answer"]
-        future: Future | None = state["future"]
-        if future is not None:
-            if not future.done():
+        answer = self.answer
+        if self.future is not None:
+            if not self.future.done():
                 return
-            generation, refined = future.result()
-            state["future"] = None
-            if generation != state["generation"] or refined is None:
+            generation, refined = self.future.result()
+            self.future = None
+            if generation != self.generation or refined is None:
                 return
-            state["answer"] = answer = refined
+            self.answer = answer = refined
             more = not refined.exact and refined.seconds * 4 < REFINE_SECONDS_CAP and refined.runs < 1_000_000
-            show(refined, refining=more)
+            self.show(refined, refining=more)
             if not more:
                 return
-        if answer.exact or answer.runs is None or answer.seconds * 4 >= REFINE_SECONDS_CAP or alert.visible:
+        if answer.exact or answer.runs is None or answer.seconds * 4 >= REFINE_SECONDS_CAP or self.alert.visible:
             return
-        generation = state["generation"]
-        state["future"] = pool.submit(lambda: (generation, studio.refine(answer)))
+        generation = self.generation
+        self.future = self.pool.submit(lambda: (generation, self.studio.refine(answer)))
 
-    def on_save(_event) -> None:
+    # ------------------------------------------------------------------ Save and Report
+
+    def on_save(self, _event) -> None:
         try:
-            path = studio.save(state["values"], confined(out_dir, save_path.value))  # only into out_dir
+            path = self.studio.save(self.values, confined(self.out_dir, self.save_path.value))  # only into out_dir
         except (SimError, OSError) as exc:
-            message.object = str(Markup('<p style="color:#b00">Not saved: {}</p>').format(str(exc)))
+            self.message.object = str(Markup('<p style="color:#b00">Not saved: {}</p>').format(str(exc)))
             return
-        message.object = str(Markup("<p>Saved <code>{}</code></p>").format(str(path)))
+        self.message.object = str(Markup("<p>Saved <code>{}</code></p>").format(str(path)))
 
-    def on_report(_event) -> None:
+    def on_report(self, _event) -> None:
         try:  # in this process (sim.pipeline.run), writing only inside out_dir
-            path = studio.report(state["values"], report_folder(out_dir))
+            path = self.studio.report(self.values, report_folder(self.out_dir))
         except (SimError, OSError) as exc:
-            message.object = str(Markup('<p style="color:#b00">No report: {}</p>').format(str(exc)))
+            self.message.object = str(Markup('<p style="color:#b00">No report: {}</p>').format(str(exc)))
             return
-        message.object = str(Markup("<p>Report written: <code>{}</code></p>").format(str(path)))
+        self.message.object = str(Markup("<p>Report written: <code>{}</code></p>").format(str(path)))
 
-    for w in widgets.values():
-        w.param.watch(on_change, "value")
-    save_button.on_click(on_save)
-    report_button.on_click(on_report)
 
-    sidebar = pn.Column(*control_groups(groups), width=SIDEBAR_WIDTH, scroll=True, height=860,
-                        css_classes=["studio-controls"])
-    charts = pn.FlexBox(curve_pane, shares_pane, flex_wrap="wrap", sizing_mode="stretch_width")
-    main = pn.Column(answer_pane, alert, charts, ladder_pane,
-                     pn.pane.HTML("<h3>What changed</h3>"), changes_pane,
-                     pn.Row(save_path, save_button, report_button), message, sizing_mode="stretch_width")
-    layout = pn.Row(sidebar, main, sizing_mode="stretch_width")
-    pn.state.add_periodic_callback(tick, period=TICK_MS)  # debounce and background refinement, per session
+def studio_app(scenario, out_dir: str | Path | None = None, studio: Studio | None = None):
+    """The studio page for ``scenario`` (a Panel layout: serve it, or show it in a notebook)."""
+    pn.extension(inline=True)
+    studio = studio or Studio(scenario)
+    out_dir = Path(out_dir) if out_dir else Path("reports") / scenario.slug / "studio"
+    page = StudioPage(scenario, studio, out_dir)
+    page.connect()
+    layout = page.layout()
+    pn.state.add_periodic_callback(page.tick, period=TICK_MS)  # debounce and background refinement, per session
     return layout
 
 

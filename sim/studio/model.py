@@ -94,14 +94,15 @@ class Studio:
 
     def _controls(self) -> list[Control]:
         out: list[Control] = []
+        kind = kinds.get(self.kind)
         keys = [k for k, _ in sensitivity_parameters(self.scenario)]
         keys += [k for k in kinds.KINDS[self.kind].studio_keys if k not in keys]  # escape: attention
         data = scenario_data(self.scenario)
         for key in dict.fromkeys(keys):
             value = get_value(data, key)
             bounds = field_bounds(self.scenario, key)
-            if value is None and key.startswith("rules.tiers."):
-                value = _default_dc(key)
+            if value is None:  # a key the scenario leaves out: the rules' value (escape: a tier's DC, R-ESC-2)
+                value = kind.rule_default(key)
             if value is None or isinstance(value, bool) or not isinstance(value, int):
                 continue
             lo, hi = bounds.lo, bounds.hi
@@ -109,7 +110,6 @@ class Studio:
             hi = min(hi if hi is not None else value + 20, value + 20)
             group, name = _group(key, self.scenario)
             out.append(Control(key, name, group, value, int(lo), int(hi)))
-        kind = kinds.get(self.kind)
         builtin = kind.builtin_policies  # () where the [policy] table holds settings
         if builtin and kind.info.supports_optimal:
             builtin = (*builtin, "optimal")  # the solved decision table (R-ESC-5/6 choices), exact where in budget
@@ -217,10 +217,3 @@ class Studio:
         with pipeline.owned_folder(report_dir, "run"):  # the lock and records `run` uses
             pipeline.run(variant, report_dir, runs=runs, write_runs=False)
         return report_dir / "report.html"
-
-
-def _default_dc(key: str) -> int | None:
-    from sim.escape.model import DEFAULT_DC, TIER_IDS
-
-    tier = key.split(".")[2]
-    return DEFAULT_DC[TIER_IDS.index(tier)] if tier in TIER_IDS else None
