@@ -132,7 +132,7 @@ arms = "heavy"
 
 
 @pytest.mark.parametrize("case", ["too_many_runs", "code_without_opt_in"])
-def test_a_refused_run_writes_nothing_into_an_existing_folder(tmp_path, capsys, case):
+def test_a_refused_run_writes_nothing_into_an_existing_folder(tmp_path, cli, case):
     out = tmp_path / "out"
     out.mkdir()
     (out / "mine.txt").write_text("mine")
@@ -143,8 +143,9 @@ def test_a_refused_run_writes_nothing_into_an_existing_folder(tmp_path, capsys, 
         scen.write_text(CODE_POLICY)
         sim.load_scenario(scen)  # a valid scenario: only the opt-in is missing
         args = ["run", str(scen), "--out", str(out), "--quiet"]
-    assert main(args) == 2
-    err = capsys.readouterr().err.strip().splitlines()
+    refused = cli(*args)
+    assert refused.code == 2
+    err = refused.err.strip().splitlines()
     assert len(err) == 1, err
     assert sorted(p.name for p in out.iterdir()) == ["mine.txt"]
-    assert main(["run", str(DP), "--runs", "200", "--out", str(out), "--quiet"]) == 0  # the folder still works
+    assert cli("run", DP, "--runs", 200, "--out", out, "--quiet").code == 0  # the folder still works
