@@ -63,17 +63,17 @@ def test_duplicate_names_get_their_own_folders(tmp_path):
     assert reports.nunique() == 2 and all((out / r).is_file() for r in reports)
 
 
-def test_one_bad_file_stops_the_batch_before_anything_is_written(tmp_path, capsys):
+def test_one_bad_file_stops_the_batch_before_anything_is_written(tmp_path, cli):
     bad = tmp_path / "bad.toml"
     bad.write_text(ROGUE.read_text().replace("dex = 17", "dex = 77"))
     out = tmp_path / "cmp"
-    code = main(["run", str(ROGUE), str(bad), "--runs", "500", "--out", str(out)])
-    err = capsys.readouterr().err
-    assert code == 2 and str(bad) in err and "party.0.scores.dex" in err and len(err.strip().splitlines()) == 1
+    r = cli("run", ROGUE, bad, "--runs", 500, "--out", out)
+    err = r.err
+    assert r.code == 2 and str(bad) in err and "party.0.scores.dex" in err and len(err.strip().splitlines()) == 1
     assert not out.exists()
 
 
-def test_empty_folder_is_an_error(tmp_path, capsys):
+def test_empty_folder_is_an_error(tmp_path, cli):
     (tmp_path / "empty").mkdir()
-    assert main(["run", str(tmp_path / "empty"), "--out", str(tmp_path / "o")]) == 2
-    assert "no *.toml" in capsys.readouterr().err and not (tmp_path / "o").exists()
+    r = cli("run", tmp_path / "empty", "--out", tmp_path / "o")
+    assert r.code == 2 and "no *.toml" in r.err and not (tmp_path / "o").exists()

@@ -68,16 +68,16 @@ def test_restraint_two_parameter_sweep_and_list_metric(tmp_path):
     ("rules.tiers.heavy.dc=12:10", "expected START <= STOP"),
     ("nokey", "expected KEY=START:STOP:STEP"),
 ])
-def test_invalid_sweeps_exit_2_with_one_line_and_write_nothing(param, expected, tmp_path, capsys):
+def test_invalid_sweeps_exit_2_with_one_line_and_write_nothing(param, expected, tmp_path, cli):
     out = tmp_path / "out"
-    code = main(["sweep", str(ROGUE), "--param", param, "--runs", "100", "--out", str(out)])
-    err = capsys.readouterr().err
-    assert code == 2 and expected in err and str(ROGUE) in err, err
+    r = cli("sweep", ROGUE, "--param", param, "--runs", 100, "--out", out)
+    err = r.err
+    assert r.code == 2 and expected in err and str(ROGUE) in err, err
     assert len(err.strip().splitlines()) == 1 and not out.exists()
 
 
-def test_unknown_metric_exits_2_and_writes_nothing(tmp_path, capsys):
+def test_unknown_metric_exits_2_and_writes_nothing(tmp_path, cli):
     out = tmp_path / "out"
-    code = main(["sweep", str(ROGUE), "--param", "rules.tiers.heavy.dc=16:18", "--metric", "escape_by_round.20",
-                 "--runs", "100", "--out", str(out), "--quiet"])
-    assert code == 2 and "out of range" in capsys.readouterr().err and not out.exists()
+    r = cli("sweep", ROGUE, "--param", "rules.tiers.heavy.dc=16:18", "--metric", "escape_by_round.20", "--runs", 100,
+            "--out", out, "--quiet")
+    assert r.code == 2 and "out of range" in r.err and not out.exists()
