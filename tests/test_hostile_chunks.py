@@ -19,7 +19,6 @@ from examples import ROOT
 import sim
 import sim.batch
 from sim.batch import ChunkStore, fingerprint_of
-from sim.cli import main
 
 DP = ROOT / "scenarios" / "formation" / "dp_income.toml"
 RUNS = 30_000  # three chunks of 10,000 (R-GEN-7)
@@ -34,19 +33,19 @@ def _runs(folder: Path) -> pd.DataFrame:
     return pd.read_parquet(folder / "runs.parquet")
 
 
-def test_foreign_and_moved_chunks_are_recomputed(tmp_path, monkeypatch):
+def test_foreign_and_moved_chunks_are_recomputed(tmp_path, monkeypatch, cli):
     """A chunk of a run with another seed and a chunk copied to another index, staged into an interrupted run's
     store, change nothing: the resumed result equals an uninterrupted run's, run for run."""
     ref, a, b = tmp_path / "ref", tmp_path / "a", tmp_path / "b"
-    assert main(["run", str(DP), "--runs", str(RUNS), "--seed", "1", "--out", str(ref), "--quiet"]) == 0
+    assert cli("run", DP, "--runs", RUNS, "--seed", 1, "--out", ref, "--quiet").code == 0
     with monkeypatch.context() as m:
         _keep_store(m)
-        assert main(["run", str(DP), "--runs", str(RUNS), "--seed", "1", "--out", str(a), "--quiet"]) == 0
-        assert main(["run", str(DP), "--runs", str(RUNS), "--seed", "2", "--out", str(b), "--quiet"]) == 0
+        assert cli("run", DP, "--runs", RUNS, "--seed", 1, "--out", a, "--quiet").code == 0
+        assert cli("run", DP, "--runs", RUNS, "--seed", 2, "--out", b, "--quiet").code == 0
     store = a / ".chunks"
     shutil.copy(b / ".chunks" / "chunk-000001.npz", store / "chunk-000001.npz")  # another seed's chunk 1
     shutil.copy(store / "chunk-000000.npz", store / "chunk-000002.npz")  # chunk 0 copied to index 2
-    assert main(["run", str(DP), "--runs", str(RUNS), "--seed", "1", "--out", str(a), "--quiet"]) == 0
+    assert cli("run", DP, "--runs", RUNS, "--seed", 1, "--out", a, "--quiet").code == 0
     expected, got = _runs(ref), _runs(a)
     assert got["run"].is_unique and len(got) == RUNS
     pd.testing.assert_frame_equal(got, expected)

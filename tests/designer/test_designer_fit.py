@@ -17,7 +17,6 @@ import pytest
 from examples import ROOT
 
 import sim
-from sim.cli import main
 from sim.designer.fit import (
     brute_force,
     count_feasible,
@@ -145,9 +144,9 @@ def test_simulated_targets_use_common_random_numbers(tmp_path):
     assert lo < result.targets[0]["achieved"] < hi
 
 
-def test_fitted_toml_reproduces_the_achieved_values(tmp_path):
+def test_fitted_toml_reproduces_the_achieved_values(tmp_path, cli):
     out = tmp_path / "out"
-    assert main(["fit", str(ROOT / "scenarios" / "fit" / "ladder.toml"), "--out", str(out), "--quiet"]) == 0
+    assert cli("fit", ROOT / "scenarios" / "fit" / "ladder.toml", "--out", out, "--quiet").code == 0
     data = json.loads((out / "fit.json").read_text())
     assert set(data) >= {"values", "targets", "loss", "evaluations", "search", "seconds"}
     for t in data["targets"]:

@@ -20,9 +20,9 @@ FLANK = ROOT / "scenarios/restraint/flank_penalty.toml"
 
 
 @pytest.mark.parametrize("target", [0.006, 0.0035])
-def test_bound_is_met_with_whole_chunks(target, tmp_path):
+def test_bound_is_met_with_whole_chunks(target, tmp_path, cli):
     out = tmp_path / "r"
-    assert main(["run", str(ROGUE), "--target-error", str(target), "--out", str(out), "--no-runs", "--quiet"]) == 0
+    assert cli("run", ROGUE, "--target-error", target, "--out", out, "--no-runs", "--quiet").code == 0
     s = json.loads((out / "summary.json").read_text())
     info = s["target_error"]
     lo, hi = s["escape_rate_ci"]

@@ -10,18 +10,15 @@ import pandas as pd
 import pytest
 from examples import ROOT
 
-from sim.cli import main
-
 ROGUE = ROOT / "scenarios/escape/lone_rogue.toml"
 MONK = ROOT / "scenarios/escape/monk_body_wrap.toml"
 FLANK = ROOT / "scenarios/restraint/flank_penalty.toml"
 EXTRA = ROOT / "scenarios/restraint/flank_extra_level.toml"
 
 
-def test_files_of_two_kinds_give_reports_and_an_index(tmp_path):
+def test_files_of_two_kinds_give_reports_and_an_index(tmp_path, cli):
     out = tmp_path / "cmp"
-    code = main(["run", str(ROGUE), str(MONK), str(FLANK), "--runs", "1200", "--seed", "3", "--out", str(out),
-                 "--no-runs", "--quiet"])
+    code = cli("run", ROGUE, MONK, FLANK, "--runs", 1200, "--seed", 3, "--out", out, "--no-runs", "--quiet").code
     assert code == 0
     index = pd.read_csv(out / "index.csv")
     assert len(index) == 3 and list(index["kind"]) == ["escape", "escape", "restraint"]
@@ -42,23 +39,23 @@ def test_files_of_two_kinds_give_reports_and_an_index(tmp_path):
     assert "index_escape_rate.png" in page
 
 
-def test_a_folder_runs_every_scenario_in_it(tmp_path):
+def test_a_folder_runs_every_scenario_in_it(tmp_path, cli):
     folder = tmp_path / "variants"
     folder.mkdir()
     shutil.copy(FLANK, folder / "a.toml")
     shutil.copy(EXTRA, folder / "b.toml")
     out = tmp_path / "cmp"
-    assert main(["run", str(folder), "--runs", "800", "--out", str(out), "--no-runs", "--quiet"]) == 0
+    assert cli("run", folder, "--runs", 800, "--out", out, "--no-runs", "--quiet").code == 0
     records = json.loads((out / "index.json").read_text())
     assert [r["file"] for r in records] == [str(folder / "a.toml"), str(folder / "b.toml")]
     assert len({r["report"] for r in records}) == 2
 
 
-def test_duplicate_names_get_their_own_folders(tmp_path):
+def test_duplicate_names_get_their_own_folders(tmp_path, cli):
     out = tmp_path / "cmp"
     copy = tmp_path / "copy.toml"
     shutil.copy(ROGUE, copy)
-    assert main(["run", str(ROGUE), str(copy), "--runs", "500", "--out", str(out), "--no-runs", "--quiet"]) == 0
+    assert cli("run", ROGUE, copy, "--runs", 500, "--out", out, "--no-runs", "--quiet").code == 0
     reports = pd.read_csv(out / "index.csv")["report"]
     assert reports.nunique() == 2 and all((out / r).is_file() for r in reports)
 

@@ -10,7 +10,6 @@ import pytest
 from examples import ROOT
 
 import sim
-from sim.cli import main
 from sim.designer.params import with_values
 from sim.designer.sweep import sweep
 
@@ -41,10 +40,10 @@ def test_escape_sweep_matches_independent_simulation_and_exact():
     assert ((df["escape_rate"] - df["escape_rate_exact"]).abs() <= 4 * se + 1e-3).all()
 
 
-def test_restraint_two_parameter_sweep_and_list_metric(tmp_path):
+def test_restraint_two_parameter_sweep_and_list_metric(tmp_path, cli):
     out = tmp_path / "sw"
-    code = main(["sweep", str(FLANK), "--param", "target.scores.dex=14:18:2", "--param", "binder.scores.str=12:18:6",
-                 "--runs", "1500", "--seed", "2", "--out", str(out), "--quiet"])
+    code = cli("sweep", FLANK, "--param", "target.scores.dex=14:18:2", "--param", "binder.scores.str=12:18:6",
+               "--runs", 1500, "--seed", 2, "--out", out, "--quiet").code
     assert code == 0
     df = pd.read_csv(out / "sweep.csv")
     assert len(df) == 6 and list(df.columns[:2]) == ["target.scores.dex", "binder.scores.str"]
