@@ -374,7 +374,9 @@ def transitions(p: EscapeParams, st: PartyState, policy: Callable, rolls: dict |
     stack: list[tuple[int, ...]] = [()]
     lists = _list_fields(st)
     forced: set | None = set() if defer else None
-    tick = _ticker([0, float("inf")] if counter is None else counter)
+    if counter is None:
+        counter = [0, float("inf")]
+    tick = _ticker(counter)
     while stack:
         prefix = stack.pop()
         if len(counter) > 2:
