@@ -414,29 +414,7 @@ def map_chunks(
     todo = [c for c in all_chunks if c.index not in done]
     tasks = [todo[i : i + chunks_per_task] for i in range(0, len(todo), chunks_per_task)]
     bar = _progress(n_runs, sum(c.n_runs for c in all_chunks if c.index in done)) if ex.progress else None
-
-    def computed() -> Iterator[tuple[Chunk, Any]]:
-        if not tasks:
-            return
-        if ex.backend == "local" and (n_jobs == 1 or len(tasks) <= 1):
-            for task in tasks:
-                yield from zip(task, _run_tasks(fn, params, seed, task), strict=True)
-            return
-        from joblib import Parallel, delayed, parallel_config
-
-        if ex.backend == "dask":
-            with _dask_client(ex.scheduler), parallel_config(backend="dask"):
-                results = Parallel(n_jobs=-1, return_as="generator")(
-                    delayed(_run_tasks)(fn, params, seed, task) for task in tasks)
-                for task, res in zip(tasks, results, strict=True):
-                    yield from zip(task, res, strict=True)
-            return
-        results = Parallel(n_jobs=n_jobs, return_as="generator", prefer="threads" if threads else None)(
-            delayed(_run_tasks)(fn, params, seed, task) for task in tasks)
-        for task, res in zip(tasks, results, strict=True):
-            yield from zip(task, res, strict=True)
-
-    fresh = computed()
+    fresh = _computed(ex, fn, params, seed, tasks, n_jobs, threads)
     try:
         for c in all_chunks:
             if c.index in done:
@@ -454,6 +432,31 @@ def map_chunks(
         fresh.close()
         if bar is not None:
             bar.close()
+
+
+def _computed(ex: Execution, fn, params, seed: int, tasks: list[list[Chunk]], n_jobs: int,
+              threads: bool) -> Iterator[tuple[Chunk, Any]]:
+    """(chunk, result) of every chunk of ``tasks``, in order: in this process (local, one job or one task),
+    on the Dask cluster of ``ex``, or in joblib processes (threads where ``threads``)."""
+    if not tasks:
+        return
+    if ex.backend == "local" and (n_jobs == 1 or len(tasks) <= 1):
+        for task in tasks:
+            yield from zip(task, _run_tasks(fn, params, seed, task), strict=True)
+        return
+    from joblib import Parallel, delayed, parallel_config
+
+    if ex.backend == "dask":
+        with _dask_client(ex.scheduler), parallel_config(backend="dask"):
+            results = Parallel(n_jobs=-1, return_as="generator")(
+                delayed(_run_tasks)(fn, params, seed, task) for task in tasks)
+            for task, res in zip(tasks, results, strict=True):
+                yield from zip(task, res, strict=True)
+        return
+    results = Parallel(n_jobs=n_jobs, return_as="generator", prefer="threads" if threads else None)(
+        delayed(_run_tasks)(fn, params, seed, task) for task in tasks)
+    for task, res in zip(tasks, results, strict=True):
+        yield from zip(task, res, strict=True)
 
 
 def stream_chunks(task_fn, task, n_runs: int, seed: int, n_jobs: int, aggregate, runs_sink=None,

@@ -7,7 +7,8 @@ Results are printed as a short table (rich on a terminal, plain text otherwise);
 machine summary instead. Each command that writes a folder records its files there
 (:class:`sim.batch.OwnedOutputs`) and replaces only those on the next run.
 
-A new subcommand: a ``build_parser`` block and a ``_cmd_NAME(args) -> int`` in :data:`COMMANDS`.
+A new subcommand: a ``_add_NAME_parser(sub)`` step in ``build_parser`` and a ``_cmd_NAME(args) -> int`` in
+:data:`COMMANDS`.
 """
 
 from __future__ import annotations
@@ -82,7 +83,32 @@ def _add_run_flags(p: argparse.ArgumentParser) -> None:
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="python -m sim", description="Balance simulator for tabletop-RPG house rules.")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    _add_run_parser(sub)
+    _add_exact_parser(sub)
+    from sim.escape.policy_comparison import add_compare_arguments
 
+    cmp_ = sub.add_parser("compare", help="policies side by side on common random numbers (escape: greedy, "
+                                          "arms_first, team; campus: stances, rescue...; formation: target choice)")
+    add_compare_arguments(cmp_)
+    _add_optimal_parser(sub)
+    val = sub.add_parser("validate", help="check scenario files")
+    val.add_argument("scenarios", nargs="+")
+    _add_sweep_parser(sub)
+    _add_tune_parser(sub)
+    _add_sensitivity_parser(sub)
+
+    from sim.designer.commands import add_parsers
+    from sim.docs_gen import add_schema_command  # `schema KIND [--markdown]` (docs/scenario-format/)
+    from sim.studio import add_parser as add_studio_parser
+
+    add_parsers(sub, _add_run_flags)
+    add_studio_parser(sub)
+    add_schema_command(sub)
+    return parser
+
+
+def _add_run_parser(sub) -> None:
+    """``run``: simulate one scenario, or several into a comparison index."""
     run = sub.add_parser("run", help="simulate scenarios and write summary, runs and report (several: an index)")
     run.add_argument("scenarios", nargs="+", metavar="SCENARIO",
                      help="a scenario file; several files or a folder run each and write a comparison index")
@@ -106,6 +132,9 @@ def build_parser() -> argparse.ArgumentParser:
                      help="local processes (default) or a Dask distributed cluster")
     run.add_argument("--scheduler", help="Dask scheduler address for --backend dask (tcp://HOST:PORT)")
 
+
+def _add_exact_parser(sub) -> None:
+    """``exact``: exact analysis (escape: within a state and branch budget)."""
     ex = sub.add_parser("exact", help="exact analysis of a scenario (kinds that support it)")
     ex.add_argument("scenario")
     ex.add_argument("--out", help="folder for exact.json and exact.html (default reports/<scenario name>/)")
@@ -116,12 +145,9 @@ def build_parser() -> argparse.ArgumentParser:
     ex.add_argument("--max-branches", type=_positive_int, metavar="N",
                     help="escape: branch budget (rounds played on the branching source; default 25 x --max-states)")
 
-    from sim.escape.policy_comparison import add_compare_arguments
 
-    cmp_ = sub.add_parser("compare", help="policies side by side on common random numbers (escape: greedy, "
-                                          "arms_first, team; campus: stances, rescue...; formation: target choice)")
-    add_compare_arguments(cmp_)
-
+def _add_optimal_parser(sub) -> None:
+    """``optimal``: escape, optimal play beside each built-in policy."""
     opt = sub.add_parser("optimal", help="escape: optimal play (the best value over every legal choice) beside "
                                          "each built-in policy's exact value")
     opt.add_argument("scenario")
@@ -133,9 +159,9 @@ def build_parser() -> argparse.ArgumentParser:
     opt.add_argument("--max-branches", type=_positive_int, metavar="N",
                      help="branch budget (default 25 x --max-states)")
 
-    val = sub.add_parser("validate", help="check scenario files")
-    val.add_argument("scenarios", nargs="+")
 
+def _add_sweep_parser(sub) -> None:
+    """``sweep``: a grid over scenario values."""
     sw = sub.add_parser("sweep", help="a grid over scenario values with common random numbers")
     sw.add_argument("scenario")
     sw.add_argument("--param", action="append", required=True, metavar="KEY=START:STOP:STEP",
@@ -146,6 +172,9 @@ def build_parser() -> argparse.ArgumentParser:
     sw.add_argument("--out", help="output folder (default reports/<scenario name>/sweep/)")
     sw.add_argument("--quiet", action="store_true")
 
+
+def _add_tune_parser(sub) -> None:
+    """``tune``: the parameter value whose metric is closest to a target."""
     tu = sub.add_parser("tune", help="the parameter value whose metric is closest to a target")
     tu.add_argument("scenario")
     tu.add_argument("--param", required=True, metavar="KEY")
@@ -162,6 +191,9 @@ def build_parser() -> argparse.ArgumentParser:
     tu.add_argument("--allow-code", action="store_true",
                     help="allow a module:callable policy named by the scenario file (importing it runs code)")
 
+
+def _add_sensitivity_parser(sub) -> None:
+    """``sensitivity``: the change of a metric per step of every DC and ability."""
     se = sub.add_parser("sensitivity", help="change of the main metric per step down and up of every DC and "
                                              "ability (ability scores by 2)")
     se.add_argument("scenario")
@@ -171,15 +203,6 @@ def build_parser() -> argparse.ArgumentParser:
     se.add_argument("--no-exact", action="store_true")
     se.add_argument("--out", help="output folder (default reports/<scenario name>/sensitivity/)")
     se.add_argument("--quiet", action="store_true")
-
-    from sim.designer.commands import add_parsers
-    from sim.docs_gen import add_schema_command  # `schema KIND [--markdown]` (docs/scenario-format/)
-    from sim.studio import add_parser as add_studio_parser
-
-    add_parsers(sub, _add_run_flags)
-    add_studio_parser(sub)
-    add_schema_command(sub)
-    return parser
 
 
 def _progress(args, label: str):

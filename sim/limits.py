@@ -147,24 +147,19 @@ def check_exact_dice(expr, key: str = "") -> None:
 
 def limit_rows() -> list[tuple[str, str, str]]:
     """(what, limit, where) for every limit, with the numbers of the code."""
-    import importlib
+    return _input_limits() + _kind_limits()
 
+
+def _n(x: int) -> str:
+    return f"{x:,}"
+
+
+def _input_limits() -> list[tuple[str, str, str]]:
+    """The limits of a scenario file, a run and a dice expression, whatever the kind."""
     from sim.batch import CHUNK_RUNS, MAX_CHUNK_BYTES, MAX_RUNS
-    from sim.campus import model as campus
-    from sim.designer.params import MAX_GRID_POINTS
-    from sim.designer.sweep import MAX_POINTS
-    from sim.designer.tune import MAX_EVALUATIONS
     from sim.dice import MAX_CONSTANT, MAX_DICE_COUNT, MAX_DIE_SIDES
-    from sim.escape import model as escape
-    from sim.formation import model as formation
-    from sim.restraint import model as restraint
 
-    escape_exact = importlib.import_module("sim.escape.exact")
-    restraint_exact = importlib.import_module("sim.restraint.exact")
-
-    def n(x: int) -> str:
-        return f"{x:,}"
-
+    n = _n
     return [
         ("scenario file size", f"{n(MAX_FILE_BYTES)} bytes, UTF-8 (the size is checked before the file is read)",
          "`sim.limits.MAX_FILE_BYTES`"),
@@ -189,6 +184,25 @@ def limit_rows() -> list[tuple[str, str, str]]:
         ("dice for exact analysis", f"Σ count × sides at most {n(MAX_EXACT_DICE_FACES)} per expression "
          "(20d100, 2d1000); beyond it exact analysis is refused and Monte Carlo still runs",
          "`sim.limits.MAX_EXACT_DICE_FACES`"),
+    ]
+
+
+def _kind_limits() -> list[tuple[str, str, str]]:
+    """The limits of each kind (party, rounds, exact analysis) and of the designer tools."""
+    import importlib
+
+    from sim.campus import model as campus
+    from sim.designer.params import MAX_GRID_POINTS
+    from sim.designer.sweep import MAX_POINTS
+    from sim.designer.tune import MAX_EVALUATIONS
+    from sim.escape import model as escape
+    from sim.formation import model as formation
+    from sim.restraint import model as restraint
+
+    escape_exact = importlib.import_module("sim.escape.exact")
+    restraint_exact = importlib.import_module("sim.restraint.exact")
+    n = _n
+    return [
         ("escape party", f"1 .. {escape.MAX_PARTY} characters", "`party`"),
         ("escape rounds", f"1 .. {n(escape.MAX_ROUNDS)}", "`run.max_rounds`"),
         ("escape exact analysis", f"1 .. {escape_exact.MAX_PARTY} characters, built-in policies; state budget "

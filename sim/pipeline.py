@@ -124,65 +124,96 @@ def _run_in_memory(scenario, runs, seed, n_jobs, simulate, exact, options) -> Pi
 
 def _run_and_write(scenario, out, runs, seed, n_jobs, write_runs, target_error, max_runs, metric, progress,
                    backend, scheduler, allow_code, show_progress, exact, options) -> PipelineResult:
-    import sim
     from sim import kinds
-    from sim.batch import ChunkStore, execution, fingerprint_of
-    from sim.designer.precision import DEFAULT_MAX_RUNS, simulate_to_error
-    from sim.report import atomic_write_bytes, atomic_write_text, summary_json
+    from sim.batch import execution
+
+    def settings(**store):  # the execution settings of every simulation below
+        return execution(backend, scheduler, progress=show_progress, allow_code=allow_code, **store)
 
     t0 = time.perf_counter()
-    # params
     contract = kinds.get(scenario.kind)
     runs = scenario.run.runs if runs is None else int(runs)
     seed = scenario.run.seed if seed is None else int(seed)
     streams = contract.streams  # the kind folds chunks into an aggregate
-    chunk_dir = out / ".chunks"
-    runs_dir = out / "runs.parquet"
     written: list[Path] = []
     precision = None
     store = None
     # chunks -> aggregate -> summary
     if target_error is not None:
-        with execution(backend, scheduler, progress=show_progress, allow_code=allow_code):
+        from sim.designer.precision import DEFAULT_MAX_RUNS, simulate_to_error
+
+        with settings():
             result, precision = simulate_to_error(scenario, target_error, seed=seed, n_jobs=n_jobs, metric=metric,
                                                   start_runs=runs if runs != scenario.run.runs else None,
                                                   max_runs=max_runs or DEFAULT_MAX_RUNS, progress=progress,
                                                   **options)
     else:
-        fp = fingerprint_of(scenario, seed, runs, streamed=streams, runs_written=bool(write_runs))
-        store = ChunkStore(chunk_dir, fp)
-        with execution(backend, scheduler, store=store, progress=show_progress, allow_code=allow_code):
-            if streams:
-                fresh = []
-
-                def sink(index: int, part: bytes) -> None:
-                    if not fresh:  # every part is (re)written from the chunks, resumed or not; nothing is
-                        _clear_runs(runs_dir)  # touched before the first chunk (a refused run writes nothing)
-                        runs_dir.mkdir(parents=True, exist_ok=True)
-                        fresh.append(True)
-                    path = runs_dir / f"part-{index:06d}.parquet"
-                    atomic_write_bytes(path, part)
-                    written.append(path)
-
-                result = sim.simulate(scenario, runs=runs, seed=seed, n_jobs=n_jobs, keep_runs=False,
-                                      runs_sink=sink if write_runs else None, **options)
-            else:
-                result = sim.simulate(scenario, runs=runs, seed=seed, n_jobs=n_jobs, **options)
+        result, store = _simulate_chunked(scenario, out, runs, seed, n_jobs, write_runs, streams, settings,
+                                          options, written)
     t1 = time.perf_counter()
-    # exact
+    exact_answer, notes = _exact_beside(scenario, contract, result, exact)
+    t2 = time.perf_counter()
+    in_memory = not (streams and target_error is None)
+    _write_outputs(contract, result, out, exact_answer, write_runs and in_memory, written)
+    if store is not None:
+        store.remove()  # complete: the chunks are no longer needed
+    t3 = time.perf_counter()
+    return PipelineResult(scenario, result.summary, exact_answer, result.runs if in_memory else None,
+                          _params(result), result, out, tuple(dict.fromkeys(written)),
+                          Timings(t1 - t0, t2 - t1, t3 - t2), precision, tuple(notes))
+
+
+def _simulate_chunked(scenario, out: Path, runs: int, seed: int, n_jobs: int, write_runs: bool, streams: bool,
+                      settings, options: dict, written: list[Path]):
+    """(result, chunk store): the simulation with every finished chunk kept in ``out/.chunks`` (resumable); a
+    kind that streams writes ``runs.parquet`` as one part per chunk (added to ``written``)."""
+    import sim
+    from sim.batch import ChunkStore, fingerprint_of
+    from sim.report import atomic_write_bytes
+
+    runs_dir = out / "runs.parquet"
+    fp = fingerprint_of(scenario, seed, runs, streamed=streams, runs_written=bool(write_runs))
+    store = ChunkStore(out / ".chunks", fp)
+    with settings(store=store):
+        if not streams:
+            return sim.simulate(scenario, runs=runs, seed=seed, n_jobs=n_jobs, **options), store
+        fresh = []
+
+        def sink(index: int, part: bytes) -> None:
+            if not fresh:  # every part is (re)written from the chunks, resumed or not; nothing is
+                _clear_runs(runs_dir)  # touched before the first chunk (a refused run writes nothing)
+                runs_dir.mkdir(parents=True, exist_ok=True)
+                fresh.append(True)
+            path = runs_dir / f"part-{index:06d}.parquet"
+            atomic_write_bytes(path, part)
+            written.append(path)
+
+        result = sim.simulate(scenario, runs=runs, seed=seed, n_jobs=n_jobs, keep_runs=False,
+                              runs_sink=sink if write_runs else None, **options)
+    return result, store
+
+
+def _exact_beside(scenario, contract, result, exact: bool) -> tuple[dict | None, list[str]]:
+    """(exact summary or None where unsupported or over budget, notes); the first note goes to the page."""
     notes: list[str] = []
-    exact_answer = exact_summary(scenario, notes) if exact else None  # None where unsupported or over budget
+    exact_answer = exact_summary(scenario, notes) if exact else None
     if notes:  # the page says why the figures are Monte Carlo alone (issue 25)
         result.summary["exact_note"] = notes[0]
     if exact_answer is not None:  # optimal play beside the built-in policies, where the kind has it (escape)
         optimal = contract.optimal_comparison(scenario)
         if optimal is not None:
             exact_answer = {**exact_answer, "optimal": optimal}
-    t2 = time.perf_counter()
-    # outputs
+    return exact_answer, notes
+
+
+def _write_outputs(contract, result, out: Path, exact_answer: dict | None, runs_in_memory: bool,
+                   written: list[Path]) -> None:
+    """runs.parquet (one file, when the runs are in memory and wanted), the report and summary.json."""
+    from sim.report import atomic_write_bytes, atomic_write_text, summary_json
+
     out.mkdir(parents=True, exist_ok=True)
-    in_memory = not (streams and target_error is None)
-    if write_runs and in_memory:
+    runs_dir = out / "runs.parquet"
+    if runs_in_memory:
         _clear_runs(runs_dir)
         buf = io.BytesIO()
         result.runs.to_parquet(buf, index=False)
@@ -191,12 +222,6 @@ def _run_and_write(scenario, out, runs, seed, n_jobs, write_runs, target_error, 
     written.extend(_paths(contract.write_report(result, out, exact_summary=exact_answer)))
     atomic_write_text(out / "summary.json", summary_json(result.summary))
     written.append(out / "summary.json")
-    if store is not None:
-        store.remove()  # complete: the chunks are no longer needed
-    t3 = time.perf_counter()
-    return PipelineResult(scenario, result.summary, exact_answer, result.runs if in_memory else None,
-                          _params(result), result, out, tuple(dict.fromkeys(written)),
-                          Timings(t1 - t0, t2 - t1, t3 - t2), precision, tuple(notes))
 
 
 def _params(result) -> Any:

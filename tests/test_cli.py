@@ -14,7 +14,6 @@ import pytest
 from examples import ROOT, example_scenarios
 
 import sim
-from sim.cli import main
 
 EXAMPLES = example_scenarios()
 WATCH = ROOT / "scenarios/escape/party_under_watch.toml"
@@ -58,49 +57,49 @@ def _two(scenario, key):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: f"{p.parent.name}/{p.stem}")
-def test_every_subcommand_on_every_example_ends_cleanly(path, tmp_path, capsys):
+def test_every_subcommand_on_every_example_ends_cleanly(path, tmp_path, cli):
     """A result (0) or a one-line refusal naming the file (2); tune alone may say 1 (target not reached).
     An exception escaping main() (a traceback for the user) fails the test."""
     for name, argv in _commands(path, tmp_path).items():
-        code = main(argv)
-        err = capsys.readouterr().err
+        r = cli(*argv)
         allowed = (0, 1, 2) if name == "tune" else (0, 2)
-        assert code in allowed, (name, code, err)
-        if code == 2:
-            lines = [ln for ln in err.splitlines() if ln.startswith("error:")]
-            assert len(lines) == 1 and path.name in lines[0], (name, err)
-            assert "Traceback" not in err
+        assert r.code in allowed, (name, r.code, r.err)
+        if r.code == 2:
+            lines = [ln for ln in r.err.splitlines() if ln.startswith("error:")]
+            assert len(lines) == 1 and path.name in lines[0], (name, r.err)
+            assert "Traceback" not in r.err
 
 
-def test_compare_on_each_kind(tmp_path, capsys):
+def test_compare_on_each_kind(tmp_path, cli):
     """campus compares its stances (a kind with several policies); restraint, with one target policy, is
     refused in one line that says what compare supports; formation never hears of escape's arms_first."""
-    assert main(["compare", str(CAMPUS), "--runs", "200", "--out", str(tmp_path / "c"), "--quiet"]) == 0
+    assert cli("compare", CAMPUS, "--runs", 200, "--out", tmp_path / "c", "--quiet").code == 0
     data = json.loads((tmp_path / "c" / "compare.json").read_text())
     assert data["policies"] == ["fixed", "random", "best", "counter", "equilibrium"]
     assert "clear_rate" in data["results"]["best"]
-    assert main(["compare", str(CAMPUS), "--policies", "best,rescue=true", "--runs", "200",
-                 "--out", str(tmp_path / "r"), "--quiet"]) == 0
+    assert cli("compare", CAMPUS, "--policies", "best,rescue=true", "--runs", 200, "--out", tmp_path / "r",
+               "--quiet").code == 0
     assert json.loads((tmp_path / "r" / "compare.json").read_text())["policies"] == ["best", "rescue=true"]
-    capsys.readouterr()
-    assert main(["compare", str(FLANK), "--out", str(tmp_path / "x")]) == 2
-    err = capsys.readouterr().err
-    assert "compare supports" in err and "arms_first" not in err and not (tmp_path / "x").exists()
+    refused = cli("compare", FLANK, "--out", tmp_path / "x")
+    assert refused.code == 2
+    assert "compare supports" in refused.err and "arms_first" not in refused.err and not (tmp_path / "x").exists()
     formation = ROOT / "scenarios/formation/overflow_front.toml"
-    assert main(["compare", str(formation), "--policies", "greedy,arms_first", "--out", str(tmp_path / "f")]) == 2
-    err = capsys.readouterr().err
-    assert "name must be one of greedy, first, random" in err and len(err.strip().splitlines()) == 1
+    refused = cli("compare", formation, "--policies", "greedy,arms_first", "--out", tmp_path / "f")
+    assert refused.code == 2
+    assert "name must be one of greedy, first, random" in refused.err and len(refused.err.strip().splitlines()) == 1
 
 
-def test_run_prints_a_table_by_default_and_json_on_request(tmp_path, capsys):
-    args = ["run", str(WATCH), "--runs", "2000", "--seed", "3", "--out", str(tmp_path / "o")]
-    assert main(args) == 0
-    out = capsys.readouterr().out
+def test_run_prints_a_table_by_default_and_json_on_request(tmp_path, cli):
+    args = ["run", WATCH, "--runs", 2000, "--seed", 3, "--out", tmp_path / "o"]
+    table = cli(*args)
+    assert table.code == 0
+    out = table.out
     assert "escaped (escape_rate)" in out and "%" in out and "[" in out  # plain words, percent, interval
     assert f"report: {tmp_path / 'o'}/report.html" in out
     assert "0.99" not in out or "%" in out
-    assert main([*args, "--json"]) == 0
-    line = capsys.readouterr().out.strip()
+    as_json = cli(*args, "--json")
+    assert as_json.code == 0
+    line = as_json.out.strip()
     data = json.loads(line)
     assert data["runs"] == 2000 and 0 <= data["escape_rate"] <= 1 and "\n" not in line
 
@@ -123,20 +122,20 @@ def test_interval_precision_follows_the_interval():
 
 
 @pytest.mark.parametrize("command", ["exact", "sweep", "tune", "sensitivity", "compare"])
-def test_single_file_commands_refuse_a_folder_by_name(command, capsys):
+def test_single_file_commands_refuse_a_folder_by_name(command, cli):
     extra = {"sweep": ["--param", "x=1"], "tune": ["--param", "x", "--target", "1"]}.get(command, [])
-    folder = ROOT / "scenarios" / "escape"
-    assert main([command, str(folder), *extra]) == 2
-    err = capsys.readouterr().err
-    assert "is a folder" in err and "no such scenario file" not in err
+    r = cli(command, ROOT / "scenarios" / "escape", *extra)
+    assert r.code == 2
+    assert "is a folder" in r.err and "no such scenario file" not in r.err
 
 
-def test_validate_accepts_a_folder(capsys):
-    assert main(["validate", str(ROOT / "scenarios" / "restraint")]) == 0
-    assert capsys.readouterr().out.count(": ok (restraint") == 4
+def test_validate_accepts_a_folder(cli):
+    r = cli("validate", ROOT / "scenarios" / "restraint")
+    assert r.code == 0
+    assert r.out.count(": ok (restraint") == 4
 
 
-def test_rerun_replaces_only_its_own_files(tmp_path, capsys):
+def test_rerun_replaces_only_its_own_files(tmp_path, cli):
     """--no-runs after a run with runs.parquet removes the old runs.parquet; a file of the user's in the
     same folder (and one in a sub-folder) is left untouched; a manifest entry pointing outside the folder
     is ignored."""
@@ -147,43 +146,42 @@ def test_rerun_replaces_only_its_own_files(tmp_path, capsys):
     (out / "mine" / "data.csv").write_text("1,2")
     outside = tmp_path / "outside.txt"
     outside.write_text("keep")
-    assert main(["run", str(WATCH), "--runs", "1500", "--seed", "1", "--out", str(out), "--quiet"]) == 0
+    assert cli("run", WATCH, "--runs", 1500, "--seed", 1, "--out", out, "--quiet").code == 0
     assert (out / "runs.parquet").exists()
     manifest = json.loads((out / ".sim-outputs.json").read_text())
     assert "notes.txt" not in manifest["outputs"]["run"] and "report.html" in manifest["outputs"]["run"]
     manifest["outputs"]["run"] += ["../outside.txt", str(outside)]  # crafted: never deletes outside the folder
     (out / ".sim-outputs.json").write_text(json.dumps(manifest))
-    assert main(["run", str(WATCH), "--runs", "1000", "--seed", "2", "--out", str(out), "--no-runs",
-                 "--quiet"]) == 0
+    assert cli("run", WATCH, "--runs", 1000, "--seed", 2, "--out", out, "--no-runs", "--quiet").code == 0
     assert not (out / "runs.parquet").exists()
     assert (out / "notes.txt").read_text() == "mine" and (out / "mine" / "data.csv").read_text() == "1,2"
     assert outside.read_text() == "keep"
     assert json.loads((out / "summary.json").read_text())["runs"] == 1000
 
 
-def test_a_command_replaces_only_its_own_outputs_not_another_commands(tmp_path, capsys):
+def test_a_command_replaces_only_its_own_outputs_not_another_commands(tmp_path, cli):
     """exact.json written by `exact --out` survives a `run` into the same folder, and the other way round."""
     out = tmp_path / "o"
     rogue = ROOT / "scenarios/escape/lone_rogue.toml"
-    assert main(["exact", str(rogue), "--out", str(out)]) == 0
-    assert main(["run", str(rogue), "--runs", "500", "--out", str(out), "--quiet"]) == 0
-    assert main(["run", str(rogue), "--runs", "500", "--out", str(out), "--quiet", "--no-runs"]) == 0
+    assert cli("exact", rogue, "--out", out).code == 0
+    assert cli("run", rogue, "--runs", 500, "--out", out, "--quiet").code == 0
+    assert cli("run", rogue, "--runs", 500, "--out", out, "--quiet", "--no-runs").code == 0
     assert (out / "exact.json").exists() and not (out / "runs.parquet").exists()
-    assert main(["exact", str(rogue), "--out", str(out)]) == 0
+    assert cli("exact", rogue, "--out", out).code == 0
     assert (out / "report.html").exists() and (out / "summary.json").exists()
     outputs = json.loads((out / ".sim-outputs.json").read_text())["outputs"]
     assert {"exact.json", "exact.html"} <= set(outputs["exact"]) and "report.html" in outputs["run"]
     assert "report.html" not in outputs["exact"]
 
 
-def test_batch_rerun_drops_scenario_folders_of_the_earlier_run(tmp_path):
+def test_batch_rerun_drops_scenario_folders_of_the_earlier_run(tmp_path, cli):
     out = tmp_path / "cmp"
     a, b = ROOT / "scenarios/escape/lone_rogue.toml", ROOT / "scenarios/escape/teamwork.toml"
-    assert main(["run", str(a), str(b), "--runs", "300", "--out", str(out), "--quiet"]) == 0
+    assert cli("run", a, b, "--runs", 300, "--out", out, "--quiet").code == 0
     old = {p.name for p in out.iterdir() if p.is_dir()}
     (out / "user.md").write_text("mine")
     c = ROOT / "scenarios/escape/monk_body_wrap.toml"
-    assert main(["run", str(a), str(c), "--runs", "300", "--out", str(out), "--quiet"]) == 0
+    assert cli("run", a, c, "--runs", 300, "--out", out, "--quiet").code == 0
     now = {p.name for p in out.iterdir() if p.is_dir()}
     assert len(old) == 2 and len(now) == 2 and len(now & old) == 1  # teamwork's folder is gone
     assert (out / "user.md").read_text() == "mine"
@@ -208,11 +206,11 @@ def test_metric_by_round_name_equals_the_index():
         parse_metric("escape_by_round@0")
 
 
-def test_unknown_key_lists_file_names_and_dict_keys_read_plainly(tmp_path, capsys):
+def test_unknown_key_lists_file_names_and_dict_keys_read_plainly(cli):
     rogue = ROOT / "scenarios/escape/lone_rogue.toml"
-    assert main(["sweep", str(rogue), "--param", "party.0.clas=1", "--runs", "10"]) == 2
-    err = capsys.readouterr().err
-    assert "did you mean 'party.0.class'?" in err and "class_" not in err
-    assert main(["sweep", str(rogue), "--param", "rules.tiers.nope.dc=1", "--runs", "10"]) == 2
-    err = capsys.readouterr().err
-    assert "[key]" not in err and "rules.tiers.nope.dc:" in err and "'heavy'" in err
+    typo = cli("sweep", rogue, "--param", "party.0.clas=1", "--runs", 10)
+    assert typo.code == 2
+    assert "did you mean 'party.0.class'?" in typo.err and "class_" not in typo.err
+    unknown = cli("sweep", rogue, "--param", "rules.tiers.nope.dc=1", "--runs", 10)
+    assert unknown.code == 2
+    assert "[key]" not in unknown.err and "rules.tiers.nope.dc:" in unknown.err and "'heavy'" in unknown.err

@@ -8,17 +8,15 @@ from pathlib import Path
 from examples import ROOT
 
 import sim
-from sim.cli import main
 from sim.designer.params import with_values
 
 ROGUE = ROOT / "scenarios" / "escape" / "lone_rogue.toml"
 
 
-def test_sweep_prints_its_result_table(tmp_path, capsys):
-    code = main(["sweep", str(ROGUE), "--param", "rules.tiers.heavy.dc=16:20:2", "--runs", "500",
-                 "--out", str(tmp_path / "sweep")])
-    out = capsys.readouterr().out.strip().splitlines()
-    assert code == 0
+def test_sweep_prints_its_result_table(tmp_path, cli):
+    r = cli("sweep", ROGUE, "--param", "rules.tiers.heavy.dc=16:20:2", "--runs", 500, "--out", tmp_path / "sweep")
+    out = r.out.strip().splitlines()
+    assert r.code == 0
     assert "sweep of rules.tiers.heavy.dc" in out[0] and "500 runs" in out[0]
     assert out[1].split()[0] == "rules.tiers.heavy.dc" and out[1].split()[-1] == "exact"
     rows = out[2:]
@@ -30,10 +28,9 @@ def test_sweep_prints_its_result_table(tmp_path, capsys):
         assert "[" in row and "]" in row  # the estimate with its 95% interval
 
 
-def test_sweep_quiet_prints_nothing(tmp_path, capsys):
-    assert main(["sweep", str(ROGUE), "--param", "rules.tiers.heavy.dc=18", "--runs", "200", "--quiet",
-                 "--out", str(tmp_path / "s")]) == 0
-    assert capsys.readouterr().out == ""
+def test_sweep_quiet_prints_nothing(tmp_path, cli):
+    r = cli("sweep", ROGUE, "--param", "rules.tiers.heavy.dc=18", "--runs", 200, "--quiet", "--out", tmp_path / "s")
+    assert r.code == 0 and r.out == ""
 
 
 def test_exact_without_out_writes_its_page_where_run_would(cli, scratch):

@@ -10,8 +10,6 @@ from pathlib import Path
 
 import pytest
 
-from sim.cli import main
-
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 from browser_check import CHROMIUM, needs_browser, sync_playwright  # noqa: E402
@@ -21,9 +19,9 @@ NUMBER_PX = 9 * 100 / 72  # the heat maps' 9-point numbers in a 100 dpi chart
 
 @needs_browser
 @pytest.mark.parametrize("name", ["party_composure"])  # the most heat maps: escape, effect, composure, overload
-def test_restraint_heat_map_numbers_are_readable_on_the_page(tmp_path, name):
-    assert main(["run", str(ROOT / "scenarios" / "restraint" / f"{name}.toml"), "--runs", "500", "--out",
-                 str(tmp_path), "--quiet", "--no-runs"]) == 0
+def test_restraint_heat_map_numbers_are_readable_on_the_page(tmp_path, name, cli):
+    assert cli("run", ROOT / "scenarios" / "restraint" / f"{name}.toml", "--runs", 500, "--out", tmp_path, "--quiet",
+               "--no-runs").code == 0
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"])
         page = browser.new_page(viewport={"width": 1024, "height": 800})

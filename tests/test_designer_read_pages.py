@@ -11,7 +11,6 @@ import pytest
 from examples import ROOT
 
 import sim
-from sim.cli import main
 from sim.designer.matrix import Matrix, outlier_sentences
 from sim.designer.params import with_values
 from sim.escape.designer import tiers_on_the_way
@@ -28,8 +27,8 @@ def test_tiers_on_the_way_follow_the_ladder():
     assert tiers_on_the_way(sim.load_scenario(ROGUE)) == ["simple", "light", "moderate", "heavy"]
 
 
-def test_exact_page_shows_the_ladder_and_answers_which_tier_holds_her(tmp_path):
-    assert main(["exact", str(ROGUE), "--out", str(tmp_path)]) == 0
+def test_exact_page_shows_the_ladder_and_answers_which_tier_holds_her(tmp_path, cli):
+    assert cli("exact", ROGUE, "--out", tmp_path).code == 0
     text = _text((tmp_path / "exact.html").read_text(encoding="utf-8"))
     assert "Tier ladder in effect" in text and "heavy 18 default light" in text
     m = re.search(r"holds the party back most: (\w+) \(DC (\d+)\)", text)
@@ -41,19 +40,18 @@ def test_exact_page_shows_the_ladder_and_answers_which_tier_holds_her(tmp_path):
     assert m.group(1) == max(gains, key=gains.get) and m.group(2) == "18"
 
 
-def test_compare_and_matrix_pages_show_the_ladder(tmp_path):
-    assert main(["compare", str(ROGUE), "--policies", "greedy,arms_first", "--runs", "300",
-                 "--out", str(tmp_path / "c")]) == 0
+def test_compare_and_matrix_pages_show_the_ladder(tmp_path, cli):
+    assert cli("compare", ROGUE, "--policies", "greedy,arms_first", "--runs", 300, "--out", tmp_path / "c").code == 0
     text = _text((tmp_path / "c" / "compare.html").read_text(encoding="utf-8"))
     # the rogue's ladder with its DCs (R-ESC-2 defaults: heavy 18 becomes light 12, moderate 15 becomes simple 10)
     assert "Tier ladder in effect" in text and "heavy 18" in text and "light 12" in text
-    assert main(["matrix", str(ROGUE), "--runs", "200", "--out", str(tmp_path / "m")]) == 0
+    assert cli("matrix", ROGUE, "--runs", 200, "--out", tmp_path / "m").code == 0
     text = _text((tmp_path / "m" / "report.html").read_text(encoding="utf-8"))
     assert "Tier ladder in effect" in text and "heavy 18" in text
 
 
-def test_sensitivity_leads_with_exact_and_says_within_noise(tmp_path):
-    assert main(["sensitivity", str(ROGUE), "--runs", "400", "--out", str(tmp_path), "--quiet"]) == 0
+def test_sensitivity_leads_with_exact_and_says_within_noise(tmp_path, cli):
+    assert cli("sensitivity", ROGUE, "--runs", 400, "--out", tmp_path, "--quiet").code == 0
     html = (tmp_path / "report.html").read_text(encoding="utf-8")
     head = re.search(r"<thead>(.*?)</thead>", html, re.S).group(1)
     cols = [_text(c).strip() for c in re.findall(r"<th[^>]*>(.*?)</th>", head, re.S)]
@@ -72,12 +70,12 @@ def test_matrix_headline_is_ordered_by_size():
 
 
 @pytest.mark.parametrize("width", [1024])
-def test_sensitivity_page_fits_the_window(tmp_path, width):
+def test_sensitivity_page_fits_the_window(tmp_path, width, cli):
     from browser_check import CHROMIUM, sync_playwright
 
     if CHROMIUM is None or sync_playwright is None:
         pytest.skip("headless Chromium not available")
-    assert main(["sensitivity", str(ROGUE), "--runs", "300", "--out", str(tmp_path), "--quiet"]) == 0
+    assert cli("sensitivity", ROGUE, "--runs", 300, "--out", tmp_path, "--quiet").code == 0
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"])
         page = browser.new_page(viewport={"width": width, "height": 800})

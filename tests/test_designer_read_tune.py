@@ -9,7 +9,6 @@ import pytest
 from examples import ROOT
 
 import sim
-from sim.cli import main
 from sim.designer.metrics import metric_value
 from sim.designer.params import with_values
 from sim.designer.tune import tune
@@ -32,10 +31,10 @@ def _exact(scenario, dc):
 
 
 @pytest.mark.parametrize("target, hint", [(50, "did you mean 0.50?"), (12.5, "did you mean 0.12?"), (-0.1, "")])
-def test_a_rate_target_outside_0_1_is_refused(capsys, rogue3, target, hint):
-    code = main(["tune", str(rogue3), "--param", HEAVY, "--metric", METRIC, "--target", str(target)])
-    err = capsys.readouterr().err.strip().splitlines()
-    assert code == 2 and len(err) == 1 and "is a rate between 0 and 1" in err[0] and err[0].endswith(
+def test_a_rate_target_outside_0_1_is_refused(cli, rogue3, target, hint):
+    r = cli("tune", rogue3, "--param", HEAVY, "--metric", METRIC, "--target", target)
+    err = r.err.strip().splitlines()
+    assert r.code == 2 and len(err) == 1 and "is a rate between 0 and 1" in err[0] and err[0].endswith(
         hint or f"given {target:g}"), err
 
 
@@ -54,7 +53,7 @@ def test_the_default_range_widens_until_the_target_is_bracketed(rogue3):
     assert _exact(s, res.value - 1) > 0.1 >= _exact(s, res.value + 1)
 
 
-def test_widening_stops_at_the_valid_range_and_given_ends_stay(rogue3, capsys):
+def test_widening_stops_at_the_valid_range_and_given_ends_stay(rogue3, cli):
     s = sim.load_scenario(rogue3)
     # dex is a score in [1, 30] (Scores, R-GEN-2). Even at dex 1 she gets free within 8 rounds more often than
     # half the time (str 10 and the ladder's DCs; checked by exact analysis here), so 50% is out of reach: the
@@ -66,18 +65,17 @@ def test_widening_stops_at_the_valid_range_and_given_ends_stay(rogue3, capsys):
     # an end the user gave is kept: no widening past --hi 20
     res = tune(s, HEAVY, 0.1, metric=METRIC, hi=20)
     assert not res.bracketed and res.hi == 20 and max(e["value"] for e in res.evaluations) == 20
-    code = main(["tune", str(rogue3), "--param", "party.0.scores.dex", "--metric", METRIC, "--target", "0.5"])
-    assert code == 1 and "valid range" in capsys.readouterr().err
+    r = cli("tune", rogue3, "--param", "party.0.scores.dex", "--metric", METRIC, "--target", 0.5)
+    assert r.code == 1 and "valid range" in r.err
 
 
-def test_policy_as_in_run(rogue3, capsys):
-    code = main(["tune", str(rogue3), "--param", HEAVY, "--metric", METRIC, "--target", "0.5", "--policy",
-                 "arms_first", "--json"])
-    out = json.loads(capsys.readouterr().out)
+def test_policy_as_in_run(rogue3, cli):
+    tuned = cli("tune", rogue3, "--param", HEAVY, "--metric", METRIC, "--target", 0.5, "--policy", "arms_first",
+                "--json")
+    out = json.loads(tuned.out)
     from sim.escape.policy_comparison import with_policy
 
     direct = tune(with_policy(sim.load_scenario(rogue3), "arms_first"), HEAVY, 0.5, metric=METRIC)
-    assert code == 0 and out["value"] == direct.value and out["achieved"] == direct.achieved
-    code = main(["tune", str(rogue3), "--param", HEAVY, "--metric", METRIC, "--target", "0.5", "--policy",
-                 "greedyy"])
-    assert code == 2 and "did you mean 'greedy'" in capsys.readouterr().err
+    assert tuned.code == 0 and out["value"] == direct.value and out["achieved"] == direct.achieved
+    typo = cli("tune", rogue3, "--param", HEAVY, "--metric", METRIC, "--target", 0.5, "--policy", "greedyy")
+    assert typo.code == 2 and "did you mean 'greedy'" in typo.err

@@ -7,7 +7,6 @@ import pytest
 from examples import ROOT
 
 import sim
-from sim.cli import main
 
 ROGUE = ROOT / "scenarios" / "escape" / "lone_rogue.toml"
 
@@ -35,42 +34,42 @@ dc = 30
 """
 
 
-def _errors(tmp_path, capsys, text=BAD):
+def _errors(tmp_path, cli, text=BAD):
     path = tmp_path / "bad.toml"
     path.write_text(text, encoding="utf-8")
     out = tmp_path / "out"
-    code = main(["run", str(path), "--runs", "10", "--out", str(out)])
-    err = capsys.readouterr().err
-    assert code == 2 and "Traceback" not in err and not out.exists()
+    r = cli("run", path, "--runs", 10, "--out", out)
+    err = r.err
+    assert r.code == 2 and "Traceback" not in err and not out.exists()
     return path, err.strip().splitlines()
 
 
-def test_every_error_of_a_file_one_line_each_in_file_order(tmp_path, capsys):
-    path, lines = _errors(tmp_path, capsys)
+def test_every_error_of_a_file_one_line_each_in_file_order(tmp_path, cli):
+    path, lines = _errors(tmp_path, cli)
     keys = ["run.runs", "party.0.class", "party.0.scores.dexterity", "party.0.restraints.arms", "rules.tiers.hevy"]
     assert len(lines) == len(keys), lines
     for line, key in zip(lines, keys, strict=True):
         assert line.startswith(f"error: {path}: {key}: "), line
 
 
-def test_a_renamed_key_suggests_the_name_and_is_one_line(tmp_path, capsys):
-    _, lines = _errors(tmp_path, capsys)
+def test_a_renamed_key_suggests_the_name_and_is_one_line(tmp_path, cli):
+    _, lines = _errors(tmp_path, cli)
     dex = [ln for ln in lines if "scores.dex" in ln]
     # dexterity = 15 stands for dex: one line at the unknown key, suggesting the rename
     assert len(dex) == 1 and "party.0.scores.dexterity: unknown key; did you mean 'dex'?" in dex[0], dex
 
 
-def test_names_suggest_the_nearest_one_and_case_alone_is_named(tmp_path, capsys):
-    _, lines = _errors(tmp_path, capsys)
+def test_names_suggest_the_nearest_one_and_case_alone_is_named(tmp_path, cli):
+    _, lines = _errors(tmp_path, cli)
     by_key = {ln.split(": ")[2]: ln for ln in lines}
     assert by_key["party.0.class"].endswith("given 'Rogue'; did you mean 'rogue'?")
     assert by_key["party.0.restraints.arms"].endswith("given 'hevy'; did you mean 'heavy'?")
     assert by_key["rules.tiers.hevy"].endswith("given 'hevy'; did you mean 'heavy'?")
 
 
-def test_one_error_is_still_one_line(tmp_path, capsys):
+def test_one_error_is_still_one_line(tmp_path, cli):
     text = ROGUE.read_text(encoding="utf-8").replace('class = "rogue"', 'class = "rouge"')
-    _, lines = _errors(tmp_path, capsys, text)
+    _, lines = _errors(tmp_path, cli, text)
     assert len(lines) == 1 and lines[0].endswith("given 'rouge'; did you mean 'rogue'?"), lines
 
 
@@ -87,9 +86,10 @@ def test_the_error_carries_every_line():
     ["tune", str(ROGUE), "--param", "rules.tier.heavy.dc", "--target", "0.5", "--runs", "10"],
     ["sweep", str(ROGUE), "--param", "rules.tier.heavy.dc=14:16", "--runs", "10"],
 ])
-def test_param_typo_names_the_nearest_key(command, capsys):
-    assert main(command) == 2
-    err = capsys.readouterr().err.strip().splitlines()
+def test_param_typo_names_the_nearest_key(command, cli):
+    r = cli(*command)
+    assert r.code == 2
+    err = r.err.strip().splitlines()
     assert err == [f"error: {ROGUE}: rules.tier.heavy.dc: unknown key; did you mean 'rules.tiers.heavy.dc'?"], err
 
 

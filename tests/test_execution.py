@@ -248,14 +248,12 @@ def test_cli_run_interrupted_then_rerun_gives_the_uninterrupted_result(tmp_path,
     assert pd.read_parquet(out / "runs.parquet").equals(pd.read_parquet(whole / "runs.parquet"))
 
 
-def test_cli_refuses_a_changed_scenario_in_an_interrupted_folder(tmp_path, capsys):
-    from sim.cli import main
-
+def test_cli_refuses_a_changed_scenario_in_an_interrupted_folder(tmp_path, cli):
     scenario = sim.load_scenario(ESCAPE)
     out = tmp_path / "out"
     ChunkStore(out / ".chunks", fingerprint_of(scenario, 99, 1000, streamed=True, runs_written=True)).save(0, {})
-    assert main(["run", str(ESCAPE), "--runs", "1000", "--seed", "3", "--out", str(out), "--quiet"]) == 2
-    assert "different run" in capsys.readouterr().err
+    refused = cli("run", ESCAPE, "--runs", 1000, "--seed", 3, "--out", out, "--quiet")
+    assert refused.code == 2 and "different run" in refused.err
 
 
 def _stderr_of_run(tmp_path, tty: bool, quiet: bool, columns: int = 120) -> str:

@@ -136,12 +136,13 @@ def test_random_bytes_are_a_clean_error(tmp_path_factory, blob):
     "kind = 'escape'\n[run]\nruns = 99999999999999999999\n",  # huge number
     "kind = 'escape'\n[run]\nmax_rounds = -3\n",  # negative count
 ])
-def test_extreme_files_exit_2_and_write_nothing(tmp_path, capsys, text):
+def test_extreme_files_exit_2_and_write_nothing(tmp_path, cli, text):
     path = tmp_path / "x.toml"
     path.write_text(text)
     out = tmp_path / "out"
-    assert main(["run", str(path), "--out", str(out), "--runs", "10"]) == 2
-    err = capsys.readouterr().err
+    r = cli("run", path, "--out", out, "--runs", 10)
+    assert r.code == 2
+    err = r.err
     assert "Traceback" not in err and str(path) in err
     assert not out.exists()
 

@@ -19,7 +19,6 @@ from examples import ROOT
 import sim
 import sim.batch
 from sim.batch import ChunkStore, fingerprint_of
-from sim.cli import main
 
 DP = ROOT / "scenarios" / "formation" / "dp_income.toml"
 RUNS = 30_000  # three chunks of 10,000 (R-GEN-7)
@@ -34,19 +33,19 @@ def _runs(folder: Path) -> pd.DataFrame:
     return pd.read_parquet(folder / "runs.parquet")
 
 
-def test_foreign_and_moved_chunks_are_recomputed(tmp_path, monkeypatch):
+def test_foreign_and_moved_chunks_are_recomputed(tmp_path, monkeypatch, cli):
     """A chunk of a run with another seed and a chunk copied to another index, staged into an interrupted run's
     store, change nothing: the resumed result equals an uninterrupted run's, run for run."""
     ref, a, b = tmp_path / "ref", tmp_path / "a", tmp_path / "b"
-    assert main(["run", str(DP), "--runs", str(RUNS), "--seed", "1", "--out", str(ref), "--quiet"]) == 0
+    assert cli("run", DP, "--runs", RUNS, "--seed", 1, "--out", ref, "--quiet").code == 0
     with monkeypatch.context() as m:
         _keep_store(m)
-        assert main(["run", str(DP), "--runs", str(RUNS), "--seed", "1", "--out", str(a), "--quiet"]) == 0
-        assert main(["run", str(DP), "--runs", str(RUNS), "--seed", "2", "--out", str(b), "--quiet"]) == 0
+        assert cli("run", DP, "--runs", RUNS, "--seed", 1, "--out", a, "--quiet").code == 0
+        assert cli("run", DP, "--runs", RUNS, "--seed", 2, "--out", b, "--quiet").code == 0
     store = a / ".chunks"
     shutil.copy(b / ".chunks" / "chunk-000001.npz", store / "chunk-000001.npz")  # another seed's chunk 1
     shutil.copy(store / "chunk-000000.npz", store / "chunk-000002.npz")  # chunk 0 copied to index 2
-    assert main(["run", str(DP), "--runs", str(RUNS), "--seed", "1", "--out", str(a), "--quiet"]) == 0
+    assert cli("run", DP, "--runs", RUNS, "--seed", 1, "--out", a, "--quiet").code == 0
     expected, got = _runs(ref), _runs(a)
     assert got["run"].is_unique and len(got) == RUNS
     pd.testing.assert_frame_equal(got, expected)
@@ -132,7 +131,7 @@ arms = "heavy"
 
 
 @pytest.mark.parametrize("case", ["too_many_runs", "code_without_opt_in"])
-def test_a_refused_run_writes_nothing_into_an_existing_folder(tmp_path, capsys, case):
+def test_a_refused_run_writes_nothing_into_an_existing_folder(tmp_path, cli, case):
     out = tmp_path / "out"
     out.mkdir()
     (out / "mine.txt").write_text("mine")
@@ -143,8 +142,9 @@ def test_a_refused_run_writes_nothing_into_an_existing_folder(tmp_path, capsys, 
         scen.write_text(CODE_POLICY)
         sim.load_scenario(scen)  # a valid scenario: only the opt-in is missing
         args = ["run", str(scen), "--out", str(out), "--quiet"]
-    assert main(args) == 2
-    err = capsys.readouterr().err.strip().splitlines()
+    refused = cli(*args)
+    assert refused.code == 2
+    err = refused.err.strip().splitlines()
     assert len(err) == 1, err
     assert sorted(p.name for p in out.iterdir()) == ["mine.txt"]
-    assert main(["run", str(DP), "--runs", "200", "--out", str(out), "--quiet"]) == 0  # the folder still works
+    assert cli("run", DP, "--runs", 200, "--out", out, "--quiet").code == 0  # the folder still works

@@ -115,18 +115,17 @@ def test_stale_outputs_in_the_commands_own_subfolders_are_still_replaced(tmp_pat
 # --------------------------------------------------------------------------------------------- item 4
 
 
-def test_a_second_writer_is_refused_with_one_line(tmp_path, capsys):
+def test_a_second_writer_is_refused_with_one_line(tmp_path, cli):
     out = tmp_path / "o"
     out.mkdir()
     lock = FolderLock(out)
     lock.acquire()  # another command holds the folder
     try:
         (out / "theirs.txt").write_text("in progress")
-        assert main(["run", str(DP), "--out", str(out), "--runs", "200", "--quiet"]) == 2
+        refused = cli("run", DP, "--out", out, "--runs", 200, "--quiet")
     finally:
         lock.release()
-    err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and "another sim command is writing into this folder" in err[0]
+    assert "another sim command is writing into this folder" in _refusal(refused)
     assert sorted(p.name for p in out.iterdir()) == ["theirs.txt"]
 
 
@@ -161,48 +160,46 @@ def test_a_failing_run_does_not_delete_a_concurrent_runs_output(tmp_path, monkey
 # --------------------------------------------------------------------------------------------- item 7
 
 
-def _one_line(capsys) -> str:
-    err = capsys.readouterr().err.strip().splitlines()
+def _refusal(r) -> str:
+    """The one line of a refusal: exit 2, exactly one line on stderr, no traceback."""
+    assert r.code == 2, r
+    err = r.err.strip().splitlines()
     assert len(err) == 1, err
     assert "Traceback" not in err[0]
     return err[0]
 
 
-def test_out_naming_a_regular_file(tmp_path, capsys):
+def test_out_naming_a_regular_file(tmp_path, cli):
     f = tmp_path / "file.txt"
     f.write_text("mine")
-    assert main(["run", str(DP), "--out", str(f), "--runs", "100", "--quiet"]) == 2
-    assert "not a folder" in _one_line(capsys)
+    assert "not a folder" in _refusal(cli("run", DP, "--out", f, "--runs", 100, "--quiet"))
     assert f.read_text() == "mine"
-    assert main(["exact", str(ROGUE), "--out", str(f / "sub")]) == 2
-    _one_line(capsys)
+    _refusal(cli("exact", ROGUE, "--out", f / "sub"))
 
 
 @pytest.mark.skipif(hasattr(os, "geteuid") and os.geteuid() == 0, reason="root writes into read-only folders")
-def test_out_naming_a_read_only_folder(tmp_path, capsys):
+def test_out_naming_a_read_only_folder(tmp_path, cli):
     ro = tmp_path / "ro"
     ro.mkdir()
     ro.chmod(0o555)
     try:
-        assert main(["run", str(DP), "--out", str(ro), "--runs", "100", "--quiet"]) == 2
-        assert "not writable" in _one_line(capsys)
+        assert "not writable" in _refusal(cli("run", DP, "--out", ro, "--runs", 100, "--quiet"))
     finally:
         ro.chmod(0o755)
 
 
-def test_out_in_a_read_only_folder_as_root_too(tmp_path, capsys, monkeypatch):
+def test_out_in_a_read_only_folder_as_root_too(tmp_path, cli, monkeypatch):
     """The same refusal where the system says so (root ignores modes, so the check is simulated)."""
     import sim.outputs
 
     ro = tmp_path / "ro"
     ro.mkdir()
     monkeypatch.setattr(sim.outputs.os, "access", lambda *a, **k: False)
-    assert main(["run", str(DP), "--out", str(ro), "--runs", "100", "--quiet"]) == 2
-    assert "not writable" in _one_line(capsys)
+    assert "not writable" in _refusal(cli("run", DP, "--out", ro, "--runs", 100, "--quiet"))
     assert list(ro.iterdir()) == []
 
 
-def test_a_full_disk_ends_with_one_line(tmp_path, capsys, monkeypatch):
+def test_a_full_disk_ends_with_one_line(tmp_path, cli, monkeypatch):
     import sim.batch
 
     real = os.fdopen
@@ -225,7 +222,6 @@ def test_a_full_disk_ends_with_one_line(tmp_path, capsys, monkeypatch):
 
     monkeypatch.setattr(sim.batch.os, "fdopen", lambda fd, *a, **k: Full(real(fd, *a, **k)))
     out = tmp_path / "o"
-    assert main(["run", str(DP), "--out", str(out), "--runs", "100", "--quiet"]) == 2
-    line = _one_line(capsys)
+    line = _refusal(cli("run", DP, "--out", out, "--runs", 100, "--quiet"))
     assert "No space left on device" in line
     assert not out.exists()  # the folder it created is removed again

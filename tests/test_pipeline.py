@@ -100,7 +100,7 @@ def test_without_a_folder_nothing_is_written_and_the_answer_is_simulate_s(tmp_pa
     assert only_exact.summary is None and only_exact.exact == sim.exact(scenario)
 
 
-def test_the_command_line_and_the_designer_tools_call_the_pipeline(tmp_path, monkeypatch):
+def test_the_command_line_and_the_designer_tools_call_the_pipeline(tmp_path, monkeypatch, cli):
     calls = []
     real = pipeline.run
 
@@ -109,7 +109,7 @@ def test_the_command_line_and_the_designer_tools_call_the_pipeline(tmp_path, mon
         return real(scenario, out, **kw)
 
     monkeypatch.setattr(pipeline, "run", spy)
-    assert main(["run", str(DP), "--runs", "1000", "--out", str(tmp_path / "r"), "--quiet"]) == 0
+    assert cli("run", DP, "--runs", 1000, "--out", tmp_path / "r", "--quiet").code == 0
     assert calls == [("formation", tmp_path / "r")]
     from sim.designer.sweep import sweep
 
@@ -225,13 +225,13 @@ def test_the_kind_facts_the_command_line_and_studio_ask():
     assert kinds.get("campus").builtin_policies == ()
 
 
-def test_a_flag_for_another_kind_is_refused_with_the_kinds_that_take_it(tmp_path, capsys):
-    assert main(["run", str(CAMPUS), "--policy", "greedy", "--out", str(tmp_path / "c")]) == 2
-    assert "--policy applies to escape scenarios; this one is 'campus'" in capsys.readouterr().err
-    assert main(["optimal", str(DP)]) == 2
-    assert "optimal play applies to escape scenarios; this one is 'formation'" in capsys.readouterr().err
-    assert main(["exact", str(DP), "--max-states", "100", "--out", str(tmp_path / "x")]) == 2
-    assert "--max-states applies to escape scenarios" in capsys.readouterr().err
+def test_a_flag_for_another_kind_is_refused_with_the_kinds_that_take_it(tmp_path, cli):
+    policy = cli("run", CAMPUS, "--policy", "greedy", "--out", tmp_path / "c")
+    assert policy.code == 2 and "--policy applies to escape scenarios; this one is 'campus'" in policy.err
+    optimal = cli("optimal", DP)
+    assert optimal.code == 2 and "optimal play applies to escape scenarios; this one is 'formation'" in optimal.err
+    budget = cli("exact", DP, "--max-states", 100, "--out", tmp_path / "x")
+    assert budget.code == 2 and "--max-states applies to escape scenarios" in budget.err
     assert not (tmp_path / "c").exists() and not (tmp_path / "x").exists()
 
 

@@ -42,14 +42,14 @@ BAD = {
 
 
 @pytest.mark.parametrize("case", sorted(BAD))
-def test_bad_input_exits_2_with_one_line_naming_file_and_key(case, tmp_path, capsys):
+def test_bad_input_exits_2_with_one_line_naming_file_and_key(case, tmp_path, cli):
     text, expected = BAD[case]
     path = tmp_path / "bad.toml"
     path.write_bytes(text if isinstance(text, bytes) else text.encode())
     out = tmp_path / "out"
-    code = main(["run", str(path), "--runs", "10", "--out", str(out)])
-    err = capsys.readouterr().err
-    assert code == 2
+    r = cli("run", path, "--runs", 10, "--out", out)
+    err = r.err
+    assert r.code == 2
     assert str(path) in err and expected in err, err
     assert "Traceback" not in err and len(err.strip().splitlines()) == 1
     assert not out.exists()  # nothing written
@@ -62,15 +62,16 @@ def test_scenario_error_is_raised_by_the_api(tmp_path):
         sim.load_scenario(path)
 
 
-def test_missing_file_and_validate_command(tmp_path, capsys):
-    assert main(["validate", str(tmp_path / "nope.toml")]) == 2
+def test_missing_file_and_validate_command(tmp_path, cli):
+    assert cli("validate", tmp_path / "nope.toml").code == 2
     good = tmp_path / "good.toml"
     good.write_text(GOOD)
-    assert main(["validate", str(good)]) == 0
-    assert "ok" in capsys.readouterr().out
+    valid = cli("validate", good)
+    assert valid.code == 0
+    assert "ok" in valid.out
 
 
-def test_bad_command_line_flags_exit_2(tmp_path, capsys):
+def test_bad_command_line_flags_exit_2(tmp_path):
     good = tmp_path / "good.toml"
     good.write_text(GOOD)
     with pytest.raises(SystemExit) as exc:
@@ -78,12 +79,13 @@ def test_bad_command_line_flags_exit_2(tmp_path, capsys):
     assert exc.value.code == 2
 
 
-def test_exact_of_a_party_of_five_is_a_clear_error(tmp_path, capsys):
+def test_exact_of_a_party_of_five_is_a_clear_error(tmp_path, cli):
     path = tmp_path / "party.toml"
     member = GOOD[GOOD.index("[[party]]"):]
     path.write_text(GOOD + "".join(member.replace('name = "A"', f'name = "{n}"') for n in "BCDE"))
-    assert main(["exact", str(path)]) == 2
-    err = capsys.readouterr().err
+    r = cli("exact", path)
+    assert r.code == 2
+    err = r.err
     assert "party.toml" in err and "exact analysis supports parties of 1 to 4 characters" in err
 
 

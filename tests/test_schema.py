@@ -143,18 +143,20 @@ def test_invalid_scenario_fails_the_schema_and_the_loader(kind, breaker, what):
 
 
 @pytest.mark.parametrize("kind", KIND_NAMES)
-def test_schema_subcommand_prints_the_schema(kind, capsys):
-    assert main(["schema", kind]) == 0
-    printed = json.loads(capsys.readouterr().out)
+def test_schema_subcommand_prints_the_schema(kind, cli):
+    r = cli("schema", kind)
+    assert r.code == 0
+    printed = json.loads(r.out)
     assert printed == json_schema(kind)
     assert printed["$schema"] == "http://json-schema.org/draft-07/schema#"
     assert printed["properties"]["kind"]["const"] == kind
     assert "additionalProperties" in printed and printed["additionalProperties"] is False
 
 
-def test_schema_subcommand_markdown(capsys):
-    assert main(["schema", "campus", "--markdown"]) == 0
-    out = capsys.readouterr().out
+def test_schema_subcommand_markdown(cli):
+    r = cli("schema", "campus", "--markdown")
+    assert r.code == 0
+    out = r.out
     assert out.startswith('# Scenario format: `kind = "campus"`')
     assert '<a id="key-rules-team-max"></a>`team_max`' in out
 

@@ -377,6 +377,17 @@ def _team_names(s: Scenario) -> list[str]:
 
 def check_scenario(s: Scenario) -> None:
     """Cross-field checks (unknown ids with the nearest valid one, duplicates, teams)."""
+    _check_locations(s)
+    _check_spawns_and_missions(s)
+    _check_party(s)
+    _check_purchases(s)
+    if ":" in s.policy.name:
+        raise ScenarioError("custom policies are not supported for campus; use the built-in "
+                            "move/stance/growth/rescue keys (R-CAM-40)", key="policy.name")
+
+
+def _check_locations(s: Scenario) -> None:
+    """Unique location ids; at least one capture room (R-CAM-8) and one location that is not."""
     loc_ids = [loc.id for loc in s.locations]
     _unique(loc_ids, "locations.{i}.id", "location ids")
     rooms = [loc.id for loc in s.locations if loc.capture_room]
@@ -390,6 +401,12 @@ def check_scenario(s: Scenario) -> None:
         raise ScenarioError("expected at least one location with capture_room = true (R-CAM-8)", key="locations")
     if not plain:
         raise ScenarioError("expected at least one location that is not a capture room", key="locations")
+
+
+def _check_spawns_and_missions(s: Scenario) -> None:
+    """Adversaries (unique names, known capture rooms), spawns and missions (known ids, turn ranges)."""
+    loc_ids = [loc.id for loc in s.locations]
+    rooms = [loc.id for loc in s.locations if loc.capture_room]
     adv_names = [a.name for a in s.adversaries]
     _unique(adv_names, "adversaries.{i}.name", "adversary names")
     for i, a in enumerate(s.adversaries):
@@ -412,6 +429,10 @@ def check_scenario(s: Scenario) -> None:
         if m.location not in loc_ids:
             raise _unknown("location", m.location, loc_ids, f"missions.{i}.location")
         _check_range(m.turns, f"missions.{i}.turns")
+
+
+def _check_party(s: Scenario) -> None:
+    """Unique names; at most one team per PC; exclusions name another PC."""
     names = [p.name for p in s.party]
     _unique(names, "party.{i}.name", "character names")
     for i, p in enumerate(s.party):
@@ -425,6 +446,10 @@ def check_scenario(s: Scenario) -> None:
                 raise _unknown("character", ex, names, f"party.{i}.exclude.{j}")
             if ex == p.name:
                 raise ScenarioError("a PC cannot exclude itself", key=f"party.{i}.exclude.{j}")
+
+
+def _check_purchases(s: Scenario) -> None:
+    """policy.buy: known skills or priced team memberships (R-CAM-9a), each at most once."""
     costs = s.growth.costs
     skill_names = [sk.name for sk in costs.skills]
     _unique(skill_names, "growth.costs.skills.{i}.name", "purchasable skill names")
@@ -441,6 +466,3 @@ def check_scenario(s: Scenario) -> None:
             raise _unknown("purchase", item, valid_buys, key)
         if item in s.policy.buy[:j]:
             raise ScenarioError(f"expected each purchase at most once; given {item!r} twice", key=key)
-    if ":" in s.policy.name:
-        raise ScenarioError("custom policies are not supported for campus; use the built-in "
-                            "move/stance/growth/rescue keys (R-CAM-40)", key="policy.name")

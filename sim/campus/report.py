@@ -183,21 +183,24 @@ def write_report(result, out_dir, exact_summary=None) -> Path:
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     s = result.summary
-    agg = result.aggregate
-    names = s["pc_names"]
-    labels = [chart_text(nm, 20) for nm in names]
-    T = len(s["capture_by_turn"])
-    turns = np.arange(1, T + 1)
     scen = result.scenario
-    sections = [_answer(result, s, agg), description_block(scen.description),
-                section("Inputs that decide it", _inputs(scen))]
     fights = {"until_cleared": "confrontations repeat at each location until no adversary or no free PC is left "
                                "there (R-CAM-6, rules.fights = \"until_cleared\")",
               "once": "each PC fights at most once a turn (R-CAM-6, rules.fights = \"once\", the reading before "
                       "the revision)"}[scen.rules.fights]
-    sections.insert(1, paragraph(f"Fights: {fights}."))
+    sections = [_answer(result, s, result.aggregate), paragraph(f"Fights: {fights}."),
+                description_block(scen.description), section("Inputs that decide it", _inputs(scen)),
+                _outcome_section(result, out), _status_section(result, out), _captures_section(result, out),
+                _escape_checks_section(result, out), *_win_rate_sections(result, out),
+                _vitality_section(result, out), stance_section(result.scenario, out)]
+    write_html(out / "report.html", f"Campus: {s.get('name') or result.scenario.slug}", sections, summary=s)
+    return out / "report.html"
 
-    # per PC outcomes
+
+def _outcome_section(result, out: Path):
+    """Per PC outcomes at the end of the game: cleared, captured, game over (table and stacked bars)."""
+    s, agg = result.summary, result.aggregate
+    names = s["pc_names"]
     rows = []
     cleared, captured, over = (agg.status_share(code) for code in (CLEARED, CAPTURED, GAME_OVER))
     n = agg.runs
@@ -209,22 +212,25 @@ def write_report(result, out_dir, exact_summary=None) -> Path:
     bottom = np.zeros(len(names))
     for label, vals in (("cleared", cleared), ("captured at the end", captured), ("game over", over)):
         vals = np.asarray(vals, dtype=float)
-        ax.bar(labels, vals, bottom=bottom, label=label, color=outcome_colour(label))
+        ax.bar([chart_text(nm, 20) for nm in names], vals, bottom=bottom, label=label, color=outcome_colour(label))
         bottom += vals
     ax.set_ylim(0, 1)
     legend_outside(ax)
     save_figure(fig, out / "outcome_by_pc.png")
-    sections.append(section("Outcome per PC", table(["PC", "cleared (95% interval)", "captured at the end",
-                                                      "game over", "mean vitality at the end", "mean gp at the end"],
-                                                     rows),
-                            image="outcome_by_pc.png", alt="Stacked bars: outcome shares per PC"))
+    return section("Outcome per PC", table(["PC", "cleared (95% interval)", "captured at the end", "game over",
+                                            "mean vitality at the end", "mean gp at the end"], rows),
+                   image="outcome_by_pc.png", alt="Stacked bars: outcome shares per PC")
 
-    # status over the turns, per PC-game, with the end of the game (free PCs clear) as the last column
+
+def _status_section(result, out: Path):
+    """Status over the turns, per PC-game, with the end of the game (free PCs clear) as the last column."""
+    agg = result.aggregate
+    T = len(result.summary["capture_by_turn"])
     fig, ax = new_figure("Status of a PC after each turn (each PC in each game counts once)", "turn",
                          "share of PC-games")
     per_turn = agg.status_by_turn.sum(axis=1)  # (T, statuses): PC-games by status after each turn
     final = agg.final_counts.sum(axis=0)  # (statuses,) PC-games by final status
-    total = agg.runs * len(names)
+    total = agg.runs * len(result.summary["pc_names"])
     x = np.arange(1, T + 2)
     shares = [np.append(per_turn[:, k], final[k]) / total for k in range(len(STATUS_NAMES))]
     names_shown = [nm.replace("_", " ") for nm in STATUS_NAMES]
@@ -234,14 +240,18 @@ def write_report(result, out_dir, exact_summary=None) -> Path:
     ax.set_ylim(0, 1)
     legend_outside(ax)
     save_figure(fig, out / "status_by_turn.png")
-    sections.append(section(
+    return section(
         "Status over the turns", image="status_by_turn.png",
         alt="Stacked area: share of PC-games free, captured, cleared or over after each turn and at the end",
         note="Shares of PC-games (one PC in one game), so they average over the PCs like the clear rate. A PC "
              "that is still free after the last turn clears the game then (R-CAM-41): the 'end' column is the "
-             "final status and its cleared share equals the clear rate."))
+             "final status and its cleared share equals the clear rate.")
 
-    # capture hazard
+
+def _captures_section(result, out: Path):
+    """The capture hazard per turn and the expected captures per game."""
+    s = result.summary
+    turns = np.arange(1, len(s["capture_by_turn"]) + 1)
     hazard = [np.nan if h is None else h for h in s["capture_hazard_by_turn"]]
     fig, ax = new_figure("Capture hazard per turn", "turn", "probability / expected captures")
     captured = outcome_colour("captured")
@@ -250,15 +260,19 @@ def write_report(result, out_dir, exact_summary=None) -> Path:
             label="expected captures per game")
     legend_outside(ax)
     save_figure(fig, out / "capture_hazard.png")
+    return section("Captures per turn", image="capture_hazard.png",
+                   alt="Line chart: capture hazard and expected captures per turn")
+
+
+def _escape_checks_section(result, out: Path):
+    """Escape checks by turn (R-CAM-11: target = turn number + offset), with the per-turn table."""
+    s = result.summary
+    turns = np.arange(1, len(s["capture_by_turn"]) + 1)
     tab = table(["turn", "capture hazard", "expected captures per game", "escape checks per game",
                  "escape-check success"],
                 [[str(t_), fmt_pct(h), f"{c:.3f}", f"{e:.2f}", fmt_pct(sr)] for t_, h, c, e, sr in
                  zip(turns, s["capture_hazard_by_turn"], s["capture_by_turn"], s["escape_checks_by_turn"],
                      s["escape_success_by_turn"], strict=True)])
-    sections.append(section("Captures per turn", image="capture_hazard.png",
-                            alt="Line chart: capture hazard and expected captures per turn"))
-
-    # escape checks: target = turn number
     esc = [np.nan if e is None else e for e in s["escape_success_by_turn"]]
     fig, ax = new_figure("Escape-check success by turn (target = turn + offset)", "turn",
                          "P(check succeeds) (line)")
@@ -269,12 +283,15 @@ def write_report(result, out_dir, exact_summary=None) -> Path:
     ax2.set_ylabel("checks per game (bars)")
     ax.legend(handles=[line, bars], loc="upper left", bbox_to_anchor=(1.12, 1.0), fontsize="small")
     save_figure(fig, out / "escape_by_turn.png")
-    sections.append(section("Escape checks by turn", details("Table: per turn", tab), image="escape_by_turn.png",
-                            alt="Line: escape-check success by turn; bars: checks per game",
-                            note="Target = turn number + offset (R-CAM-11); pooled over all checks of the turn "
-                                 "(R-CAM-59). Later turns need higher minimum abilities or more rescuers."))
+    return section("Escape checks by turn", details("Table: per turn", tab), image="escape_by_turn.png",
+                   alt="Line: escape-check success by turn; bars: checks per game",
+                   note="Target = turn number + offset (R-CAM-11); pooled over all checks of the turn "
+                        "(R-CAM-59). Later turns need higher minimum abilities or more rescuers.")
 
-    # win rates
+
+def _win_rate_sections(result, out: Path) -> list:
+    """The PC win rate per adversary template and per stance."""
+    s = result.summary
     adv_rows = [[k, f"{s['duels_per_game_by_adversary'][k]:.2f}", fmt_pct(v)]
                 for k, v in s["win_rate_by_adversary"].items()]
     advs = list(s["win_rate_by_adversary"])
@@ -283,30 +300,30 @@ def write_report(result, out_dir, exact_summary=None) -> Path:
            color=outcome_colour("duel won"))
     ax.set_ylim(0, 1)
     save_figure(fig, out / "win_rate_by_adversary.png")
-    sections.append(section("Win rate per adversary", table(["adversary", "confrontations per game", "PC win rate"],
-                                                            adv_rows),
-                            image="win_rate_by_adversary.png", alt="Bar chart: PC win rate per adversary template"))
+    by_adversary = section("Win rate per adversary",
+                           table(["adversary", "confrontations per game", "PC win rate"], adv_rows),
+                           image="win_rate_by_adversary.png", alt="Bar chart: PC win rate per adversary template")
     st_rows = [[k, f"{s['duels_per_game_by_stance'][k]:.2f}", fmt_pct(v)] for k, v in s["win_rate_by_stance"].items()]
     fig, ax = new_figure("PC win rate per stance", "PC stance", "P(PC wins a duel)")
     ax.bar(list(STANCES), [s["win_rate_by_stance"].get(st) or 0 for st in STANCES], color=outcome_colour("duel won"))
     ax.set_ylim(0, 1)
     save_figure(fig, out / "win_rate_by_stance.png")
-    sections.append(section("Win rate per stance", table(["PC stance", "duels per game", "PC win rate"], st_rows),
-                            image="win_rate_by_stance.png", alt="Bar chart: PC win rate per stance"))
+    return [by_adversary,
+            section("Win rate per stance", table(["PC stance", "duels per game", "PC win rate"], st_rows),
+                    image="win_rate_by_stance.png", alt="Bar chart: PC win rate per stance")]
 
-    # vitality at the end
+
+def _vitality_section(result, out: Path):
+    """The distribution of vitality at the end of the game, per PC."""
+    agg = result.aggregate
+    names = result.summary["pc_names"]
     fig, ax = new_figure("Vitality at the end of the game", "vitality", "share of games")
     xs = agg.vitality_values()
     width = 0.8 / max(len(names), 1)
-    for i, nm in enumerate(labels):
+    for i, nm in enumerate([chart_text(nm, 20) for nm in names]):
         counts = agg.vitality_counts[i] / agg.runs
         ax.bar(xs + i * width - 0.4 + width / 2, counts, width=width, label=nm)
     legend_outside(ax, title="PC")
     save_figure(fig, out / "vitality_end.png")
-    sections.append(section("Vitality at the end", image="vitality_end.png",
-                            alt="Grouped bars: distribution of vitality at the end of the game per PC"))
-
-    sections.append(stance_section(result.scenario, out))
-
-    write_html(out / "report.html", f"Campus: {s.get('name') or result.scenario.slug}", sections, summary=s)
-    return out / "report.html"
+    return section("Vitality at the end", image="vitality_end.png",
+                   alt="Grouped bars: distribution of vitality at the end of the game per PC")

@@ -431,90 +431,123 @@ def fit(spec: FitSpec, runs: int | None = None, seed: int | None = None, n_jobs:
     started = time.perf_counter()
     ev = Evaluator(spec, runs=runs, seed=seed, n_jobs=n_jobs, progress=progress)
     lo, hi, increasing = spec.lo, spec.hi, spec.settings.increasing
-    n, n_targets = len(lo), len(spec.targets)
     x0 = spread_ladder(lo, hi, increasing)
-    for t in range(n_targets):  # a metric the kind does not produce fails here, before anything is written
+    for t in range(len(spec.targets)):  # a metric the kind does not produce fails here, before anything is written
         ev.metric(t, x0)
     method = spec.settings.method
     points = feasible_points(lo, hi, increasing, MAX_EXHAUSTIVE // max(1, len(spec.scenarios)))
-    scan: list[dict[int, list[float]]] = []  # scan[k][v] = the targets' metrics with x_k = v, others at x0
-    depends: list[set[int]] = [set() for _ in range(n_targets)]
-    if method != "exhaustive":
-        for k in range(n):
-            scan.append({})
-            for v in range(lo[k], hi[k] + 1):
-                x = x0[:k] + (v,) + x0[k + 1:]
-                scan[k][v] = [ev.metric(t, x) for t in range(n_targets)]
-            for t in range(n_targets):
-                seen = {repr(scan[k][v][t]) for v in scan[k]}
-                if len(seen) > 1:
-                    depends[t].add(k)
+    scan, depends = _scan(spec, ev, x0) if method != "exhaustive" else ([], [set() for _ in spec.targets])
     separable = method != "exhaustive" and all(len(d) <= 1 for d in depends)
-
-    def tables() -> list[dict[int, float]]:
-        out = []
-        for k in range(n):
-            row = {}
-            for v in range(lo[k], hi[k] + 1):
-                total = 0.0
-                for t in range(n_targets):
-                    if k in depends[t] or (not depends[t] and k == 0):
-                        m = scan[k][v][t]
-                        w, goal = spec.targets[t].weight, spec.targets[t].value
-                        total += math.inf if math.isnan(m) else w * (m - goal) ** 2
-                row[v] = total
-            out.append(row)
-        return out
-
     if separable and method == "auto":
-        x = separable_optimum(tables(), lo, hi, increasing)
-        best = ev.objective(x)
-        predicted = sum(tables()[k][x[k]] for k in range(n))
-        search = ("separable: each target depends on one parameter; exact minimum by "
-                  + ("dynamic programming over the ladder" if increasing else "minimising each parameter alone"))
-        if not math.isclose(best, predicted, rel_tol=1e-9, abs_tol=1e-12):
-            x, best = coordinate_descent(ev.objective, x, lo, hi, increasing)
-            search += "; the prediction did not hold, refined by coordinate descent"
+        x, best, search = _separable_search(spec, ev, _loss_tables(spec, scan, depends))
     elif method == "exhaustive" or (method == "auto" and points is not None):
-        points = points if points is not None else feasible_points(lo, hi, increasing)
-        x, best = points[0], math.inf
-        for y in points:
-            f = ev.objective(y)
-            if f < best:
-                x, best = y, f
-        search = f"exhaustive over {len(points):,} feasible points"
+        x, best, search = _exhaustive_search(ev, points if points is not None else feasible_points(lo, hi, increasing))
     else:
-        starts = [x0]
-        if scan:
-            starts.insert(0, separable_optimum(tables(), lo, hi, increasing))
-        rng = np.random.default_rng(0)
-        for _ in range(spec.settings.restarts):
-            raw = [int(rng.integers(a, b + 1)) for a, b in zip(lo, hi, strict=True)]
-            starts.append(_repair(sorted(raw), lo, hi) if increasing else tuple(raw))
-        x, best = None, math.inf
-        for start in dict.fromkeys(starts):
-            if not feasible(start, lo, hi, increasing):
-                continue
-            y, f = coordinate_descent(ev.objective, start, lo, hi, increasing)
-            if f < best:
-                x, best = y, f
-        search = f"coordinate descent from {len(dict.fromkeys(starts))} starting points (a good optimum, not certified)"
+        x, best, search = _descent_search(spec, ev, x0, _loss_tables(spec, scan, depends) if scan else None)
     result = FitResult(spec, dict(zip(spec.params, (int(v) for v in x), strict=True)), best, search,
                        ev.evaluations, time.perf_counter() - started,
                        dependencies=[[spec.params[k] for k in sorted(d)] for d in depends] if scan else [])
+    result.targets.extend(_target_rows(spec, ev, x, result.dependencies))
+    return result
+
+
+def _scan(spec: FitSpec, ev: Evaluator, x0: tuple[int, ...]) -> tuple[list[dict[int, list[float]]], list[set[int]]]:
+    """(scan, depends): ``scan[k][v]`` the targets' metrics with x_k = v and the others at ``x0``;
+    ``depends[t]`` the parameters whose values change target t's metric in that scan."""
+    scan: list[dict[int, list[float]]] = []
+    n_targets = len(spec.targets)
+    depends: list[set[int]] = [set() for _ in range(n_targets)]
+    for k in range(len(spec.lo)):
+        scan.append({})
+        for v in range(spec.lo[k], spec.hi[k] + 1):
+            x = x0[:k] + (v,) + x0[k + 1:]
+            scan[k][v] = [ev.metric(t, x) for t in range(n_targets)]
+        for t in range(n_targets):
+            seen = {repr(scan[k][v][t]) for v in scan[k]}
+            if len(seen) > 1:
+                depends[t].add(k)
+    return scan, depends
+
+
+def _loss_tables(spec: FitSpec, scan: list, depends: list[set[int]]) -> list[dict[int, float]]:
+    """Per parameter k, the weighted squared misses of the targets that depend on it (a target that depends on
+    none counts with the first parameter), by value: the terms of a separable loss."""
+    out = []
+    for k in range(len(spec.lo)):
+        row = {}
+        for v in range(spec.lo[k], spec.hi[k] + 1):
+            total = 0.0
+            for t in range(len(spec.targets)):
+                if k in depends[t] or (not depends[t] and k == 0):
+                    m = scan[k][v][t]
+                    w, goal = spec.targets[t].weight, spec.targets[t].value
+                    total += math.inf if math.isnan(m) else w * (m - goal) ** 2
+            row[v] = total
+        out.append(row)
+    return out
+
+
+def _separable_search(spec: FitSpec, ev: Evaluator, tables: list[dict[int, float]]):
+    """(x, loss, how): the exact minimum of a separable loss, checked against a real evaluation (refined by
+    coordinate descent where the prediction does not hold)."""
+    lo, hi, increasing = spec.lo, spec.hi, spec.settings.increasing
+    x = separable_optimum(tables, lo, hi, increasing)
+    best = ev.objective(x)
+    predicted = sum(tables[k][x[k]] for k in range(len(lo)))
+    search = ("separable: each target depends on one parameter; exact minimum by "
+              + ("dynamic programming over the ladder" if increasing else "minimising each parameter alone"))
+    if not math.isclose(best, predicted, rel_tol=1e-9, abs_tol=1e-12):
+        x, best = coordinate_descent(ev.objective, x, lo, hi, increasing)
+        search += "; the prediction did not hold, refined by coordinate descent"
+    return x, best, search
+
+
+def _exhaustive_search(ev: Evaluator, points: list):
+    x, best = points[0], math.inf
+    for y in points:
+        f = ev.objective(y)
+        if f < best:
+            x, best = y, f
+    return x, best, f"exhaustive over {len(points):,} feasible points"
+
+
+def _descent_search(spec: FitSpec, ev: Evaluator, x0: tuple[int, ...], tables: list | None):
+    """Coordinate descent from the separable guess (when there was a scan), ``x0`` and random restarts."""
+    lo, hi, increasing = spec.lo, spec.hi, spec.settings.increasing
+    starts = [x0]
+    if tables is not None:
+        starts.insert(0, separable_optimum(tables, lo, hi, increasing))
+    rng = np.random.default_rng(0)
+    for _ in range(spec.settings.restarts):
+        raw = [int(rng.integers(a, b + 1)) for a, b in zip(lo, hi, strict=True)]
+        starts.append(_repair(sorted(raw), lo, hi) if increasing else tuple(raw))
+    x, best = None, math.inf
+    for start in dict.fromkeys(starts):
+        if not feasible(start, lo, hi, increasing):
+            continue
+        y, f = coordinate_descent(ev.objective, start, lo, hi, increasing)
+        if f < best:
+            x, best = y, f
+    n_starts = len(dict.fromkeys(starts))
+    return x, best, f"coordinate descent from {n_starts} starting points (a good optimum, not certified)"
+
+
+def _target_rows(spec: FitSpec, ev: Evaluator, x, dependencies: list[list[str]]) -> list[dict]:
+    """What the fitted values achieve, target by target (metric, 95% interval, loss)."""
+    rows = []
     for t, target in enumerate(spec.targets):
         s = spec.target_scenario[t]
         point = ev.point(s, x)
         achieved = metric_value(point.summary, target.metric)
         lo_ci, hi_ci = metric_interval(point.summary, target.metric)
-        result.targets.append({
+        rows.append({
             "scenario": target.scenario, "name": spec.scenarios[s].name, "metric": target.metric,
             "value": target.value, "weight": target.weight,
             "achieved": achieved, "interval": [lo_ci, hi_ci],
             "loss": target.weight * (achieved - target.value) ** 2, "method": ev.method[s],
-            "depends_on": result.dependencies[t] if result.dependencies else None,
+            "depends_on": dependencies[t] if dependencies else None,
         })
-    return result
+    return rows
 
 
 def brute_force(spec: FitSpec, runs: int | None = None, seed: int | None = None) -> tuple[tuple[int, ...], float]:

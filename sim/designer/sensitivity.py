@@ -122,55 +122,18 @@ def sensitivity(scenario, metric: str | None = None, runs: int | None = None, se
     """One row per parameter, ranked by the size of its larger one-step effect (module docstring)."""
     metric = metric or main_metric(scenario.kind)
     runs, seed = resolve_runs_seed(scenario, runs, seed)
-    if parameters:
-        data = scenario_data(scenario)
-        known = dict(sensitivity_parameters(scenario))  # effective values, e.g. default tier DCs
-        params = []
-        for key in parameters:
-            v = known[key] if key in known else get_value(data, key, file=scenario.source)
-            if not _is_int(v):
-                raise ScenarioError(f"expected an integer value to move by a step; given {v!r}",
-                                    file=scenario.source, key=key)
-            params.append((key, v))
-    else:
-        params = sensitivity_parameters(scenario)
+    params = _chosen_parameters(scenario, parameters) if parameters else sensitivity_parameters(scenario)
     if not params:
         raise ScenarioError("no DC, ability score or ability found to move", file=scenario.source)
     base_ev = evaluate(scenario, runs=runs, seed=seed, n_jobs=n_jobs, exact=exact, **options)
-    b_val, b_lo, b_hi, b_se, b_ex = _read(base_ev, metric)
+    base = _read(base_ev, metric)
     rows = []
     for i, (key, value) in enumerate(params):
         step = step_of(key)
         down = _point(scenario, key, value - step, metric, runs, seed, n_jobs, exact, options)
         up = _point(scenario, key, value + step, metric, runs, seed, n_jobs, exact, options)
-        nan5 = (math.nan,) * 5
-        d_val, d_lo, d_hi, d_se, d_ex = down or nan5
-        u_val, u_lo, u_hi, u_se, u_ex = up or nan5
-        ch_down, ch_up = d_val - b_val, u_val - b_val
-        use_up = down is None or (up is not None and abs(ch_up) >= abs(ch_down))
-        if down is None and up is None:
-            effect = effect_se = math.nan
-        elif use_up:
-            effect, effect_se = ch_up, math.hypot(u_se, b_se)
-        else:
-            effect, effect_se = ch_down, math.hypot(d_se, b_se)
-        ex_down, ex_up = d_ex - b_ex, u_ex - b_ex
-        if math.isnan(ex_down) and math.isnan(ex_up):
-            ex_effect = math.nan
-        elif math.isnan(ex_down) or (not math.isnan(ex_up) and abs(ex_up) >= abs(ex_down)):
-            ex_effect = ex_up
-        else:
-            ex_effect = ex_down
-        noise = bool(math.isfinite(effect) and math.isfinite(effect_se) and abs(effect) <= Z95 * effect_se)
-        rows.append({
-            "parameter": key, "label": parameter_label(scenario, key), "value": value, "step": step,
-            "metric_down": d_val, "down_lo": d_lo, "down_hi": d_hi,
-            "metric_base": b_val,
-            "metric_up": u_val, "up_lo": u_lo, "up_hi": u_hi,
-            "change_down": ch_down, "change_up": ch_up,
-            "effect": effect, "effect_se": effect_se, "within_noise": noise,
-            "exact_down": d_ex, "exact_base": b_ex, "exact_up": u_ex, "exact_effect": ex_effect,
-        })
+        rows.append({"parameter": key, "label": parameter_label(scenario, key), "value": value, "step": step,
+                     **_effect_row(base, down, up)})
         if progress:
             progress(i + 1, len(params), key)
     df = pd.DataFrame(rows)
@@ -180,9 +143,57 @@ def sensitivity(scenario, metric: str | None = None, runs: int | None = None, se
     df = df.assign(_rank=rank.abs().fillna(-1)).sort_values("_rank", ascending=False, kind="stable")
     df = df.drop(columns="_rank").reset_index(drop=True)
     df.insert(0, "rank", np.arange(1, len(df) + 1))
+    b_val, b_lo, b_hi, _, b_ex = base
     df.attrs.update(metric=metric, runs=runs, seed=seed, kind=scenario.kind, base=b_val, base_lo=b_lo,
                     base_hi=b_hi, base_exact=b_ex, name=scenario.name or scenario.slug)
     return df
+
+
+def _chosen_parameters(scenario, parameters: list[str]) -> list[tuple[str, int]]:
+    """(key, value) of the keys asked for: effective values (e.g. default tier DCs), integers only."""
+    data = scenario_data(scenario)
+    known = dict(sensitivity_parameters(scenario))  # effective values, e.g. default tier DCs
+    params = []
+    for key in parameters:
+        v = known[key] if key in known else get_value(data, key, file=scenario.source)
+        if not _is_int(v):
+            raise ScenarioError(f"expected an integer value to move by a step; given {v!r}",
+                                file=scenario.source, key=key)
+        params.append((key, v))
+    return params
+
+
+def _effect_row(base: tuple, down: tuple | None, up: tuple | None) -> dict:
+    """The metric one step down and up (None: the step leaves the key's valid range), the changes from the
+    baseline ``base`` and the effect: the larger change, with its standard error (and the exact one)."""
+    b_val, b_lo, b_hi, b_se, b_ex = base
+    nan5 = (math.nan,) * 5
+    d_val, d_lo, d_hi, d_se, d_ex = down or nan5
+    u_val, u_lo, u_hi, u_se, u_ex = up or nan5
+    ch_down, ch_up = d_val - b_val, u_val - b_val
+    use_up = down is None or (up is not None and abs(ch_up) >= abs(ch_down))
+    if down is None and up is None:
+        effect = effect_se = math.nan
+    elif use_up:
+        effect, effect_se = ch_up, math.hypot(u_se, b_se)
+    else:
+        effect, effect_se = ch_down, math.hypot(d_se, b_se)
+    ex_down, ex_up = d_ex - b_ex, u_ex - b_ex
+    if math.isnan(ex_down) and math.isnan(ex_up):
+        ex_effect = math.nan
+    elif math.isnan(ex_down) or (not math.isnan(ex_up) and abs(ex_up) >= abs(ex_down)):
+        ex_effect = ex_up
+    else:
+        ex_effect = ex_down
+    noise = bool(math.isfinite(effect) and math.isfinite(effect_se) and abs(effect) <= Z95 * effect_se)
+    return {
+        "metric_down": d_val, "down_lo": d_lo, "down_hi": d_hi,
+        "metric_base": b_val,
+        "metric_up": u_val, "up_lo": u_lo, "up_hi": u_hi,
+        "change_down": ch_down, "change_up": ch_up,
+        "effect": effect, "effect_se": effect_se, "within_noise": noise,
+        "exact_down": d_ex, "exact_base": b_ex, "exact_up": u_ex, "exact_effect": ex_effect,
+    }
 
 
 def tornado_chart(df: pd.DataFrame, out: Path, top: int = 20) -> Path:

@@ -168,32 +168,7 @@ def _widen(f, target, lo, hi, integer, grow, bounds) -> tuple[Any, Any, Any, Any
 
 def _search(scenario, key, metric, target, lo, hi, integer, method, runs, seed, n_jobs, tol, variant, options,
             grow=(False, False), bounds=None):
-    cache: dict[Any, tuple[float, list[float]]] = {}
-    order: list[Any] = []
-
-    def f(v) -> float:
-        if v in cache:
-            return cache[v][0]
-        if len(cache) >= MAX_EVALUATIONS:
-            raise _Budget()
-        s = variant(v)
-        if method == "exact":
-            ev = evaluate(s, runs=runs, seed=seed, simulate=False, exact=True)
-            if ev.exact is None:
-                raise _ExactFailed()
-            summary = ev.exact
-        else:
-            summary = evaluate(s, runs=runs, seed=seed, n_jobs=n_jobs, exact=False, **options).summary
-        value = metric_value(summary, metric)
-        ci = list(metric_interval(summary, metric))
-        cache[v] = (value, ci)
-        order.append(v)
-        return value
-
-    def dist(v) -> float:
-        value = cache[v][0]
-        return math.inf if math.isnan(value) else abs(value - target)
-
+    f = _Evaluations(metric, target, method, runs, seed, n_jobs, variant, options)
     bracketed = False
     try:
         if bounds is not None and any(grow):
@@ -205,49 +180,101 @@ def _search(scenario, key, metric, target, lo, hi, integer, method, runs, seed, 
         if not (math.isnan(fa) or math.isnan(fb)) and da * db <= 0:
             bracketed = True
             if integer:
-                while b - a > 1 and da != 0 and db != 0:
-                    m = (a + b) // 2
-                    dm = f(m) - target
-                    if math.isnan(dm):
-                        break
-                    if dm == 0:
-                        a, b, da, db = m, m, 0.0, 0.0
-                    elif (dm > 0) == (da > 0):
-                        a, da = m, dm
-                    else:
-                        b, db = m, dm
+                _bisect_integer(f, target, a, b, da, db)
             else:
-                eps = tol if tol is not None else max((b - a) * 1e-4, 1e-12)
-                while b - a > eps and da != 0 and db != 0:
-                    m = (a + b) / 2
-                    dm = f(m) - target
-                    if math.isnan(dm):
-                        break
-                    if dm == 0:
-                        break
-                    if (dm > 0) == (da > 0):
-                        a, da = m, dm
-                    else:
-                        b, db = m, dm
+                _bisect_float(f, target, a, b, da, db, tol if tol is not None else max((b - a) * 1e-4, 1e-12))
         if integer:  # walk to better neighbours (a metric that is not quite monotone)
-            best = min(order, key=lambda v: (dist(v), order.index(v)))
-            for _ in range(MAX_EVALUATIONS):
-                moved = False
-                for nb in (best - 1, best + 1):
-                    if lo <= nb <= hi:
-                        f(nb)
-                        if dist(nb) < dist(best):
-                            best, moved = nb, True
-                if not moved:
-                    break
+            _walk_to_better_neighbours(f, lo, hi)
     except _Budget:
         pass
-    best = min(order, key=lambda v: (dist(v), order.index(v)))
-    achieved, ci = cache[best]
-    evaluations = [{"value": v, "metric": cache[v][0], "ci": cache[v][1]} for v in order]
+    best = f.best()
+    achieved, ci = f.cache[best]
+    evaluations = [{"value": v, "metric": f.cache[v][0], "ci": f.cache[v][1]} for v in f.order]
     return TuneResult(param=key, value=best, metric=metric, target=target, achieved=achieved, ci=ci, method=method,
                       runs=runs if method == "simulation" else None, seed=seed if method == "simulation" else None,
                       lo=lo, hi=hi, bracketed=bracketed, evaluations=evaluations)
+
+
+class _Evaluations:
+    """The metric at a value of the key (``variant(value)`` evaluated exactly or by simulation), remembered with
+    its 95% interval in the order evaluated; :class:`_Budget` beyond :data:`MAX_EVALUATIONS` values."""
+
+    def __init__(self, metric, target, method, runs, seed, n_jobs, variant, options):
+        self.metric, self.target, self.method, self.runs, self.seed = metric, target, method, runs, seed
+        self.n_jobs, self.variant, self.options = n_jobs, variant, options
+        self.cache: dict[Any, tuple[float, list[float]]] = {}
+        self.order: list[Any] = []
+
+    def __call__(self, v) -> float:
+        if v in self.cache:
+            return self.cache[v][0]
+        if len(self.cache) >= MAX_EVALUATIONS:
+            raise _Budget()
+        s = self.variant(v)
+        if self.method == "exact":
+            ev = evaluate(s, runs=self.runs, seed=self.seed, simulate=False, exact=True)
+            if ev.exact is None:
+                raise _ExactFailed()
+            summary = ev.exact
+        else:
+            summary = evaluate(s, runs=self.runs, seed=self.seed, n_jobs=self.n_jobs, exact=False,
+                               **self.options).summary
+        value = metric_value(summary, self.metric)
+        ci = list(metric_interval(summary, self.metric))
+        self.cache[v] = (value, ci)
+        self.order.append(v)
+        return value
+
+    def dist(self, v) -> float:
+        value = self.cache[v][0]
+        return math.inf if math.isnan(value) else abs(value - self.target)
+
+    def best(self):
+        """The value evaluated whose metric is nearest the target (ties: the first evaluated)."""
+        return min(self.order, key=lambda v: (self.dist(v), self.order.index(v)))
+
+
+def _bisect_integer(f, target, a, b, da, db) -> None:
+    """Bisect the integer bracket [a, b] (``da``, ``db``: the misses at its ends, of opposite signs)."""
+    while b - a > 1 and da != 0 and db != 0:
+        m = (a + b) // 2
+        dm = f(m) - target
+        if math.isnan(dm):
+            break
+        if dm == 0:
+            a, b, da, db = m, m, 0.0, 0.0
+        elif (dm > 0) == (da > 0):
+            a, da = m, dm
+        else:
+            b, db = m, dm
+
+
+def _bisect_float(f, target, a, b, da, db, eps) -> None:
+    """Bisect the bracket [a, b] down to a width of ``eps`` (or a value that hits the target)."""
+    while b - a > eps and da != 0 and db != 0:
+        m = (a + b) / 2
+        dm = f(m) - target
+        if math.isnan(dm):
+            break
+        if dm == 0:
+            break
+        if (dm > 0) == (da > 0):
+            a, da = m, dm
+        else:
+            b, db = m, dm
+
+
+def _walk_to_better_neighbours(f: _Evaluations, lo, hi) -> None:
+    best = f.best()
+    for _ in range(MAX_EVALUATIONS):
+        moved = False
+        for nb in (best - 1, best + 1):
+            if lo <= nb <= hi:
+                f(nb)
+                if f.dist(nb) < f.dist(best):
+                    best, moved = nb, True
+        if not moved:
+            break
 
 
 class _Budget(Exception):

@@ -376,12 +376,7 @@ def transitions(p: EscapeParams, st: PartyState, policy: Callable, rolls: dict |
     forced: set | None = set() if defer else None
     if counter is None:
         counter = [0, float("inf")]
-
-    def tick() -> None:
-        counter[0] += 1
-        if counter[0] > counter[1]:
-            raise _Branches()
-
+    tick = _ticker(counter)
     while stack:
         prefix = stack.pop()
         if len(counter) > 2:
@@ -391,11 +386,7 @@ def transitions(p: EscapeParams, st: PartyState, policy: Callable, rolls: dict |
         try:
             play_round(p, nxt, once, src)
         except Fork as fork:  # the faces of a deferred roll disagree on a decision: play it face by face
-            j = fork.pos
-            forced.add(src.sigs[j])
-            stack.extend([x for x in src.pending if len(x) <= j])  # alternatives of the events before it
-            base = tuple(src.path[:j])
-            stack.extend([base + (k,) for k in range(len(src.outs[j]))])
+            _play_face_by_face(stack, src, fork.pos, forced)
             tick()  # a replay stopped early: work, though no outcome
             continue
         stack.extend(src.pending)
@@ -408,14 +399,40 @@ def transitions(p: EscapeParams, st: PartyState, policy: Callable, rolls: dict |
             caught += q
         else:
             nxt.outcome = ""
-            for k, s2, q2 in (_expand(p, nxt, src, q, lists) if src.outs else ((state_key(nxt, p), nxt, q),)):
-                tick()  # one branch per combination of outcomes that goes on
-                entry = goes_on.get(k)
-                if entry is None:
-                    goes_on[k] = [k, s2, q2]
-                else:
-                    entry[2] += q2
+            _merge_goes_on(goes_on, _expand(p, nxt, src, q, lists) if src.outs else ((state_key(nxt, p), nxt, q),),
+                           tick)
     return [tuple(e) for e in goes_on.values()], escaped, caught
+
+
+def _ticker(counter: list) -> Callable[[], None]:
+    """Count one branch in ``counter`` (see :func:`transitions`); :class:`_Branches` beyond the most allowed."""
+
+    def tick() -> None:
+        counter[0] += 1
+        if counter[0] > counter[1]:
+            raise _Branches()
+
+    return tick
+
+
+def _play_face_by_face(stack: list, src: BranchSource, j: int, forced: set) -> None:
+    """The faces of the deferred roll at position ``j`` lead to different decisions: mark the roll to be
+    played face by face and queue the replays (the alternatives of the events before it, then each face)."""
+    forced.add(src.sigs[j])
+    stack.extend([x for x in src.pending if len(x) <= j])  # alternatives of the events before it
+    base = tuple(src.path[:j])
+    stack.extend([base + (k,) for k in range(len(src.outs[j]))])
+
+
+def _merge_goes_on(goes_on: dict, successors, tick: Callable[[], None]) -> None:
+    """Add the (key, state, probability) ``successors`` to ``goes_on`` (equal keys merged), one branch each."""
+    for k, s2, q2 in successors:
+        tick()  # one branch per combination of outcomes that goes on
+        entry = goes_on.get(k)
+        if entry is None:
+            goes_on[k] = [k, s2, q2]
+        else:
+            entry[2] += q2
 
 
 def _faces(d: Deferred, at: dict) -> object:
@@ -569,126 +586,159 @@ def exact(scenario: Scenario, max_states: int | None = None, max_branches: int |
     branch_budget = BRANCHES_PER_STATE * budget if max_branches is None else int(max_branches)
     if branch_budget < 1:
         raise ExactUnsupported(f"max_branches: expected an integer >= 1, got {max_branches}")
-    started = time.perf_counter()
-    p = fast_params(compile_params(scenario))
-    policy = load_policy(scenario.policy.name)
-    by_round_key = _round_matters(p, scenario.policy.name)
-    rolls: dict = {}
-    counter = [0, branch_budget, 0]
+    search = _Search(scenario, budget, branch_budget)
+    search.run()
+    return search.summary()
 
-    start = initial_state(p)
-    ids: dict[tuple, int] = {state_key(start, p): 0}  # state key -> state number
-    reps: dict[int, PartyState] = {0: start}  # a state for each number not yet expanded
-    memo: dict = {}  # state number (and round where it matters) -> row of the transition table
-    # the transition table, one row per memo entry (CSR): next state numbers and probabilities, and
-    # the probabilities of escaping and of being caught in that round
-    row_ptr, cols, vals, esc_of, cau_of = [0], [], [], [], []
-    table = None
-    frontier, probs = np.zeros(1, dtype=np.int64), np.ones(1)
-    escaped_at = [0.0] * (p.max_rounds + 1)
-    caught = timeout = 0.0
-    peak = 1
-    per_state = None  # branches per expanded state, measured (the last round's where there was one)
 
-    def refuse(rnd: int, binds: str, states: int, branches: int, projected: bool) -> ExactBudgetExceeded:
-        spent = time.perf_counter() - started
-        eta = None
-        if projected and counter[0] > 0:
-            eta = spent / counter[0] * max(0, branches - counter[0])
-        exc = ExactBudgetExceeded(states, rnd, budget, branches, binds=binds, max_branches=branch_budget,
+class _Search:
+    """The dynamic program of :func:`exact`, round by round over the distribution of states alive.
+
+    Each distinct state (numbered in ``ids``; per round as well where :func:`_round_matters`) has its
+    round computed once by :func:`transitions` into a row of a transition table (CSR: next state
+    numbers and probabilities, and the probabilities of escaping and of being caught in that round);
+    a round then moves the probabilities of the states alive through their rows."""
+
+    def __init__(self, scenario: Scenario, budget: int, branch_budget: int):
+        self.started = time.perf_counter()
+        self.scenario, self.budget, self.branch_budget = scenario, budget, branch_budget
+        p = self.p = fast_params(compile_params(scenario))
+        self.policy = load_policy(scenario.policy.name)
+        self.by_round_key = _round_matters(p, scenario.policy.name)
+        self.rolls: dict = {}
+        self.counter = [0, branch_budget, 0]  # branches played, branch budget, replays (transitions)
+        start = initial_state(p)
+        self.ids: dict[tuple, int] = {state_key(start, p): 0}  # state key -> state number
+        self.reps: dict[int, PartyState] = {0: start}  # a state for each number not yet expanded
+        self.memo: dict = {}  # state number (and round where it matters) -> row of the transition table
+        self.row_ptr, self.cols, self.vals, self.esc_of, self.cau_of = [0], [], [], [], []
+        self.table = None  # the rows above as arrays; None when rows were added since
+        self.frontier, self.probs = np.zeros(1, dtype=np.int64), np.ones(1)
+        self.escaped_at = [0.0] * (p.max_rounds + 1)
+        self.caught = self.timeout = 0.0
+        self.peak = 1
+        self.per_state = None  # branches per expanded state, measured (the last round's where there was one)
+
+    def refuse(self, rnd: int, binds: str, states: int, branches: int, projected: bool) -> ExactBudgetExceeded:
+        spent = time.perf_counter() - self.started
+        played = self.counter[0]
+        eta = spent / played * max(0, branches - played) if projected and played > 0 else None
+        exc = ExactBudgetExceeded(states, rnd, self.budget, branches, binds=binds, max_branches=self.branch_budget,
                                   seconds=spent, projected_seconds=eta, projected=projected)
-        exc.played = counter[0]  # branches actually played before refusing
+        exc.played = played  # branches actually played before refusing
         return exc
 
-    for rnd in range(1, p.max_rounds + 1):
-        keys = [((sid, rnd) if by_round_key else sid) for sid in frontier.tolist()]
+    def run(self) -> None:
+        for rnd in range(1, self.p.max_rounds + 1):
+            if not self._advance(rnd, self._round_rows(rnd)):
+                break
+
+    def _round_rows(self, rnd: int) -> list[int]:
+        """The table row of each state alive at the start of round ``rnd``, computing the rows not known yet."""
+        memo, counter = self.memo, self.counter
+        keys = [((sid, rnd) if self.by_round_key else sid) for sid in self.frontier.tolist()]
         todo = sum(1 for mk in keys if mk not in memo)  # states whose round is still to compute: known now
-        if len(memo) + todo > budget:
-            raise refuse(rnd, "states", len(memo) + todo, int(counter[0] + todo * (per_state or 0)), True)
-        if per_state is not None and counter[0] + todo * per_state > PROJECTION_MARGIN * branch_budget:
-            raise refuse(rnd, "branches", len(memo) + todo, int(counter[0] + todo * per_state), True)
+        if len(memo) + todo > self.budget:
+            raise self.refuse(rnd, "states", len(memo) + todo, int(counter[0] + todo * (self.per_state or 0)), True)
+        if self.per_state is not None and counter[0] + todo * self.per_state > PROJECTION_MARGIN * self.branch_budget:
+            raise self.refuse(rnd, "branches", len(memo) + todo, int(counter[0] + todo * self.per_state), True)
         rows = []
         done, round_start = 0, counter[0]
-        for sid, mk in zip(frontier.tolist(), keys, strict=True):
+        for sid, mk in zip(self.frontier.tolist(), keys, strict=True):
             row = memo.get(mk)
             if row is None:
-                rep = reps[sid] if by_round_key else reps.pop(sid)
-                try:
-                    succ, esc, cau = transitions(p, _at_round(rep, rnd - 1), policy, rolls, counter)
-                except _Branches:
-                    raise refuse(rnd, "branches", len(memo) + 1, counter[0], False) from None
-                for k2, s2, q2 in succ:
-                    sid2 = ids.get(k2)
-                    if sid2 is None:
-                        sid2 = ids[k2] = len(ids)
-                        reps[sid2] = s2
-                    elif by_round_key and sid2 not in reps:
-                        reps[sid2] = s2
-                    cols.append(sid2)
-                    vals.append(q2)
-                row_ptr.append(len(cols))
-                esc_of.append(esc)
-                cau_of.append(cau)
-                row = memo[mk] = len(memo)
-                table = None
+                row = self._add_row(sid, mk, rnd)
                 done += 1
                 # the rest of this round, projected from the branches per state measured in it so far
                 measured = (counter[0] - round_start) / done
-                if done >= 3 or per_state is None:
+                if done >= 3 or self.per_state is None:
                     left = todo - done
-                    if left and counter[0] + left * measured > PROJECTION_MARGIN * branch_budget:
-                        raise refuse(rnd, "branches", len(memo) + left, int(counter[0] + left * measured), True)
+                    if left and counter[0] + left * measured > PROJECTION_MARGIN * self.branch_budget:
+                        raise self.refuse(rnd, "branches", len(memo) + left, int(counter[0] + left * measured), True)
             rows.append(row)
         if done:  # the smaller of this round's and the overall branches per state: a projection that errs low
-            per_state = min((counter[0] - round_start) / done, counter[0] / len(memo))
-        if table is None:  # new rows this round
-            table = (np.array(row_ptr, dtype=np.int64), np.array(cols, dtype=np.int64), np.array(vals),
-                     np.array(esc_of), np.array(cau_of))
-        ptr, col, val, esc_a, cau_a = table
+            self.per_state = min((counter[0] - round_start) / done, counter[0] / len(memo))
+        return rows
+
+    def _add_row(self, sid: int, mk, rnd: int) -> int:
+        """Play round ``rnd`` from state ``sid`` (:func:`transitions`) into a new row of the table."""
+        rep = self.reps[sid] if self.by_round_key else self.reps.pop(sid)
+        try:
+            succ, esc, cau = transitions(self.p, _at_round(rep, rnd - 1), self.policy, self.rolls, self.counter)
+        except _Branches:
+            raise self.refuse(rnd, "branches", len(self.memo) + 1, self.counter[0], False) from None
+        ids, reps = self.ids, self.reps
+        for k2, s2, q2 in succ:
+            sid2 = ids.get(k2)
+            if sid2 is None:
+                sid2 = ids[k2] = len(ids)
+                reps[sid2] = s2
+            elif self.by_round_key and sid2 not in reps:
+                reps[sid2] = s2
+            self.cols.append(sid2)
+            self.vals.append(q2)
+        self.row_ptr.append(len(self.cols))
+        self.esc_of.append(esc)
+        self.cau_of.append(cau)
+        row = self.memo[mk] = len(self.memo)
+        self.table = None
+        return row
+
+    def _advance(self, rnd: int, rows: list[int]) -> bool:
+        """Move the probabilities alive through their ``rows``: escaped and caught in round ``rnd``, and the
+        distribution at the start of the next round; False when the search ends (last round, or none alive)."""
+        if self.table is None:  # new rows this round
+            self.table = (np.array(self.row_ptr, dtype=np.int64), np.array(self.cols, dtype=np.int64),
+                          np.array(self.vals), np.array(self.esc_of), np.array(self.cau_of))
+        ptr, col, val, esc_a, cau_a = self.table
+        probs = self.probs
         r = np.array(rows, dtype=np.int64)
-        escaped_at[rnd] = float(probs @ esc_a[r])
-        caught += float(probs @ cau_a[r])
+        self.escaped_at[rnd] = float(probs @ esc_a[r])
+        self.caught += float(probs @ cau_a[r])
         starts, lens = ptr[r], ptr[r + 1] - ptr[r]
         entries = np.repeat(starts - (np.cumsum(lens) - lens), lens) + np.arange(int(lens.sum()))
-        nxt = np.bincount(col[entries], weights=np.repeat(probs, lens) * val[entries], minlength=len(ids))
-        if rnd == p.max_rounds:
-            timeout = float(nxt.sum())  # R-ESC-5 (7): neither caught nor escaped by the last round
-            break
-        frontier = np.flatnonzero(nxt)
-        probs = nxt[frontier]
-        peak = max(peak, len(frontier))
-        if not len(frontier):
-            break
-    escape_rate = sum(escaped_at)
-    by_round = []
-    acc = 0.0
-    for rnd in range(1, p.max_rounds + 1):
-        acc += escaped_at[rnd]
-        by_round.append(acc)
-    mean_rounds = (sum(r * q for r, q in enumerate(escaped_at)) / escape_rate) if escape_rate > 0 else None
-    summary = {
-        "kind": "escape",
-        "name": scenario.name,
-        "runs": None,
-        "seed": None,
-        "policy": scenario.policy.name,
-        "escape_rate": escape_rate,
-        "escape_rate_ci": [escape_rate, escape_rate],
-        "caught_rate": caught,
-        "timeout_rate": timeout,
-        "mean_rounds": mean_rounds,
-        "escape_by_round": by_round,
-        "reading": {"volume1_features": scenario.rules.volume1_features, "self_untie": scenario.rules.self_untie},
-        "exact": True,
-        "exact_engine": {
-            "states": len(memo),
-            "peak_states": peak,
-            "max_states": budget,
-            "max_branches": branch_budget,
-            "branches": counter[0],
-            "replays": counter[2],
-            "seconds": round(time.perf_counter() - started, 4),
-        },
-    }
-    summary.update({k: v for k, v in provenance(scenario, None, None).items() if k not in ("seed", "runs")})
-    return summary
+        nxt = np.bincount(col[entries], weights=np.repeat(probs, lens) * val[entries], minlength=len(self.ids))
+        if rnd == self.p.max_rounds:
+            self.timeout = float(nxt.sum())  # R-ESC-5 (7): neither caught nor escaped by the last round
+            return False
+        self.frontier = np.flatnonzero(nxt)
+        self.probs = nxt[self.frontier]
+        self.peak = max(self.peak, len(self.frontier))
+        return bool(len(self.frontier))
+
+    def summary(self) -> dict:
+        scenario, escaped_at = self.scenario, self.escaped_at
+        escape_rate = sum(escaped_at)
+        by_round = []
+        acc = 0.0
+        for rnd in range(1, self.p.max_rounds + 1):
+            acc += escaped_at[rnd]
+            by_round.append(acc)
+        mean_rounds = (sum(r * q for r, q in enumerate(escaped_at)) / escape_rate) if escape_rate > 0 else None
+        summary = {
+            "kind": "escape",
+            "name": scenario.name,
+            "runs": None,
+            "seed": None,
+            "policy": scenario.policy.name,
+            "escape_rate": escape_rate,
+            "escape_rate_ci": [escape_rate, escape_rate],
+            "caught_rate": self.caught,
+            "timeout_rate": self.timeout,
+            "mean_rounds": mean_rounds,
+            "escape_by_round": by_round,
+            "reading": {"volume1_features": scenario.rules.volume1_features,
+                        "self_untie": scenario.rules.self_untie},
+            "exact": True,
+            "exact_engine": {
+                "states": len(self.memo),
+                "peak_states": self.peak,
+                "max_states": self.budget,
+                "max_branches": self.branch_budget,
+                "branches": self.counter[0],
+                "replays": self.counter[2],
+                "seconds": round(time.perf_counter() - self.started, 4),
+            },
+        }
+        summary.update({k: v for k, v in provenance(scenario, None, None).items() if k not in ("seed", "runs")})
+        return summary

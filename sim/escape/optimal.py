@@ -113,84 +113,114 @@ def solve(scenario: Scenario | EscapeParams, objective: str | None = None, max_s
     kind, horizon = parse_objective(objective, p.max_rounds)
     budget = ex.DEFAULT_MAX_STATES if max_states is None else int(max_states)
     branch_budget = ex.BRANCHES_PER_STATE * budget if max_branches is None else int(max_branches)
-    counter = [0, branch_budget]
-    rolls: dict = {}
-    start = initial_state(p)
-    ids = {ex.state_key(start, p): 0}
-    reps = {0: start}
-    choices: dict[int, list[tuple]] = {}
-    trans: dict[tuple[int, int], tuple[list, float, float]] = {}
-    layers: list[list[int]] = [[], [0]]
+    fwd = _Forward(ex, p, started, budget, branch_budget)
+    for rnd in range(1, horizon + 1):
+        fwd.round(rnd, rnd < horizon)
+    sol = Solution(p, kind, horizon, fwd.reps, fwd.layers, fwd.choices, fwd.trans, ids=fwd.ids,
+                   states=len(fwd.choices), branches=fwd.counter[0])
+    _backward(sol)
+    sol.seconds = time.perf_counter() - started
+    return sol
 
-    per_state = None  # branches per expanded state (every choice), measured
 
-    def refuse(rnd: int, binds: str, states: int, branches: int, projected: bool) -> Exception:
-        spent = time.perf_counter() - started
+class _Forward:
+    """The forward pass of :func:`solve`: every state reachable under some policy in each round and, per state,
+    the outcome of every joint choice (:func:`sim.escape.exact.transitions` with that choice fixed), within the
+    exact engine's budgets (projected as in :func:`sim.escape.exact.exact`)."""
+
+    def __init__(self, ex, p: EscapeParams, started: float, budget: int, branch_budget: int):
+        self.ex, self.p, self.started, self.budget, self.branch_budget = ex, p, started, budget, branch_budget
+        self.counter = [0, branch_budget]
+        self.rolls: dict = {}
+        start = initial_state(p)
+        self.ids = {ex.state_key(start, p): 0}
+        self.reps = {0: start}
+        self.choices: dict[int, list[tuple]] = {}
+        self.trans: dict[tuple[int, int], tuple[list, float, float]] = {}
+        self.layers: list[list[int]] = [[], [0]]
+        self.per_state = None  # branches per expanded state (every choice), measured
+
+    def refuse(self, rnd: int, binds: str, states: int, branches: int, projected: bool) -> Exception:
+        counter = self.counter
+        spent = time.perf_counter() - self.started
         eta = spent / counter[0] * max(0, branches - counter[0]) if projected and counter[0] else None
-        exc = ex.ExactBudgetExceeded(states, rnd, budget, branches, binds=binds, max_branches=branch_budget,
-                                     seconds=spent, projected_seconds=eta, projected=projected)
+        exc = self.ex.ExactBudgetExceeded(states, rnd, self.budget, branches, binds=binds,
+                                          max_branches=self.branch_budget, seconds=spent, projected_seconds=eta,
+                                          projected=projected)
         exc.played = counter[0]
         return exc
 
-    for rnd in range(1, horizon + 1):
+    def _over(self, branches: float) -> bool:
+        return branches > self.ex.PROJECTION_MARGIN * self.branch_budget
+
+    def round(self, rnd: int, more: bool) -> None:
+        """Expand the states of ``layers[rnd]`` not expanded yet; the next layer (when ``more`` rounds follow)
+        holds every state any of their choices reaches."""
+        choices, counter, per_state = self.choices, self.counter, self.per_state
         reached: dict[int, None] = {}
-        todo = sum(1 for sid in layers[rnd] if sid not in choices)  # known before the round is expanded
-        if len(choices) + todo > budget:
-            raise refuse(rnd, "states", len(choices) + todo, int(counter[0] + todo * (per_state or 0)), True)
-        if per_state is not None and counter[0] + todo * per_state > ex.PROJECTION_MARGIN * branch_budget:
-            raise refuse(rnd, "branches", len(choices) + todo, int(counter[0] + todo * per_state), True)
+        todo = sum(1 for sid in self.layers[rnd] if sid not in choices)  # known before the round is expanded
+        if len(choices) + todo > self.budget:
+            raise self.refuse(rnd, "states", len(choices) + todo, int(counter[0] + todo * (per_state or 0)), True)
+        if per_state is not None and self._over(counter[0] + todo * per_state):
+            raise self.refuse(rnd, "branches", len(choices) + todo, int(counter[0] + todo * per_state), True)
         done, round_start = 0, counter[0]
-        for sid in layers[rnd]:
+        for sid in self.layers[rnd]:
             if sid not in choices:
-                st = ex._at_round(reps[sid], rnd - 1)
-                opts = joint_actions(p, st, rnd, _dazed(st))
-                choices[sid] = opts
-                state_start = counter[0]
-                for k, joint in enumerate(opts):
-                    if k:  # the rest of this state's choices, projected from its first ones
-                        rest = counter[0] + (len(opts) - k) * (counter[0] - state_start) / k
-                        if rest > ex.PROJECTION_MARGIN * branch_budget:
-                            raise refuse(rnd, "branches", len(choices), int(rest), True)
-                    def fixed(view, joint=joint):
-                        return list(joint)
-                    try:
-                        succ, esc, cau = ex.transitions(p, st, fixed, rolls, counter)
-                    except ex._Branches:
-                        raise refuse(rnd, "branches", len(choices), counter[0], False) from None
-                    rows = []
-                    for k2, s2, q2 in succ:
-                        sid2 = ids.get(k2)
-                        if sid2 is None:
-                            sid2 = ids[k2] = len(ids)
-                            reps[sid2] = ex.realize(s2)
-                        rows.append((sid2, q2))
-                    trans[(sid, k)] = (rows, esc, cau)
+                self._expand(sid, rnd)
                 done += 1
                 measured = (counter[0] - round_start) / done
                 left = todo - done
-                if (done >= 3 or per_state is None) and left and \
-                        counter[0] + left * measured > ex.PROJECTION_MARGIN * branch_budget:
-                    raise refuse(rnd, "branches", len(choices) + left, int(counter[0] + left * measured), True)
-            if rnd < horizon:
+                if (done >= 3 or per_state is None) and left and self._over(counter[0] + left * measured):
+                    raise self.refuse(rnd, "branches", len(choices) + left, int(counter[0] + left * measured), True)
+            if more:
                 for k in range(len(choices[sid])):
-                    for sid2, _ in trans[(sid, k)][0]:
+                    for sid2, _ in self.trans[(sid, k)][0]:
                         reached[sid2] = None
         if done:
-            per_state = min((counter[0] - round_start) / done, counter[0] / len(choices))
-        layers.append(list(reached))
-    sol = Solution(p, kind, horizon, reps, layers, choices, trans, ids=ids, states=len(choices),
-                   branches=counter[0])
-    for rnd in range(horizon, 0, -1):  # backward induction
-        for sid in layers[rnd]:
+            self.per_state = min((counter[0] - round_start) / done, counter[0] / len(choices))
+        self.layers.append(list(reached))
+
+    def _expand(self, sid: int, rnd: int) -> None:
+        """The legal joint choices of state ``sid`` in round ``rnd`` (R-ESC-6) and the outcome of each."""
+        ex, counter = self.ex, self.counter
+        st = ex._at_round(self.reps[sid], rnd - 1)
+        opts = joint_actions(self.p, st, rnd, _dazed(st))
+        self.choices[sid] = opts
+        state_start = counter[0]
+        for k, joint in enumerate(opts):
+            if k:  # the rest of this state's choices, projected from its first ones
+                rest = counter[0] + (len(opts) - k) * (counter[0] - state_start) / k
+                if self._over(rest):
+                    raise self.refuse(rnd, "branches", len(self.choices), int(rest), True)
+
+            def fixed(view, joint=joint):
+                return list(joint)
+
+            try:
+                succ, esc, cau = ex.transitions(self.p, st, fixed, self.rolls, counter)
+            except ex._Branches:
+                raise self.refuse(rnd, "branches", len(self.choices), counter[0], False) from None
+            rows = []
+            for k2, s2, q2 in succ:
+                sid2 = self.ids.get(k2)
+                if sid2 is None:
+                    sid2 = self.ids[k2] = len(self.ids)
+                    self.reps[sid2] = ex.realize(s2)
+                rows.append((sid2, q2))
+            self.trans[(sid, k)] = (rows, esc, cau)
+
+
+def _backward(sol: Solution) -> None:
+    """Backward induction: the value and best choice of every (state, round), last round first."""
+    for rnd in range(sol.horizon, 0, -1):
+        for sid in sol.layers[rnd]:
             best_k, best_v = 0, -1.0
-            for k in range(len(choices[sid])):
+            for k in range(len(sol.choices[sid])):
                 v = sol.q(sid, rnd, k)
                 if v > best_v + 1e-12:  # ties: the earlier choice
                     best_k, best_v = k, v
             sol.value[(sid, rnd)] = best_v
             sol.best[(sid, rnd)] = best_k
-    sol.seconds = time.perf_counter() - started
-    return sol
 
 
 def play_summary(sol: Solution) -> dict:

@@ -285,10 +285,22 @@ def write_compare_report(res: ComparisonResult, out_dir: Path) -> list[Path]:
     """compare.html, compare.json and escape_by_round_by_policy.png in ``out_dir``."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    written = []
     p = res.results[res.policies[0]].params if res.results else None
     max_rounds = p.max_rounds if p is not None else len(next(iter(res.summaries.values()))["escape_by_round"])
     k = np.arange(1, max_rounds + 1)
+    written = [_by_round_chart(res, k, out), _actions_chart(res, out)]
+    data = res.as_dict()
+    atomic_write_text(out / "compare.json", summary_json(data))
+    written.append(out / "compare.json")
+    scen = res.scenario
+    title = f"Escape policies compared — {scen.name or scen.slug}"
+    summary = {"kind": "escape", "runs": res.runs, "seed": res.seed, **provenance(scen, res.seed, res.runs)}
+    written.append(write_html(out / "compare.html", title, _compare_sections(res, k), summary))
+    return written
+
+
+def _by_round_chart(res: ComparisonResult, k, out: Path) -> Path:
+    """Escape by round, one line per policy with its 95% Wilson band."""
     fig, ax = new_figure("Escape by round, by policy", "round", "P(escaped by end of round)")
     for name in res.policies:
         curve = np.array(res.summaries[name]["escape_by_round"])
@@ -297,8 +309,11 @@ def write_compare_report(res: ComparisonResult, out_dir: Path) -> list[Path]:
         ax.fill_between(k, band[:, 0], band[:, 1], alpha=0.15, color=line.get_color())
     ax.set_ylim(0, 1.02)
     legend_outside(ax, title=f"policy ({res.runs:,} runs each,\n95% bands)")
-    written.append(save_figure(fig, out / "escape_by_round_by_policy.png"))
+    return save_figure(fig, out / "escape_by_round_by_policy.png")
 
+
+def _actions_chart(res: ComparisonResult, out: Path) -> Path:
+    """Mean actions per run by kind, grouped bars per policy."""
     fig, ax = new_figure("Actions taken per run, by policy", "action", "mean actions per run (party total)")
     width = 0.8 / len(res.policies)
     x = np.arange(len(ACTION_KINDS))
@@ -307,20 +322,11 @@ def write_compare_report(res: ComparisonResult, out_dir: Path) -> list[Path]:
                label=chart_text(name))
     ax.set_xticks(x + width * (len(res.policies) - 1) / 2, [a.replace("_", " ") for a in ACTION_KINDS])
     legend_outside(ax, title="policy")
-    written.append(save_figure(fig, out / "actions_by_policy.png"))
+    return save_figure(fig, out / "actions_by_policy.png")
 
-    data = res.as_dict()
-    atomic_write_text(out / "compare.json", summary_json(data))
-    written.append(out / "compare.json")
 
-    by_round = table(["round"] + list(res.policies),
-                     [[str(r)] + [fmt_pct(res.summaries[name]["escape_by_round"][i], decimals=1)
-                                  for name in res.policies] for i, r in enumerate(k)])
-    per_char = pd.DataFrame([
-        {"policy": name, "character": who, **{kd.replace("_", " "): v for kd, v in counts.items()}}
-        for name in res.policies for who, counts in res.actions[name]["by_character"].items()
-    ])
-    scen = res.scenario
+def _answer_lines(res: ComparisonResult) -> list[str]:
+    """The policy with the highest escape rate, then each policy's paired difference to the first."""
     best = max(res.policies, key=lambda nm: res.summaries[nm]["escape_rate"])
     sb = res.summaries[best]
     lines = [f"Highest escape rate: {best}, {fmt_pct(sb['escape_rate'], sb['escape_rate_ci'])} of runs."]
@@ -331,8 +337,20 @@ def write_compare_report(res: ComparisonResult, out_dir: Path) -> list[Path]:
                        else ("better" if d["difference"] > 0 else "worse"))
             lines.append(f"{name} vs {res.policies[0]}: {100 * d['difference']:+.1f} percentage points "
                          f"({100 * d['ci'][0]:+.1f} to {100 * d['ci'][1]:+.1f}), {verdict}.")
-    sections = [
-        answer_block(scen, lines),
+    return lines
+
+
+def _compare_sections(res: ComparisonResult, k) -> list:
+    by_round = table(["round"] + list(res.policies),
+                     [[str(r)] + [fmt_pct(res.summaries[name]["escape_by_round"][i], decimals=1)
+                                  for name in res.policies] for i, r in enumerate(k)])
+    per_char = pd.DataFrame([
+        {"policy": name, "character": who, **{kd.replace("_", " "): v for kd, v in counts.items()}}
+        for name in res.policies for who, counts in res.actions[name]["by_character"].items()
+    ])
+    scen = res.scenario
+    return [
+        answer_block(scen, _answer_lines(res)),
         description_block(scen.description),
         section("Headline by policy", table_html(headline_table(res), index=False),
                 note=f"Every policy ran the same {res.runs:,} runs with seed {res.seed} (common random numbers), "
@@ -354,10 +372,6 @@ def write_compare_report(res: ComparisonResult, out_dir: Path) -> list[Path]:
         section("Actions by character (mean per run)", table_html(per_char, float_format="{:.2f}", index=False),
                 folded=True),
     ]
-    title = f"Escape policies compared — {scen.name or scen.slug}"
-    summary = {"kind": "escape", "runs": res.runs, "seed": res.seed, **provenance(scen, res.seed, res.runs)}
-    written.append(write_html(out / "compare.html", title, sections, summary))
-    return written
 
 
 # ---------------------------------------------------------------------------------------------

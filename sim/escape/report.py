@@ -353,13 +353,27 @@ def write_report(result: SimulationResult, out_dir: Path, exact_summary: dict | 
     out.mkdir(parents=True, exist_ok=True)
     s = result.summary
     n = s["runs"]
-    p = result.params
-    written = []
-
-    # escape-by-round curve with a Wilson band
-    k = np.arange(1, p.max_rounds + 1)
+    k = np.arange(1, result.params.max_rounds + 1)
     curve = np.array(s["escape_by_round"])
-    band = np.array([wilson_interval(v * n, n) for v in curve])
+    band = np.array([wilson_interval(v * n, n) for v in curve])  # Wilson band of the escape-by-round curve
+    written = [_escape_by_round_chart(k, curve, band, n, exact_summary, out), _outcomes_chart(result, out)]
+    tiers = tier_table(result)
+    if len(tiers):
+        written.append(_tiers_chart(tiers, out))
+    written.append(_rounds_hist_chart(result, k, out))
+    caught_chart = _caught_chart(result, out)
+    if caught_chart is not None:
+        written.append(caught_chart)
+    sections = _sections(result, exact_summary, _by_round_table(k, curve, band, exact_summary), tiers,
+                         caught_chart is not None)
+    scen = result.scenario
+    title = f"Escape challenge — {scen.name or scen.slug} (policy {s['policy']})"
+    written.append(write_html(out / "report.html", title, sections, s))
+    return written
+
+
+def _escape_by_round_chart(k, curve, band, n: int, exact_summary: dict | None, out: Path) -> Path:
+    """The escape-by-round curve with its Wilson band (and the exact curve where known)."""
     fig, ax = new_figure("Escape by round", "round", "P(escaped by the end of the round)")
     escaped_colour = outcome_colour("escaped")
     ax.fill_between(k, band[:, 0], band[:, 1], alpha=0.25, color=escaped_colour, label="95% interval")
@@ -368,36 +382,41 @@ def write_report(result: SimulationResult, out_dir: Path, exact_summary: dict | 
         ax.plot(k, exact_summary["escape_by_round"], "--", color=EXACT, label="exact")
     ax.set_ylim(0, 1.02)
     legend_outside(ax)
-    written.append(save_figure(fig, out / "escape_by_round.png"))
+    return save_figure(fig, out / "escape_by_round.png")
 
-    # outcome shares
+
+def _outcomes_chart(result: SimulationResult, out: Path) -> Path:
+    """Outcome shares (escaped, caught, timeout: R-ESC-5) with their 95% interval whiskers."""
+    s = result.summary
     shares = [s["escape_rate"], s["caught_rate"], s["timeout_rate"]]
     cis = [s["escape_rate_ci"], s["caught_rate_ci"], s["timeout_rate_ci"]]
     fig, ax = new_figure("Outcome shares (95% interval whiskers)", "outcome", "share of runs")
     err = np.clip(np.array([[v - c[0] for v, c in zip(shares, cis, strict=True)],
                             [c[1] - v for v, c in zip(shares, cis, strict=True)]]), 0, None)
-    ax.bar(["escaped", "caught", f"timeout ({p.max_rounds} rounds)"], shares, yerr=err, capsize=6,
+    ax.bar(["escaped", "caught", f"timeout ({result.params.max_rounds} rounds)"], shares, yerr=err, capsize=6,
            color=[outcome_colour(o) for o in ("escaped", "caught", "timeout")])
     for x, v in enumerate(shares):
         ax.text(x, min(v + 0.03, 0.97), f"{100 * v:.1f}%", ha="center", va="bottom", fontsize=9)
     ax.set_ylim(0, 1.05)
-    written.append(save_figure(fig, out / "outcomes.png"))
+    return save_figure(fig, out / "outcomes.png")
 
-    # tiers: bars = character-rounds, line = check success rate (own axis), both in the legend
-    tiers = tier_table(result)
-    if len(tiers):
-        fig, ax = new_figure("Rounds spent and check success by tier", "tier (highest goal restraint)",
-                             "character-rounds per run (bars)")
-        bars = ax.bar(tiers["tier"], tiers["rounds spent per run"], color=series_colour(0),
-                      label="character-rounds per run")
-        ax2 = ax.twinx()
-        (line,) = ax2.plot(tiers["tier"], tiers["success rate"], "ko-", label="check success rate (right axis)")
-        ax2.set_ylabel("check success rate (line)")
-        ax2.set_ylim(0, 1.02)
-        ax.legend(handles=[bars, line], loc="upper left", bbox_to_anchor=(1.12, 1.0), fontsize="small")
-        written.append(save_figure(fig, out / "tiers.png"))
 
-    # rounds to escape over escaped runs
+def _tiers_chart(tiers, out: Path) -> Path:
+    """Tiers: bars = character-rounds, line = check success rate (own axis), both in the legend."""
+    fig, ax = new_figure("Rounds spent and check success by tier", "tier (highest goal restraint)",
+                         "character-rounds per run (bars)")
+    bars = ax.bar(tiers["tier"], tiers["rounds spent per run"], color=series_colour(0),
+                  label="character-rounds per run")
+    ax2 = ax.twinx()
+    (line,) = ax2.plot(tiers["tier"], tiers["success rate"], "ko-", label="check success rate (right axis)")
+    ax2.set_ylabel("check success rate (line)")
+    ax2.set_ylim(0, 1.02)
+    ax.legend(handles=[bars, line], loc="upper left", bbox_to_anchor=(1.12, 1.0), fontsize="small")
+    return save_figure(fig, out / "tiers.png")
+
+
+def _rounds_hist_chart(result: SimulationResult, k, out: Path) -> Path:
+    """Rounds to escape over the escaped runs."""
     agg = result.aggregate
     escaped = int(agg.escaped_at[1:].sum())
     fig, ax = new_figure("Round of escape (escaped runs only)", "round of escape", "share of escaped runs")
@@ -405,53 +424,48 @@ def write_report(result: SimulationResult, out_dir: Path, exact_summary: dict | 
         ax.bar(k, agg.escaped_at[1:] / escaped, color=outcome_colour("escaped"))
     else:
         ax.text(0.5, 0.5, "no run escaped", transform=ax.transAxes, ha="center")
-    written.append(save_figure(fig, out / "rounds_hist.png"))
-    caught_chart = _caught_chart(result, out)
-    if caught_chart is not None:
-        written.append(caught_chart)
+    return save_figure(fig, out / "rounds_hist.png")
 
-    scen = result.scenario
-    by_round_rows = []
+
+def _by_round_table(k, curve, band, exact_summary: dict | None) -> str:
+    rows = []
     for i, r in enumerate(k):
         row = [str(r), fmt_pct(curve[i], band[i])]
         if exact_summary:
             row.append(fmt_exact(exact_summary["escape_by_round"][i]))
-        by_round_rows.append(row)
-    by_round = table(["round", "escaped by its end (95% interval)"] + (["exact"] if exact_summary else []),
-                     by_round_rows)
-    settings = [("policy", s.get("policy", scen.policy.name)), ("round limit", str(p.max_rounds)),
-                ("rule reading", _reading_text(scen)),
-                ("dice stacking", scen.rules.dice_stacking),
-                ("harness damage", scen.harness.damage),
-                ("stimulus", f"{scen.stimulus.damage} {scen.stimulus.kind} per round" if scen.stimulus else "none"),
-                ("search", "not configured" if scen.search is None else
-                 f"DC {scen.search.dc}; items: " + (", ".join(
-                     f"{it.name} ({it.kind}, {it.value:+d}, weight {it.weight:g}"
-                     + (f", {it.count} available" if it.count is not None else "") + ")"
-                     for it in scen.search.items) or "none"))]
-    optimal_block = _optimal_block(exact_summary, s["policy"])
-    sections = [
+        rows.append(row)
+    return table(["round", "escaped by its end (95% interval)"] + (["exact"] if exact_summary else []), rows)
+
+
+def _other_settings(result: SimulationResult) -> list[tuple[str, str]]:
+    """Policy, round limit, rule reading, dice stacking, harness, stimulus and search of the scenario."""
+    scen = result.scenario
+    return [("policy", result.summary.get("policy", scen.policy.name)),
+            ("round limit", str(result.params.max_rounds)),
+            ("rule reading", _reading_text(scen)),
+            ("dice stacking", scen.rules.dice_stacking),
+            ("harness damage", scen.harness.damage),
+            ("stimulus", f"{scen.stimulus.damage} {scen.stimulus.kind} per round" if scen.stimulus else "none"),
+            ("search", "not configured" if scen.search is None else
+             f"DC {scen.search.dc}; items: " + (", ".join(
+                 f"{it.name} ({it.kind}, {it.value:+d}, weight {it.weight:g}"
+                 + (f", {it.count} available" if it.count is not None else "") + ")"
+                 for it in scen.search.items) or "none"))]
+
+
+def _sections(result: SimulationResult, exact_summary: dict | None, by_round: str, tiers,
+              caught_chart: bool) -> list:
+    scen = result.scenario
+    return [
         _answer(result, exact_summary),
         description_block(scen.description),
         section("The party and its restraints", _party_block(scen)),
         section("Tier ladder in effect", _tier_ladder(scen),
                 note="DCs and what a successful escape check makes of each tier (R-ESC-2). Rows with an override "
                      "from the scenario's [rules.tiers] are highlighted; tiers no one wears at the start are grey."),
-        section("Attention: settings and what drew it", _attention_block(scen, result),
-                image="attention_caught.png" if caught_chart is not None else None,
-                alt="Stacked bars: by the round a run was caught, the mean attention caught runs drew from each "
-                    "source, with the limit as a dashed line",
-                note="Attention drawn by each source (R-ESC-9a); the party is caught when the total reaches the "
-                     "limit. The engine records each run's attention total and its actions by kind, not whom an "
-                     "untie was for: the attention of unties of teammates is the total less the other sources."
-                     + (" The chart: runs caught in each round and what their attention came from."
-                        if caught_chart is not None else "")),
-        section("Optimal play (exact)", optimal_block,
-                note="The best escape rate over every legal choice of every round (struggle slot and ability, "
-                     "assist, guide, search, rest, untie, items, class actions), solved exactly, beside each "
-                     "built-in policy: how much of this scenario's difficulty is the policy.")
-        if optimal_block else "",
-        section("Other settings", definitions(settings)),
+        _attention_section(result, caught_chart),
+        _optimal_section(exact_summary, result.summary["policy"]),
+        section("Other settings", definitions(_other_settings(result))),
         section("Escape by round", details("Table: escaped by the end of each round", by_round),
                 image="escape_by_round.png",
                 alt="Line chart: share of runs escaped by the end of each round, with its 95% interval band"),
@@ -469,6 +483,25 @@ def write_report(result: SimulationResult, out_dir: Path, exact_summary: dict | 
                      "advantage (escape rate after a round-1 success minus after only failed round-1 checks) and "
                      "the tier that held the party longest in the runs that did not escape.", folded=True),
     ]
-    title = f"Escape challenge — {scen.name or scen.slug} (policy {s['policy']})"
-    written.append(write_html(out / "report.html", title, sections, s))
-    return written
+
+
+def _attention_section(result: SimulationResult, caught_chart: bool):
+    return section(
+        "Attention: settings and what drew it", _attention_block(result.scenario, result),
+        image="attention_caught.png" if caught_chart else None,
+        alt="Stacked bars: by the round a run was caught, the mean attention caught runs drew from each "
+            "source, with the limit as a dashed line",
+        note="Attention drawn by each source (R-ESC-9a); the party is caught when the total reaches the "
+             "limit. The engine records each run's attention total and its actions by kind, not whom an "
+             "untie was for: the attention of unties of teammates is the total less the other sources."
+             + (" The chart: runs caught in each round and what their attention came from." if caught_chart else ""))
+
+
+def _optimal_section(exact_summary: dict | None, policy: str):
+    optimal_block = _optimal_block(exact_summary, policy)
+    if not optimal_block:
+        return ""
+    return section("Optimal play (exact)", optimal_block,
+                   note="The best escape rate over every legal choice of every round (struggle slot and ability, "
+                        "assist, guide, search, rest, untie, items, class actions), solved exactly, beside each "
+                        "built-in policy: how much of this scenario's difficulty is the policy.")

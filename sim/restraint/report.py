@@ -287,18 +287,7 @@ def write_report(result: SimulationResult, out_dir, exact_summary: dict | None =
     summary = result.summary
     p = compile_params(s)
     sections = [_answer(result, exact_summary), description_block(s.description),
-                section("Inputs that decide it", _inputs(s, p))]
-    esc = escape_probability_table(p).set_index("slot")
-    binds = set(s.binder.slots) if s.binder is not None else set()
-    sections.append(section(
-        "Escape check success by slot and level (R-RST-2, R-RST-30)",
-        join(_dc_ladder(s),
-             paragraph("The escape DC of each slot and level (R-RST-2); the chart shows the target's chance to escape "
-                       "one restraint alone at each level. The binder binds: "
-                       + (", ".join(sorted(binds)) or "nothing") + "."),
-             details("Table: P(escape check succeeds) by slot and level", table_html(esc.rename(columns=str)))),
-        image=_heat_map(esc, "P(escape check succeeds)", "level", "slot", out / "escape_heat.png", "{:.2f}"),
-        alt="Heat map: escape-check success probability by slot and level"))
+                section("Inputs that decide it", _inputs(s, p)), _escape_section(s, p, out)]
     image = _stacked_levels(summary, out)
     if image:
         sections.append(section("Level distribution per round (R-RST-13)", image=image,
@@ -310,25 +299,55 @@ def write_report(result: SimulationResult, out_dir, exact_summary: dict | None =
         image=_by_round_chart(summary, exact_summary, out),
         alt="Line chart: probability the target is incapacitated, has its arms complete, or either, by round"))
     if p.n_pools:
-        image = _overload_chart(summary, exact_summary, out)
-        party = pd.DataFrame(
-            [{"name": "target", "class": s.target.class_, "level": s.target.level, "composure_max": p.composure_max}]
-            + list(summary.get("party_composure") or [])
-        )
-        if exact_summary and "mean_rounds_to_overload" in exact_summary:
-            means = {"target": exact_summary["mean_rounds_to_overload"],
-                     **exact_summary.get("party_mean_rounds_to_overload", {})}
-            party["mean rounds to overload (exact)"] = [
-                float("nan") if means.get(n) is None else float(means[n]) for n in party["name"]
-            ]
-        body = table_html(party, index=False) if len(party) else ""
-        sections.append(section("Composure pools under the stimulus", body, image=image,
-                                alt="Line chart: probability of the first overload by round, per pool"))
+        sections.append(_pools_section(s, p, summary, exact_summary, out))
+    sections += [_effect_section(s, out), *_composure_sections(s, p, out)]
+    feats = class_features_table(s.target.level, s.target.scores.as_dict())
+    sections.append(section(f"Class features at level {s.target.level} (R-RST-12, R-RST-23)",
+                            table_html(feats, index=False), note="Reference.", folded=True))
+    title = f"Restraint: {s.name or s.slug}"
+    return write_html(out / "report.html", title, sections, summary)
+
+
+def _escape_section(s, p, out: Path):
+    """Escape check success by slot and level (R-RST-2, R-RST-30): the DC ladder and a heat map."""
+    esc = escape_probability_table(p).set_index("slot")
+    binds = set(s.binder.slots) if s.binder is not None else set()
+    return section(
+        "Escape check success by slot and level (R-RST-2, R-RST-30)",
+        join(_dc_ladder(s),
+             paragraph("The escape DC of each slot and level (R-RST-2); the chart shows the target's chance to escape "
+                       "one restraint alone at each level. The binder binds: "
+                       + (", ".join(sorted(binds)) or "nothing") + "."),
+             details("Table: P(escape check succeeds) by slot and level", table_html(esc.rename(columns=str)))),
+        image=_heat_map(esc, "P(escape check succeeds)", "level", "slot", out / "escape_heat.png", "{:.2f}"),
+        alt="Heat map: escape-check success probability by slot and level")
+
+
+def _pools_section(s, p, summary: dict, exact_summary: dict | None, out: Path):
+    """The composure pools under the stimulus: first overload by round, per pool (and exact mean rounds)."""
+    image = _overload_chart(summary, exact_summary, out)
+    party = pd.DataFrame(
+        [{"name": "target", "class": s.target.class_, "level": s.target.level, "composure_max": p.composure_max}]
+        + list(summary.get("party_composure") or [])
+    )
+    if exact_summary and "mean_rounds_to_overload" in exact_summary:
+        means = {"target": exact_summary["mean_rounds_to_overload"],
+                 **exact_summary.get("party_mean_rounds_to_overload", {})}
+        party["mean rounds to overload (exact)"] = [
+            float("nan") if means.get(n) is None else float(means[n]) for n in party["name"]
+        ]
+    body = table_html(party, index=False) if len(party) else ""
+    return section("Composure pools under the stimulus", body, image=image,
+                   alt="Line chart: probability of the first overload by round, per pool")
+
+
+def _effect_section(s, out: Path):
+    """The combat effect table (R-RST-14) and the hit chances of the wearer's weapon attack."""
     effects = combat_effect_table(s.table.attack_bonus, s.table.ac)
     hit_cols = [f"hit_ac{ac}" for ac in s.table.ac]
     hits = effects.set_index(effects["slot"] + " " + effects["level"])[hit_cols]
     hits.columns = [c.removeprefix("hit_ac") for c in hits.columns]
-    sections.append(section(
+    return section(
         f"Combat effect table (R-RST-14), attack bonus {s.table.attack_bonus:+d}",
         table_html(effects, index=False),
         image=_heat_map(hits, "P(the wearer's weapon attack hits) by restraint", "armour class", "restraint",
@@ -336,14 +355,19 @@ def write_report(result: SimulationResult, out_dir, exact_summary: dict | None =
         alt="Heat map: probability the wearer's weapon attack hits, by restraint and armour class",
         note="Reference. 'wearer hits': the wearer's weapon attack with its penalty die; 'fighter wearer hits': a "
              "fighter's attack ignoring restraint penalties (R-RST-12); 'hit against wearer': an attack with the "
-             "same bonus against the wearer.", folded=True))
+             "same bonus against the wearer.", folded=True)
+
+
+def _composure_sections(s, p, out: Path) -> list:
+    """Composure maximum by class and level (R-RST-20, R-RST-25) and, with pools, the expected rounds until
+    overload (R-RST-24)."""
     table_ = composure_table(s.target.scores.as_dict())
     table_.index.name = "class"
-    sections.append(section(
+    sections = [section(
         "Composure maximum by class and level (R-RST-20, R-RST-25), the target's scores",
         table_html(table_, float_format="{:.0f}"),
         image=_heat_map(table_, "Composure maximum", "level", "class", out / "composure_heat.png", "{:.0f}"),
-        alt="Heat map: composure maximum by class and level", note="Reference.", folded=True))
+        alt="Heat map: composure maximum by class and level", note="Reference.", folded=True)]
     if p.n_pools:
         expected = rounds_to_overload_table(table_, damage_distribution(p, 0))
         sections.append(section(
@@ -353,8 +377,4 @@ def write_report(result: SimulationResult, out_dir, exact_summary: dict | None =
             image=_heat_map(expected, "Expected rounds until overload", "level", "class",
                             out / "overload_heat.png", "{:.1f}"),
             alt="Heat map: expected rounds until overload by class and level", note="Reference.", folded=True))
-    feats = class_features_table(s.target.level, s.target.scores.as_dict())
-    sections.append(section(f"Class features at level {s.target.level} (R-RST-12, R-RST-23)",
-                            table_html(feats, index=False), note="Reference.", folded=True))
-    title = f"Restraint: {s.name or s.slug}"
-    return write_html(out / "report.html", title, sections, summary)
+    return sections

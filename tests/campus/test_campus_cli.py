@@ -6,15 +6,14 @@ import pandas as pd
 import pytest
 from examples import ROOT
 
-from sim.cli import main
 from sim.stats import wilson_interval
 
 SCEN = ROOT / "scenarios" / "campus"
 
 
-def test_cli_run_writes_summary_runs_report(tmp_path, capsys):
+def test_cli_run_writes_summary_runs_report(tmp_path, cli):
     out = tmp_path / "out"
-    assert main(["run", str(SCEN / "seed_trio_vs_hounds.toml"), "--runs", "2000", "--out", str(out), "--quiet"]) == 0
+    assert cli("run", SCEN / "seed_trio_vs_hounds.toml", "--runs", 2000, "--out", out, "--quiet").code == 0
     summary = json.loads((out / "summary.json").read_text())
     for key in ("kind", "name", "runs", "seed", "clear_rate", "clear_rate_ci", "party_clear_rate",
                 "game_over_rate", "capture_by_turn", "escape_success_by_turn", "scenario_hash"):
@@ -35,14 +34,14 @@ def test_cli_run_writes_summary_runs_report(tmp_path, capsys):
     assert len(list(out.glob("*.png"))) >= 6
 
 
-def test_cli_validate_and_invalid_input(tmp_path, capsys):
-    assert main(["validate", *map(str, sorted(SCEN.glob("*.toml")))]) == 0
+def test_cli_validate_and_invalid_input(tmp_path, cli):
+    assert cli("validate", *sorted(SCEN.glob("*.toml"))).code == 0
     bad = tmp_path / "bad.toml"
     bad.write_text('kind = "campus"\n[[locations]]\nid = "a"\ncapture_room = true\n[[locations]]\nid = "b"\n'
                    '[[party]]\nname = "A"\nabilities = { fight = 1, flee = 1, hide = 1 }\n'
                    '[[spawns]]\nadversary = "ghost"\n')
-    assert main(["run", str(bad), "--out", str(tmp_path / "x")]) == 2
-    err = capsys.readouterr().err
-    assert "spawns.0.adversary" in err and "bad.toml" in err
+    refused = cli("run", bad, "--out", tmp_path / "x")
+    assert refused.code == 2
+    assert "spawns.0.adversary" in refused.err and "bad.toml" in refused.err
     assert not (tmp_path / "x").exists()
-    assert main(["exact", str(SCEN / "seed_trio_vs_hounds.toml")]) == 2
+    assert cli("exact", SCEN / "seed_trio_vs_hounds.toml").code == 2

@@ -14,7 +14,6 @@ import sim
 from sim.campus.aggregate import CampusAggregate
 from sim.campus.params import compile_params
 from sim.campus.simulate import run_arrays
-from sim.cli import main
 from sim.designer.balance import balance_metrics, spread
 
 SCEN = ROOT / "scenarios" / "campus"
@@ -112,9 +111,9 @@ def test_balance_metrics_of_a_streamed_result(both):
     assert b["run_length"] == pytest.approx(spread(ends), rel=1e-12, abs=1e-12)
 
 
-def test_cli_run_streams_a_partitioned_runs_dataset(tmp_path):
+def test_cli_run_streams_a_partitioned_runs_dataset(tmp_path, cli):
     out = tmp_path / "out"
-    assert main(["run", str(SCEN / "seed_trio_vs_hounds.toml"), "--runs", "25000", "--out", str(out), "--quiet"]) == 0
+    assert cli("run", SCEN / "seed_trio_vs_hounds.toml", "--runs", 25000, "--out", out, "--quiet").code == 0
     dataset = out / "runs.parquet"
     assert dataset.is_dir() and len(list(dataset.glob("part-*.parquet"))) == 3
     runs = pd.read_parquet(dataset)

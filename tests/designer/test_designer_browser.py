@@ -147,14 +147,13 @@ def figures(monkeypatch):
     return seen
 
 
-def test_designer_charts_have_titles_units_and_bands(figures, tmp_path):
+def test_designer_charts_have_titles_units_and_bands(figures, tmp_path, cli):
     esc = ROOT / "scenarios/escape/lone_rogue.toml"
-    assert main(["sweep", str(esc), "--param", "rules.tiers.heavy.dc=16:20:2", "--runs", "300",
-                 "--out", str(tmp_path / "s"), "--quiet"]) == 0
-    assert main(["sensitivity", str(esc), "--runs", "300", "--out", str(tmp_path / "t"), "--quiet",
-                 "--param", "party.0.scores.dex"]) == 0
-    assert main(["run", str(esc), str(esc), "--runs", "300", "--out", str(tmp_path / "c"), "--quiet",
-                 "--no-runs"]) == 0
+    assert cli("sweep", esc, "--param", "rules.tiers.heavy.dc=16:20:2", "--runs", 300, "--out", tmp_path / "s",
+               "--quiet").code == 0
+    assert cli("sensitivity", esc, "--runs", 300, "--out", tmp_path / "t", "--quiet", "--param",
+               "party.0.scores.dex").code == 0
+    assert cli("run", esc, esc, "--runs", 300, "--out", tmp_path / "c", "--quiet", "--no-runs").code == 0
     mine = [f for f in figures if f["name"].startswith(("sweep_", "tornado", "index_", "heatmap_"))]
     assert {f["name"] for f in mine} >= {"sweep_escape_rate.png", "tornado.png", "index_escape_rate.png"}
     for f in mine:

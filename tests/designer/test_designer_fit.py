@@ -17,7 +17,6 @@ import pytest
 from examples import ROOT
 
 import sim
-from sim.cli import main
 from sim.designer.fit import (
     brute_force,
     count_feasible,
@@ -145,9 +144,9 @@ def test_simulated_targets_use_common_random_numbers(tmp_path):
     assert lo < result.targets[0]["achieved"] < hi
 
 
-def test_fitted_toml_reproduces_the_achieved_values(tmp_path):
+def test_fitted_toml_reproduces_the_achieved_values(tmp_path, cli):
     out = tmp_path / "out"
-    assert main(["fit", str(ROOT / "scenarios" / "fit" / "ladder.toml"), "--out", str(out), "--quiet"]) == 0
+    assert cli("fit", ROOT / "scenarios" / "fit" / "ladder.toml", "--out", out, "--quiet").code == 0
     data = json.loads((out / "fit.json").read_text())
     assert set(data) >= {"values", "targets", "loss", "evaluations", "search", "seconds"}
     for t in data["targets"]:
@@ -191,24 +190,25 @@ def test_fitted_toml_keeps_comments_and_existing_tables(tmp_path):
     ('params = ["run.max_rounds.x"]\nlo = 8\nhi = 20\n', None, "fit.params: 'run.max_rounds.x' is not a valid"),
     ('params = ["rules.tiers.light.dc"]\nlo = -500\nhi = 20\n', None, "fit.lo: lo -500 is below"),
 ])
-def test_bad_fit_files_exit_2_with_one_line_and_write_nothing(tmp_path, capsys, fit_table, target, message):
+def test_bad_fit_files_exit_2_with_one_line_and_write_nothing(tmp_path, cli, fit_table, target, message):
     scenario, metric = target or ("light.toml", "escape_rate")
     path = _write_fit(tmp_path, fit_table, _target(scenario, metric, 0.5))
     out = tmp_path / "out"
-    assert main(["fit", str(path), "--out", str(out)]) == 2
-    err = capsys.readouterr().err.strip()
+    r = cli("fit", path, "--out", out)
+    assert r.code == 2
+    err = r.err.strip()
     assert len(err.splitlines()) == 1 and str(path) in err and message in err, err
     assert not out.exists()
 
 
-def test_a_param_of_another_kind_is_refused(tmp_path, capsys):
+def test_a_param_of_another_kind_is_refused(tmp_path, cli):
     campus = ROOT / "scenarios" / "campus" / "seed_trio_vs_hounds.toml"
     path = tmp_path / "fit.toml"
     path.write_text(f'[fit]\nparams = ["rules.tiers.light.dc"]\nlo = 8\nhi = 20\n[[target]]\nscenario = "{campus}"\n'
                     'metric = "clear_rate"\nvalue = 0.5\n', encoding="utf-8")
     with pytest.raises(ScenarioError, match=r"fit\.params: 'rules\.tiers\.light\.dc' is not a valid .*campus"):
         load_fit(path)
-    assert main(["fit", str(path), "--out", str(tmp_path / "o")]) == 2
+    assert cli("fit", path, "--out", tmp_path / "o").code == 2
     assert not (tmp_path / "o").exists()
 
 

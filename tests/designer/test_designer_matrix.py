@@ -7,7 +7,6 @@ import pytest
 from examples import ROOT
 
 import sim
-from sim.cli import main
 from sim.designer.matrix import CLASS_PRIORITIES, STANDARD_ARRAY, matrix, preset_scores
 from sim.errors import ScenarioError
 
@@ -76,11 +75,11 @@ def test_vary_crosses_classes_and_values(one_round):
     assert cell[("fighter", 12)] == pytest.approx(11 / 20)
 
 
-def test_cli_writes_csv_heat_map_and_names_outliers(one_round, tmp_path, capsys):
+def test_cli_writes_csv_heat_map_and_names_outliers(one_round, tmp_path, cli):
     out = tmp_path / "m"
-    code = main(["matrix", one_round.source, "--threshold", "0.08", "--out", str(out), "--quiet"])
-    assert code == 0
-    printed = capsys.readouterr().out
+    r = cli("matrix", one_round.source, "--threshold", 0.08, "--out", out, "--quiet")
+    assert r.code == 0
+    printed = r.out
     assert "The rogue escapes within 1 rounds 10 points more often than the median class" in printed
     df = pd.read_csv(out / "matrix.csv")
     assert {"class", "escape_rate", "escape_rate_lo", "escape_rate_hi", "exact", "mean_rounds", "outlier"} <= set(df)
@@ -97,15 +96,16 @@ def test_restraint_target_is_replaced(tmp_path):
     assert ((m.frame[f"{metric}_lo"] <= m.frame[metric]) & (m.frame[metric] <= m.frame[f"{metric}_hi"])).all()
 
 
-def test_refusals(one_round, tmp_path, capsys):
+def test_refusals(one_round, tmp_path, cli):
     party = sim.load_scenario(ROOT / "scenarios" / "escape" / "party_under_watch.toml")
     with pytest.raises(ScenarioError, match="needs one character"):
         matrix(party)
     campus = ROOT / "scenarios" / "campus" / "seed_trio_vs_hounds.toml"
-    assert main(["matrix", str(campus), "--out", str(tmp_path / "c")]) == 2
-    assert main(["matrix", one_round.source, "--classes", "bard,necromancer", "--out", str(tmp_path / "c")]) == 2
-    assert main(["matrix", one_round.source, "--vary", "party.0.restraints.arms=light,tight",
-                 "--out", str(tmp_path / "c")]) == 2
-    err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 3 and "necromancer" in err[1] and "tight" in err[2]
+    refusals = [cli("matrix", campus, "--out", tmp_path / "c"),
+                cli("matrix", one_round.source, "--classes", "bard,necromancer", "--out", tmp_path / "c"),
+                cli("matrix", one_round.source, "--vary", "party.0.restraints.arms=light,tight",
+                    "--out", tmp_path / "c")]
+    assert [r.code for r in refusals] == [2, 2, 2]
+    err = [r.err.strip() for r in refusals]
+    assert all(len(e.splitlines()) == 1 for e in err) and "necromancer" in err[1] and "tight" in err[2]
     assert not (tmp_path / "c").exists()

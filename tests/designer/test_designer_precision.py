@@ -20,9 +20,9 @@ FLANK = ROOT / "scenarios/restraint/flank_penalty.toml"
 
 
 @pytest.mark.parametrize("target", [0.006, 0.0035])
-def test_bound_is_met_with_whole_chunks(target, tmp_path):
+def test_bound_is_met_with_whole_chunks(target, tmp_path, cli):
     out = tmp_path / "r"
-    assert main(["run", str(ROGUE), "--target-error", str(target), "--out", str(out), "--no-runs", "--quiet"]) == 0
+    assert cli("run", ROGUE, "--target-error", target, "--out", out, "--no-runs", "--quiet").code == 0
     s = json.loads((out / "summary.json").read_text())
     info = s["target_error"]
     lo, hi = s["escape_rate_ci"]
@@ -51,13 +51,13 @@ def test_list_metric_of_restraint():
     assert info.half_width <= 0.008 and result.summary["runs"] == info.runs
 
 
-def test_cap_is_honoured_and_reported(tmp_path, capsys):
+def test_cap_is_honoured_and_reported(tmp_path, cli):
     out = tmp_path / "r"
-    assert main(["run", str(ROGUE), "--target-error", "0.0005", "--max-runs", "20000", "--out", str(out),
-                 "--no-runs"]) == 0
+    r = cli("run", ROGUE, "--target-error", 0.0005, "--max-runs", 20000, "--out", out, "--no-runs")
+    assert r.code == 0
     s = json.loads((out / "summary.json").read_text())
     assert s["runs"] == 20000 and not s["target_error"]["met"] and s["target_error"]["half_width"] > 0.0005
-    assert "NOT met" in capsys.readouterr().err
+    assert "NOT met" in r.err
 
 
 @pytest.mark.parametrize("argv, expected", [

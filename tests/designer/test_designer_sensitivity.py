@@ -7,7 +7,6 @@ import pytest
 from examples import ROOT
 
 import sim
-from sim.cli import main
 from sim.designer.params import with_values
 from sim.designer.sensitivity import sensitivity, sensitivity_parameters
 
@@ -87,16 +86,15 @@ def test_invalid_neighbour_uses_the_other_step():
     assert pd.isna(row["metric_up"]) and row["effect"] == row["metric_down"] - row["metric_base"]
 
 
-def test_cli_writes_table_csv_and_tornado(tmp_path, capsys):
+def test_cli_writes_table_csv_and_tornado(tmp_path, cli):
     out = tmp_path / "sens"
-    code = main(["sensitivity", str(FLANK), "--runs", "800", "--seed", "1", "--out", str(out), "--quiet"])
-    text = capsys.readouterr().out
-    assert code == 0 and "target.scores.dex" in text
+    r = cli("sensitivity", FLANK, "--runs", 800, "--seed", 1, "--out", out, "--quiet")
+    assert r.code == 0 and "target.scores.dex" in r.out
     df = pd.read_csv(out / "sensitivity.csv")
     assert len(df) == 12 and df.iloc[0]["parameter"] == "target.scores.dex"
     assert (out / "tornado.png").stat().st_size > 1000 and "tornado.png" in (out / "report.html").read_text()
 
 
-def test_cli_unknown_param_exits_2(tmp_path, capsys):
-    code = main(["sensitivity", str(ROGUE), "--param", "party.0.scores.luck", "--out", str(tmp_path / "x")])
-    assert code == 2 and "party.0.scores.luck" in capsys.readouterr().err and not (tmp_path / "x").exists()
+def test_cli_unknown_param_exits_2(tmp_path, cli):
+    r = cli("sensitivity", ROGUE, "--param", "party.0.scores.luck", "--out", tmp_path / "x")
+    assert r.code == 2 and "party.0.scores.luck" in r.err and not (tmp_path / "x").exists()

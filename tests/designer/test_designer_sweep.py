@@ -10,7 +10,6 @@ import pytest
 from examples import ROOT
 
 import sim
-from sim.cli import main
 from sim.designer.params import with_values
 from sim.designer.sweep import sweep
 
@@ -41,10 +40,10 @@ def test_escape_sweep_matches_independent_simulation_and_exact():
     assert ((df["escape_rate"] - df["escape_rate_exact"]).abs() <= 4 * se + 1e-3).all()
 
 
-def test_restraint_two_parameter_sweep_and_list_metric(tmp_path):
+def test_restraint_two_parameter_sweep_and_list_metric(tmp_path, cli):
     out = tmp_path / "sw"
-    code = main(["sweep", str(FLANK), "--param", "target.scores.dex=14:18:2", "--param", "binder.scores.str=12:18:6",
-                 "--runs", "1500", "--seed", "2", "--out", str(out), "--quiet"])
+    code = cli("sweep", FLANK, "--param", "target.scores.dex=14:18:2", "--param", "binder.scores.str=12:18:6",
+               "--runs", 1500, "--seed", 2, "--out", out, "--quiet").code
     assert code == 0
     df = pd.read_csv(out / "sweep.csv")
     assert len(df) == 6 and list(df.columns[:2]) == ["target.scores.dex", "binder.scores.str"]
@@ -68,16 +67,16 @@ def test_restraint_two_parameter_sweep_and_list_metric(tmp_path):
     ("rules.tiers.heavy.dc=12:10", "expected START <= STOP"),
     ("nokey", "expected KEY=START:STOP:STEP"),
 ])
-def test_invalid_sweeps_exit_2_with_one_line_and_write_nothing(param, expected, tmp_path, capsys):
+def test_invalid_sweeps_exit_2_with_one_line_and_write_nothing(param, expected, tmp_path, cli):
     out = tmp_path / "out"
-    code = main(["sweep", str(ROGUE), "--param", param, "--runs", "100", "--out", str(out)])
-    err = capsys.readouterr().err
-    assert code == 2 and expected in err and str(ROGUE) in err, err
+    r = cli("sweep", ROGUE, "--param", param, "--runs", 100, "--out", out)
+    err = r.err
+    assert r.code == 2 and expected in err and str(ROGUE) in err, err
     assert len(err.strip().splitlines()) == 1 and not out.exists()
 
 
-def test_unknown_metric_exits_2_and_writes_nothing(tmp_path, capsys):
+def test_unknown_metric_exits_2_and_writes_nothing(tmp_path, cli):
     out = tmp_path / "out"
-    code = main(["sweep", str(ROGUE), "--param", "rules.tiers.heavy.dc=16:18", "--metric", "escape_by_round.20",
-                 "--runs", "100", "--out", str(out), "--quiet"])
-    assert code == 2 and "out of range" in capsys.readouterr().err and not out.exists()
+    r = cli("sweep", ROGUE, "--param", "rules.tiers.heavy.dc=16:18", "--metric", "escape_by_round.20", "--runs", 100,
+            "--out", out, "--quiet")
+    assert r.code == 2 and "out of range" in r.err and not out.exists()

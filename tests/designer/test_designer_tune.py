@@ -9,7 +9,6 @@ import pytest
 from examples import ROOT
 
 import sim
-from sim.cli import main
 from sim.designer.metrics import metric_value
 from sim.designer.params import with_values
 from sim.designer.tune import tune
@@ -83,29 +82,29 @@ def test_float_parameter_bisection_converges(monkeypatch):
     assert len(res.evaluations) <= 20
 
 
-def test_tune_cli_prints_json_and_writes_out(tmp_path, capsys):
+def test_tune_cli_prints_json_and_writes_out(tmp_path, cli):
     out = tmp_path / "t.json"
-    code = main(["tune", str(ROGUE), "--param", "rules.tiers.heavy.dc", "--metric", "escape_by_round.7",
-                 "--target", "0.5", "--lo", "18", "--hi", "32", "--out", str(out), "--json"])
-    printed = json.loads(capsys.readouterr().out)
-    assert code == 0 and printed == json.loads(out.read_text())
+    tuned = cli("tune", ROGUE, "--param", "rules.tiers.heavy.dc", "--metric", "escape_by_round.7", "--target", 0.5,
+                "--lo", 18, "--hi", 32, "--out", out, "--json")
+    printed = json.loads(tuned.out)
+    assert tuned.code == 0 and printed == json.loads(out.read_text())
     for key in ("param", "value", "metric", "achieved", "ci"):
         assert key in printed
     assert printed["param"] == "rules.tiers.heavy.dc" and isinstance(printed["value"], int)
     # the same metric by its 1-based round name; a table by default
-    assert main(["tune", str(ROGUE), "--param", "rules.tiers.heavy.dc", "--metric", "escape_by_round@8",
-                 "--target", "0.5", "--lo", "18", "--hi", "32"]) == 0
-    table = capsys.readouterr().out
+    by_name = cli("tune", ROGUE, "--param", "rules.tiers.heavy.dc", "--metric", "escape_by_round@8", "--target", 0.5,
+                  "--lo", 18, "--hi", 32)
+    assert by_name.code == 0
+    table = by_name.out
     assert f"value {printed['value']}".replace(" ", "") in table.replace(" ", "") and "bracketed" in table
 
 
-def test_tune_unbracketed_target_warns_and_exits_1(tmp_path, capsys):
+def test_tune_unbracketed_target_warns_and_exits_1(tmp_path, cli):
     """escape_rate cannot reach 0 within heavy DC 18..20 for the lone rogue: warning on stderr, exit 1."""
     out = tmp_path / "t.json"
-    code = main(["tune", str(ROGUE), "--param", "rules.tiers.heavy.dc", "--target", "0.0", "--lo", "18",
-                 "--hi", "20", "--out", str(out), "--json"])
-    captured = capsys.readouterr()
-    assert code == 1 and "warning" in captured.err and "does not reach 0.0" in captured.err
+    captured = cli("tune", ROGUE, "--param", "rules.tiers.heavy.dc", "--target", "0.0", "--lo", 18, "--hi", 20,
+                   "--out", out, "--json")
+    assert captured.code == 1 and "warning" in captured.err and "does not reach 0.0" in captured.err
     assert json.loads(captured.out)["bracketed"] is False and out.exists()
 
 
@@ -124,9 +123,9 @@ def test_tune_default_range_comes_from_the_tier_ladder():
     (["--param", "party.0.scores.dex", "--target", "0.5", "--lo", "5", "--hi", "40"], "less than or equal to 30"),
     (["--param", "party.0.scores.dex", "--target", "0.5", "--lo", "9", "--hi", "4"], "expected --lo <= --hi"),
 ])
-def test_tune_errors_exit_2(argv, expected, tmp_path, capsys):
+def test_tune_errors_exit_2(argv, expected, tmp_path, cli):
     out = tmp_path / "t.json"
-    code = main(["tune", str(ROGUE), *argv, "--runs", "200", "--out", str(out)])
-    err = capsys.readouterr().err
-    assert code == 2 and expected in err and len(err.strip().splitlines()) == 1, err
+    r = cli("tune", ROGUE, *argv, "--runs", 200, "--out", out)
+    err = r.err
+    assert r.code == 2 and expected in err and len(err.strip().splitlines()) == 1, err
     assert not out.exists()

@@ -253,20 +253,18 @@ def test_designer_tools_use_exact_for_parties_within_the_budget(monkeypatch):
     assert exact_summary(party) is None
 
 
-def test_run_report_overlays_exact_for_a_party(tmp_path):
-    from sim.cli import main
-
+def test_run_report_overlays_exact_for_a_party(tmp_path, cli):
     path = tmp_path / "duo.toml"
     path.write_text(PARTY_TOML)
     out = tmp_path / "rep"
-    assert main(["run", str(path), "--runs", "2000", "--seed", "3", "--out", str(out), "--quiet", "--no-runs"]) == 0
+    assert cli("run", path, "--runs", 2000, "--seed", 3, "--out", out, "--quiet", "--no-runs").code == 0
     html = (out / "report.html").read_text()
     assert "exact" in html
     plain = tmp_path / "plain"
     five = PARTY_TOML + "".join(PARTY_TOML[PARTY_TOML.index("[[party]]"):PARTY_TOML.index("[[party]]", 200)]
                                 .replace('name = "A"', f'name = "{n}"') for n in "CDE")
     path.write_text(five)
-    assert main(["run", str(path), "--runs", "2000", "--seed", "3", "--out", str(plain), "--quiet", "--no-runs"]) == 0
+    assert cli("run", path, "--runs", 2000, "--seed", 3, "--out", plain, "--quiet", "--no-runs").code == 0
     assert "exact" not in (plain / "report.html").read_text().lower().replace("exactly", "")
 
 

@@ -64,11 +64,9 @@ def test_cli_names_the_flag_and_exits_2(tmp_path):
     assert "party_under_watch.toml" in line and "--max-branches 2,000" in line and "Traceback" not in line
 
 
-def test_report_says_exact_was_refused_and_the_figures_are_monte_carlo(tmp_path):
-    from sim.cli import main
-
+def test_report_says_exact_was_refused_and_the_figures_are_monte_carlo(tmp_path, cli):
     out = tmp_path / "rep"
-    assert main(["run", str(WATCH), "--runs", "400", "--seed", "3", "--out", str(out), "--quiet", "--no-runs"]) == 0
+    assert cli("run", WATCH, "--runs", 400, "--seed", 3, "--out", out, "--quiet", "--no-runs").code == 0
     html = (out / "report.html").read_text()
     assert "Exact analysis was tried and refused" in html and "the figures are Monte Carlo" in html
 

@@ -54,16 +54,14 @@ def test_policy_name_optimal_in_a_scenario_file_and_a_near_miss():
     assert info.value.key == "policy.name"
 
 
-def test_cli_run_policy_optimal(tmp_path):
-    from sim.cli import main
-
+def test_cli_run_policy_optimal(tmp_path, cli):
     out = tmp_path / "rep"
     path = tmp_path / "s.toml"
     path.write_text('kind = "escape"\nname = "one"\n[run]\nmax_rounds = 3\n[[party]]\nname = "A"\nclass = "rogue"\n'
                     'level = 1\nscores = { str = 10, dex = 14, con = 10, int = 10, wis = 10, cha = 10 }\n'
                     '[party.restraints]\narms = "light"\n')
-    assert main(["run", str(path), "--policy", "optimal", "--runs", "500", "--seed", "1", "--out", str(out),
-                 "--quiet", "--no-runs"]) == 0
+    assert cli("run", path, "--policy", "optimal", "--runs", 500, "--seed", 1, "--out", out, "--quiet",
+               "--no-runs").code == 0
     assert '"policy": "optimal"' in (out / "summary.json").read_text()
 
 

@@ -11,7 +11,6 @@ import pytest
 from formation_helpers import example
 
 import sim
-from sim.cli import main
 from sim.errors import ScenarioError
 from sim.formation import exact, targeting_table
 from sim.formation.rules import dp_variance_per_roll, hit_probability
@@ -187,9 +186,9 @@ def test_cli_run_end_to_end(cli, scratch, examples):
     assert len(ex["targeting"]) == 60 and ex["runs"] is None
 
 
-def test_cli_invalid_scenario_exits_2(tmp_path):
+def test_cli_invalid_scenario_exits_2(tmp_path, cli):
     bad = tmp_path / "bad.toml"
     bad.write_text('kind = "formation"\n[[units]]\nname = "x"\nside = "A"\narea = "middle"\n')
     out = tmp_path / "o"
-    assert main(["run", str(bad), "--out", str(out)]) == 2
+    assert cli("run", bad, "--out", out).code == 2
     assert not out.exists()

@@ -10,7 +10,6 @@ from examples import ROOT
 from restraint_helpers import scenario_data
 
 import sim
-from sim.cli import main
 from sim.errors import ScenarioError
 from sim.scenario import parse_scenario
 
@@ -103,11 +102,10 @@ def test_summary_contract_and_provenance():
     assert len(r.runs) == 500
 
 
-def test_cli_run_end_to_end(tmp_path, capsys):
+def test_cli_run_end_to_end(tmp_path, cli):
     """`python -m sim run SCENARIO --runs 2000 --out DIR` writes summary, runs, report and charts."""
     out = tmp_path / "out"
-    code = main(["run", str(SCENARIO_DIR / "raging_barbarian.toml"), "--runs", "2000", "--out", str(out), "--quiet"])
-    assert code == 0
+    assert cli("run", SCENARIO_DIR / "raging_barbarian.toml", "--runs", 2000, "--out", out, "--quiet").code == 0
     summary = json.loads((out / "summary.json").read_text())
     assert summary["runs"] == 2000 and summary["kind"] == "restraint"
     assert len(pd.read_parquet(out / "runs.parquet")) == 2000
@@ -119,17 +117,19 @@ def test_cli_run_end_to_end(tmp_path, capsys):
     assert "Combat effect table" in html and "(exact)" in html
 
 
-def test_cli_exact_and_invalid_input(tmp_path, capsys, scratch, examples):
+def test_cli_exact_and_invalid_input(tmp_path, cli, scratch, examples):
     """`exact` prints the exact summary; an invalid file exits 2 with one line and writes nothing. (In the scratch
     folder: exact also writes its page to reports/<name>/.)"""
-    assert main(["exact", "--json", str(examples["flank_penalty"])]) == 0
-    exact = json.loads(capsys.readouterr().out)
+    printed = cli("exact", "--json", examples["flank_penalty"])
+    assert printed.code == 0
+    exact = json.loads(printed.out)
     assert exact["runs"] is None and len(exact["arms_complete_by_round"]) == 8
     bad = tmp_path / "bad.toml"
     bad.write_text('kind = "restraint"\n[target]\nclass = "rogue"\nscores = { str = 10, dex = 10, con = 10, '
                    'int = 10, wis = 10, cha = 10 }\n[target.restraints]\narms = 9\n')
     out = tmp_path / "out"
-    assert main(["run", str(bad), "--out", str(out)]) == 2
-    err = capsys.readouterr().err
+    refused = cli("run", bad, "--out", out)
+    assert refused.code == 2
+    err = refused.err
     assert "target.restraints.arms" in err and "Traceback" not in err
     assert not out.exists()
