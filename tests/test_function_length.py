@@ -15,8 +15,6 @@ MAX_LINES = 60
 
 #: (module path under the project, function name): why it may be longer than MAX_LINES
 ALLOWED = {
-    # removed at merge: another branch splits studio_app
-    ("sim/studio/app.py", "studio_app"): "another branch splits it",
     # removed at merge: the kernels below are other helpers' files (issue 23 leaves them to those branches);
     # each is a numba-compiled round step whose loop state lives in locals
     ("sim/formation/kernel.py", "attack"): "another branch's file (numba kernel)",
