@@ -220,36 +220,53 @@ def _frame_layout(names: tuple[str, ...], shown: tuple[str, ...]) -> FrameLayout
                        tuple((k, b, r) for k, (b, r) in party_rows.items()), tuple(outcome), tuple(freed))
 
 
+class RunsFrame:
+    """The runs frame of ``n`` runs from run ``start`` (R-ESC-15), filled chunk by chunk (:meth:`fill`, each chunk
+    while it is fresh in the cache) and made once (:meth:`frame`). Each block of the frame is written once, in one
+    pass over the runs per statistic, and handed to pandas without a copy."""
+
+    def __init__(self, p: EscapeParams, n: int, start: int = 0):
+        self.lay = lay = frame_layout(p)
+        self.n, self.n_chars = n, p.n_chars
+        self.blocks = [np.empty((len(pos), n), dtype=t) for t, pos in zip(lay.types, lay.positions, strict=True)]
+        b, row = lay.run
+        self.blocks[b][row] = np.arange(start, start + n, dtype=np.int64)
+        self.codes = {name: np.empty(n, dtype=np.int8) for name, _ in lay.outcome}  # categorical codes
+        # (C, n): each character's freed round as a contiguous row
+        self.freed = {name: np.empty((p.n_chars, n), dtype=np.int64) for name, _, _ in lay.freed}
+        self.char_rows = np.arange(p.n_chars, dtype=np.int64).reshape(-1, 1)  # character i to row i
+
+    def fill(self, cols: dict[str, np.ndarray], at: int = 0) -> RunsFrame:
+        """The rows of the runs ``at`` .. ``at + len(cols)`` from their per-run columns."""
+        m = len(cols["outcome"])
+        runs = slice(at, at + m)
+        blocks, C = self.blocks, self.n_chars
+        for name, b, row in self.lay.plain:
+            blocks[b][row, runs] = cols[name]
+        for name, b, rows in self.lay.per_char:
+            _scatter(cols[name].reshape(m, C, -1), rows, blocks[b][:, runs])
+        for name, b, rows in self.lay.party:
+            _scatter_party(cols[name], rows, blocks[b][:, runs])
+        for name, codes in self.codes.items():
+            np.subtract(cols[name], 1, out=codes[runs])  # outcome code 1 is the first category
+        for name, out in self.freed.items():
+            _scatter(cols[name].reshape(m, C, 1), self.char_rows, out[:, runs])
+        return self
+
+    def frame(self) -> pd.DataFrame:
+        extension = []  # (array, frame position)
+        for name, pos in self.lay.outcome:
+            extension.append((pd.Categorical.from_codes(self.codes[name], list(OUTCOME_NAMES)), pos))
+        for name, i, pos in self.lay.freed:
+            fr = self.freed[name][i]
+            extension.append((pd.arrays.IntegerArray(fr, fr == 0), pos))  # 0: never freed (missing)
+        return _frame_from_blocks(self.lay, self.blocks, extension, self.n)
+
+
 def runs_frame(p: EscapeParams, cols: dict[str, np.ndarray], start: int = 0) -> pd.DataFrame:
     """Per-run rows (R-ESC-15); ``start`` is the index of the first run (a chunk's position). Columns as
-    :func:`frame_layout` lists them. Each block of the frame is written once, in one pass over the runs per
-    statistic, and handed to pandas without a copy."""
-    lay = frame_layout(p)
-    n = len(cols["outcome"])
-    blocks = [np.empty((len(pos), n), dtype=t) for t, pos in zip(lay.types, lay.positions, strict=True)]
-    b, row = lay.run
-    blocks[b][row] = np.arange(start, start + n, dtype=np.int64)
-    for name, b, row in lay.plain:
-        blocks[b][row] = cols[name]
-    for name, b, rows in lay.per_char:
-        x = cols[name]
-        _scatter(x.reshape(n, x.shape[1], -1), rows, blocks[b])
-    for name, b, rows in lay.party:
-        _scatter_party(cols[name], rows, blocks[b])
-    extension = []  # (array, frame position)
-    for name, pos in lay.outcome:
-        extension.append((pd.Categorical.from_codes(cols[name] - 1, list(OUTCOME_NAMES)), pos))
-    if lay.freed:
-        C = p.n_chars
-        freed = {}
-        for name in dict.fromkeys(name for name, _, _ in lay.freed):
-            freed[name] = np.empty((C, n), dtype=np.int64)  # (C, n): contiguous rows, one per character
-            x = cols[name]
-            _scatter(x.reshape(n, C, 1), np.arange(C, dtype=np.int64).reshape(C, 1), freed[name])
-        for name, i, pos in lay.freed:
-            fr = freed[name][i]
-            extension.append((pd.arrays.IntegerArray(fr, fr == 0), pos))  # 0: never freed
-    return _frame_from_blocks(lay, blocks, extension, n)
+    :func:`frame_layout` lists them."""
+    return RunsFrame(p, len(cols["outcome"]), start).fill(cols).frame()
 
 
 def _frame_from_blocks(lay: FrameLayout, blocks: list[np.ndarray], extension: list, n: int,
