@@ -4,6 +4,7 @@ and the summary of SCENARIOS.md."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 
 import numpy as np
 import pandas as pd
@@ -12,13 +13,13 @@ from sim.batch import current_execution, map_chunks, parquet_bytes, stream_chunk
 from sim.errors import ScenarioError
 from sim.escape import kernel as K
 from sim.escape.aggregate import EscapeAggregate
-from sim.escape.columns import RunsFrame, allocate, columns_from_batch, columns_from_states, copy_into, runs_frame
+from sim.escape.columns import allocate, columns_from_batch, columns_from_states, copy_into, runs_frame
 from sim.escape.model import OPTIMAL_POLICY, Scenario
 from sim.escape.params import EscapeParams, compile_params
 from sim.escape.policy import load_policy, require_code_opt_in
 from sim.escape.reference import DrawSource, play_round
 from sim.escape.state import initial_state
-from sim.result import SimulationResult, provenance
+from sim.result import DeferredFrame, SimulationResult, provenance
 from sim.stats import wilson_interval
 
 KERNEL_POLICIES = tuple(K.POLICY_CODES)  # the built-in policies the engine runs; custom ones run on the reference
@@ -114,15 +115,13 @@ def simulate(scenario: Scenario, runs: int, seed: int, n_jobs: int = 1, engine: 
     if keep_runs:
         fn = _kernel_task if engine == "kernel" else _reference_task
         cols = allocate(p, runs)  # the whole run's columns, filled chunk by chunk (no list of parts to join)
-        frame = RunsFrame(p, runs)
         for chunk, part in map_chunks(fn, (p, policy), runs, seed, n_jobs, chunks_per_task,
                                       threads=engine == "kernel"):
-            # each chunk copied, folded and shown while it is fresh in the cache (one pass over the whole run's
-            # columns per statistic after the last chunk reads them all from memory again)
             copy_into(cols, part, chunk.start)
-            agg.add(part)
-            frame.fill(part, chunk.start)
-        result.runs = frame.frame()
+            agg.add(part)  # each chunk folded while it is fresh in the cache
+        for column in cols.values():  # the runs frame is made from them when first read: they stay as played
+            column.flags.writeable = False
+        result.runs = DeferredFrame(partial(runs_frame, p, cols))  # callers of the summary alone never build it
         result.extra["columns"] = cols
     else:
         task = (p, policy, engine, runs_sink is not None)

@@ -21,6 +21,7 @@ from sim.escape.aggregate import EscapeAggregate
 from sim.escape.model import TIER_IDS
 from sim.escape.params import compile_params
 from sim.escape.state import ACTION_KINDS, action_kinds
+from sim.result import DeferredFrame, SimulationResult
 
 S = importlib.import_module("sim.escape.simulate")
 TEAMWORK = "scenarios/escape/teamwork.toml"  # five characters, team policy: escaped, caught, timed out, never freed
@@ -211,3 +212,26 @@ def test_simulate_kept_and_streamed_agree():
     assert_aggregate(kept.aggregate, want)
     assert_aggregate(streamed.aggregate, want)
     assert_same_frame(kept.runs, plain_frame(kept.params, kept.columns))
+
+
+def test_kept_runs_frame_is_made_when_first_read_and_kept():
+    """A caller of the summary alone never builds the frame; the first read builds it once, from the columns."""
+    result = sim.simulate(sim.load_scenario(TEAMWORK), runs=3000, seed=2)
+    assert isinstance(result.__dict__["_runs"], DeferredFrame)  # not built by simulate
+    frame = result.runs
+    assert result.runs is frame and not isinstance(result.__dict__["_runs"], DeferredFrame)
+    assert_same_frame(frame, plain_frame(result.params, result.columns))
+    for name, column in result.columns.items():  # what the frame is made from cannot change under it
+        with pytest.raises(ValueError, match="read-only"):
+            column[0] = 0
+        assert not column.flags.writeable, name
+
+
+def test_deferred_frame_is_made_once():
+    made = []
+    result = SimulationResult(None, DeferredFrame(lambda: made.append(1) or pd.DataFrame({"run": [0, 1]})), {})
+    assert made == []
+    assert result.runs["run"].tolist() == [0, 1] and result.runs is result.runs
+    assert made == [1]
+    result.runs = pd.DataFrame({"run": [5]})  # set as before
+    assert result.runs["run"].tolist() == [5]
