@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,12 +31,23 @@ def provenance(scenario, seed: int | None, runs: int | None, random_layout: str 
     return out
 
 
+class DeferredFrame:
+    """A runs frame made when :attr:`SimulationResult.runs` is first read (``make()``), then kept: a caller that
+    reads only the summary, the aggregate or the columns never pays for it."""
+
+    __slots__ = ("make",)
+
+    def __init__(self, make: Callable[[], pd.DataFrame]):
+        self.make = make
+
+
 @dataclass
 class SimulationResult:
     """``runs``: one row per run; ``summary``: the SCENARIOS.md keys plus provenance; ``extra``: what the kind
     keeps for its own report (``aggregate``, escape's ``params``, ...). Shared modules read the typed
     properties below, never ``extra`` by key (sim/pipeline.py's :class:`~sim.pipeline.PipelineResult` carries
-    them on)."""
+    them on). A kind may set ``runs`` to a :class:`DeferredFrame`: the frame is then made when ``runs`` is first
+    read, and kept."""
 
     scenario: Any
     runs: pd.DataFrame
@@ -55,5 +67,20 @@ class SimulationResult:
     @property
     def columns(self) -> Any:
         """The per-run columns as the engines produced them (a dict of arrays), where the kind keeps them with the
-        runs (escape, runs kept), else None."""
+        runs (escape, runs kept: read-only, the runs frame is made from them when first read), else None."""
         return self.extra.get("columns")
+
+
+def _get_runs(self: SimulationResult) -> pd.DataFrame:
+    runs = self.__dict__["_runs"]
+    if isinstance(runs, DeferredFrame):
+        runs = self.__dict__["_runs"] = runs.make()
+    return runs
+
+
+def _set_runs(self: SimulationResult, value: pd.DataFrame | DeferredFrame) -> None:
+    self.__dict__["_runs"] = value
+
+
+# ``runs`` stays a dataclass field (the constructor, fields(), repr and == see it); reading it makes a deferred frame
+SimulationResult.runs = property(_get_runs, _set_runs, doc="One row per run (made when first read if deferred).")

@@ -6,9 +6,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
+from numba import njit
 
 from sim.escape import kernel as K
 from sim.escape.columns import RUN_STATS, per_run_shape
+from sim.escape.kernel import CAUGHT, ESCAPED
 from sim.escape.params import EscapeParams
 
 #: the sums over runs kept as they are (sim.escape.columns: the statistics whose ``total`` names an attribute)
@@ -65,42 +67,32 @@ class EscapeAggregate:
         return cls(p.max_rounds, p.n_chars)
 
     def add(self, cols: dict[str, np.ndarray]) -> EscapeAggregate:
-        """Fold one chunk's per-run columns in."""
+        """Fold one chunk's per-run columns in: one compiled pass over the runs for the outcome, rounds, attention,
+        first round, freed round and failure tier (:func:`_fold_runs`), and one per declared sum (:func:`_sum_runs`)
+        (numpy's passes, one per column and mask, cost a tenth of a streamed run)."""
         outcome, rounds = cols["outcome"], cols["rounds"]
-        self.runs += len(outcome)
-        self.outcomes += np.bincount(outcome, minlength=4)[:4]
-        esc = outcome == K.ESCAPED
-        r = rounds[esc].astype(np.int64)
-        self.escaped_at += np.bincount(r, minlength=self.max_rounds + 1)[: self.max_rounds + 1]
-        self.rounds_sum += float(r.sum())
-        self.rounds_sumsq += float((r * r).sum())
-        self.rounds_all += np.bincount(rounds.astype(np.int64), minlength=self.max_rounds + 1)[: self.max_rounds + 1]
-        failed = ~esc
-        if failed.any():  # the tier holding the party longest in each run that did not escape
-            per_tier = cols["rounds_at_tier"][failed].sum(axis=1)  # (runs, 9)
-            self.failure_tiers += np.bincount(per_tier[:, 1:].argmax(axis=1) + 1, minlength=9)[:9]
-        if "first_round" in cols:
-            codes = cols["first_round"].astype(np.int64)
-            self.first_round += np.bincount(codes * 2 + esc, minlength=6)[:6].reshape(3, 2)
-        for s in TOTALS:
-            getattr(self, s.total)[:] += cols[s.name].sum(axis=0, dtype=np.int64)
-        fr = cols["freed_round"]
-        self.freed += (fr > 0).sum(axis=0)
-        self.freed_round_sum += fr.sum(axis=0)
+        n = len(outcome)
+        C = self.n_chars
+        self.runs += n
+        acts = cols["action_counts"]
+        caught_actions = np.zeros((self.max_rounds + 1, acts.shape[2]), dtype=np.int64)
+        sums = np.zeros(4, dtype=np.int64)  # rounds and squared rounds of escaped runs, attention, caught runs
+        _fold_runs(outcome, rounds, cols.get("attention", _NO_ATTENTION), cols.get("first_round", _NO_FIRST),
+                   cols["freed_round"], cols["rounds_at_tier"], acts, "attention" in cols, "first_round" in cols,
+                   self.outcomes, self.escaped_at, self.rounds_all, self.failure_tiers, self.first_round, self.freed,
+                   self.freed_round_sum, self.caught_at, self.caught_attention, caught_actions, sums)
+        self.rounds_sum += float(sums[0])
+        self.rounds_sumsq += float(sums[1])
         if "attention" in cols:
-            att = cols["attention"].astype(np.int64)
-            self.attention_sum += float(att.sum())
-            caught = outcome == K.CAUGHT
-            if caught.any():
-                rc = rounds[caught].astype(np.int64)
-                size = self.max_rounds + 1
-                self.caught_at += np.bincount(rc, minlength=size)[:size]
-                self.caught_attention += np.bincount(rc, weights=att[caught], minlength=size)[:size].astype(np.int64)
-                if "action_counts" in cols:
-                    party = cols["action_counts"][caught].sum(axis=1).astype(np.int64)  # (caught runs, kinds)
-                    by_round = np.zeros((size, party.shape[1]), dtype=np.int64)
-                    np.add.at(by_round, rc, party)
-                    self.caught_actions = by_round if self.caught_actions is None else self.caught_actions + by_round
+            self.attention_sum += float(sums[2])
+            if sums[3]:  # runs were caught: their actions by the round they were caught
+                self.caught_actions = (caught_actions if self.caught_actions is None
+                                       else self.caught_actions + caught_actions)
+        for s in TOTALS:
+            x = cols[s.name]
+            total = np.zeros(x.shape[1:], dtype=np.int64)
+            _sum_runs(x.reshape(n, C, -1), total.reshape(C, -1))
+            getattr(self, s.total)[:] += total
         return self
 
     def merge(self, other: EscapeAggregate) -> EscapeAggregate:
@@ -135,3 +127,71 @@ class EscapeAggregate:
 
     def escape_by_round(self) -> list[float]:
         return (np.cumsum(self.escaped_at[1:]) / self.runs).tolist()
+
+
+_NO_ATTENTION = np.zeros(0, dtype=np.int64)
+_NO_FIRST = np.zeros(0, dtype=np.int8)
+
+
+@njit(cache=True, nogil=True)
+def _fold_runs(outcome, rounds, attention, first_round, freed_round, rounds_at_tier, actions, has_attention,
+               has_first, outcomes, escaped_at, rounds_all, failure_tiers, first_out, freed, freed_sum,
+               caught_at, caught_attention, caught_actions, sums):
+    """One pass over the runs of a chunk: outcomes, escaped runs by round (and their rounds' sum and sum of
+    squares), every run by its last round, the tier holding each run that did not escape longest (the lowest such
+    tier on a tie), round-1 code by escaped, freed characters and their rounds, attention, and caught runs by round
+    with their attention and the party's actions. Counts beyond the arrays' lengths are left out (as ``bincount``
+    cut to length)."""
+    size = escaped_at.shape[0]
+    n, C = freed_round.shape
+    for j in range(n):
+        o = outcome[j]
+        r = np.int64(rounds[j])
+        if o < 4:
+            outcomes[o] += 1
+        if r < size:
+            rounds_all[r] += 1
+        escaped = o == ESCAPED
+        if escaped:
+            if r < size:
+                escaped_at[r] += 1
+            sums[0] += r
+            sums[1] += r * r
+        else:  # the tier holding the party longest (summed over the party), the first such on a tie
+            best_tier, best = 1, -1
+            for t in range(1, 9):
+                total = 0
+                for i in range(C):
+                    total += rounds_at_tier[j, i, t]
+                if total > best:
+                    best_tier, best = t, total
+            failure_tiers[best_tier] += 1
+        if has_first:
+            code = np.int64(first_round[j]) * 2 + (1 if escaped else 0)
+            if code < 6:
+                first_out[code // 2, code % 2] += 1
+        for i in range(C):
+            fr = freed_round[j, i]
+            if fr > 0:
+                freed[i] += 1
+            freed_sum[i] += fr
+        if has_attention:
+            att = np.int64(attention[j])
+            sums[2] += att
+            if o == CAUGHT and r < size:
+                sums[3] += 1
+                caught_at[r] += 1
+                caught_attention[r] += att
+                for i in range(C):
+                    for k in range(actions.shape[2]):
+                        caught_actions[r, k] += actions[j, i, k]
+
+
+@njit(cache=True, nogil=True)
+def _sum_runs(x, out):
+    """``out[i, k] += sum over j of x[j, i, k]`` (in out's type: int64)."""
+    n, C, K = x.shape
+    for j in range(n):
+        for i in range(C):
+            for k in range(K):
+                out[i, k] += x[j, i, k]

@@ -10,6 +10,7 @@ statistic is written where the engine counts it, where the reference counts it, 
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import NamedTuple
 
 import numpy as np
@@ -108,78 +109,187 @@ def copy_into(whole: dict[str, np.ndarray], part: dict[str, np.ndarray], start: 
 
 
 @njit(cache=True, nogil=True)
-def _by_char(x, out):
-    """``out[i, k, j] = x[j, i, k]``: a statistic of shape (n, C, K) as contiguous rows by character (one pass over
-    the runs; numpy's transposing copy reads the runs K * C times)."""
+def _scatter(x, rows, out):
+    """``out[rows[i, k], j] = x[j, i, k]`` where ``rows[i, k] >= 0``: a statistic of shape (n, C, K) into rows of a
+    frame block, in one pass over the runs (a transposing copy per column reads the runs once per column)."""
     n, C, K = x.shape
     for j in range(n):
         for i in range(C):
             for k in range(K):
-                out[i, k, j] = x[j, i, k]
+                r = rows[i, k]
+                if r >= 0:
+                    out[r, j] = x[j, i, k]
 
 
 @njit(cache=True, nogil=True)
-def _party_totals(x, out):
-    """``out[k, j] = sum over i of x[j, i, k]``: the party's totals as contiguous rows (numpy's sum over the middle
-    axis with a wider type took most of the frame's time)."""
+def _scatter_party(x, rows, out):
+    """``out[rows[k], j] = sum over i of x[j, i, k]`` where ``rows[k] >= 0``: the party's totals into rows of a
+    frame block, in one pass over the runs (numpy's sum over the middle axis with a wider type was slow)."""
     n, C, K = x.shape
     for j in range(n):
         for k in range(K):
-            total = 0
-            for i in range(C):
-                total += x[j, i, k]
-            out[k, j] = total
+            r = rows[k]
+            if r >= 0:
+                total = 0
+                for i in range(C):
+                    total += x[j, i, k]
+                out[r, j] = total
 
 
-def by_char(x: np.ndarray) -> np.ndarray:
-    """A (n, C) or (n, C, K) statistic as (C, n) or (C, K, n), contiguous."""
-    x3 = x.reshape(x.shape[0], x.shape[1], -1)
-    out = np.empty((x3.shape[1], x3.shape[2], x3.shape[0]), dtype=x.dtype)
-    _by_char(x3, out)
-    return out.reshape(x.shape[1:] + x.shape[:1])
+class FrameLayout(NamedTuple):
+    """Where each column of the runs frame comes from. The columns of one numpy type share one block (a row per
+    column, in frame order), filled in place and handed to pandas as it is: the frame is built without copying any
+    column twice (from a dict of columns pandas stacks those of each type into such a block, a second copy)."""
+
+    names: tuple[str, ...]  # the frame's columns, in order
+    types: tuple[np.dtype, ...]  # the numpy type of each block
+    positions: tuple[np.ndarray, ...]  # per block, the frame position of each of its rows
+    run: tuple[int, int]  # (block, row) of the column "run"
+    plain: tuple[tuple[str, int, int], ...]  # COLUMN statistics: (statistic, block, row)
+    per_char: tuple[tuple[str, int, np.ndarray], ...]  # (statistic, block, rows (C, K), -1 where not shown)
+    party: tuple[tuple[str, int, np.ndarray], ...]  # (statistic, block, rows (K,), -1 where not shown)
+    outcome: tuple[tuple[str, int], ...]  # (statistic, frame position): categorical
+    freed: tuple[tuple[str, int, int], ...]  # (statistic, character, frame position): nullable, missing where 0
 
 
-def party_totals(x: np.ndarray, dtype) -> np.ndarray:
-    """A (n, C, K) statistic summed over the party, as (K, n) of ``dtype``, contiguous."""
-    out = np.empty((x.shape[2], x.shape[0]), dtype=dtype)
-    _party_totals(x, out)
-    return out
+def frame_layout(p: EscapeParams) -> FrameLayout:
+    """The runs frame's columns (R-ESC-15): run, the RUN statistics, the party's totals by tier (tier by tier), each
+    character's statistics, the party's actions by kind (the R-ESC-14b class actions only in the reading that has
+    them)."""
+    return _frame_layout(tuple(p.names), tuple(action_kinds(p)))
 
 
-def runs_frame(p: EscapeParams, cols: dict[str, np.ndarray], start: int = 0) -> pd.DataFrame:
-    """Per-run rows (R-ESC-15); ``start`` is the index of the first run (a chunk's position). Columns: run, the
-    RUN statistics, the party's totals by tier (tier by tier), each character's statistics, the party's actions
-    by kind. Every column is built contiguous in its final type, so pandas copies each once."""
-    n = len(cols["outcome"])
-    data: dict[str, object] = {"run": np.arange(start, start + n, dtype=np.int64)}
+@lru_cache(maxsize=64)
+def _frame_layout(names: tuple[str, ...], shown: tuple[str, ...]) -> FrameLayout:
+    columns: list[tuple[str, type | None, tuple]] = [("run", np.int64, ("run",))]  # (name, numpy type, source)
     for s in RUN_STATS:
         if s.frame == OUTCOME:
-            data[s.name] = pd.Categorical.from_codes(cols[s.name] - 1, list(OUTCOME_NAMES))
+            columns.append((s.name, None, ("outcome", s)))
         elif s.frame == COLUMN:
-            data[s.name] = cols[s.name]
-    party = [(s, party_totals(cols[s.name], s.frame_dtype or s.dtype))
-             for s in RUN_STATS if s.frame == PARTY_TIER]  # (9, n) each
+            columns.append((s.name, s.dtype, ("plain", s)))
+    party = [s for s in RUN_STATS if s.frame == PARTY_TIER]
     for t in range(1, 9):
-        for s, totals in party:
-            data[f"{s.label or s.name}_{TIER_IDS[t]}"] = totals[t]
-    per_char = {s.name: by_char(cols[s.name])  # (C, ..., n)
-                for s in RUN_STATS if s.frame in (PER_CHAR, FREED, PER_CHAR_TIER)}
-    for i, name in enumerate(p.names):
+        for s in party:
+            columns.append((f"{s.label or s.name}_{TIER_IDS[t]}", s.frame_dtype or s.dtype, ("party", s, t)))
+    for i, name in enumerate(names):
         for s in RUN_STATS:
             if s.frame == FREED:
-                fr = per_char[s.name][i]
-                data[f"{name}.{s.name}"] = pd.arrays.IntegerArray(fr.astype(np.int64), fr == 0)  # 0: never freed
+                columns.append((f"{name}.{s.name}", None, ("freed", s, i)))
             elif s.frame == PER_CHAR:
-                data[f"{name}.{s.label or s.name}"] = per_char[s.name][i]
+                columns.append((f"{name}.{s.label or s.name}", s.dtype, ("per_char", s, i, 0)))
         for s in RUN_STATS:
             if s.frame == PER_CHAR_TIER:
                 for t in range(1, 9):
-                    data[f"{name}.{s.label or s.name}_{TIER_IDS[t]}"] = per_char[s.name][i, t]
-    shown = action_kinds(p)  # the R-ESC-14b class actions only in the reading that has them
+                    columns.append((f"{name}.{s.label or s.name}_{TIER_IDS[t]}", s.dtype, ("per_char", s, i, t)))
     for s in RUN_STATS:
         if s.frame == PARTY_KIND:
-            totals = party_totals(cols[s.name], s.frame_dtype or s.dtype)  # (kinds, n)
             for k, kind in enumerate(ACTION_KINDS):
                 if kind in shown:
-                    data[f"{s.label or s.name}_{kind}"] = totals[k]
-    return pd.DataFrame(data)
+                    columns.append((f"{s.label or s.name}_{kind}", s.frame_dtype or s.dtype, ("party", s, k)))
+
+    C = len(names)
+    types = list(dict.fromkeys(np.dtype(t) for _, t, _ in columns if t is not None))
+    positions: list[list[int]] = [[] for _ in types]
+    run, plain, outcome, freed = (0, 0), [], [], []
+    per_char: dict[str, tuple[int, np.ndarray]] = {}
+    party_rows: dict[str, tuple[int, np.ndarray]] = {}
+    for pos, (_, dtype, src) in enumerate(columns):
+        kind, s = src[0], src[1] if len(src) > 1 else None
+        if kind == "outcome":
+            outcome.append((s.name, pos))
+            continue
+        if kind == "freed":
+            freed.append((s.name, src[2], pos))
+            continue
+        b = types.index(np.dtype(dtype))
+        row = len(positions[b])
+        positions[b].append(pos)
+        if kind == "run":
+            run = (b, row)
+        elif kind == "plain":
+            plain.append((s.name, b, row))
+        elif kind == "per_char":
+            width = int(np.prod(per_run_shape(s, C)[1:]))
+            per_char.setdefault(s.name, (b, np.full((C, width), -1, dtype=np.int64)))[1][src[2], src[3]] = row
+        else:
+            width = per_run_shape(s, C)[-1]
+            party_rows.setdefault(s.name, (b, np.full(width, -1, dtype=np.int64)))[1][src[2]] = row
+    return FrameLayout(tuple(n for n, _, _ in columns), tuple(types),
+                       tuple(np.array(x, dtype=np.int64) for x in positions), run, tuple(plain),
+                       tuple((k, b, r) for k, (b, r) in per_char.items()),
+                       tuple((k, b, r) for k, (b, r) in party_rows.items()), tuple(outcome), tuple(freed))
+
+
+class RunsFrame:
+    """The runs frame of ``n`` runs from run ``start`` (R-ESC-15), filled chunk by chunk (:meth:`fill`, each chunk
+    while it is fresh in the cache) and made once (:meth:`frame`). Each block of the frame is written once, in one
+    pass over the runs per statistic, and handed to pandas without a copy."""
+
+    def __init__(self, p: EscapeParams, n: int, start: int = 0):
+        self.lay = lay = frame_layout(p)
+        self.n, self.n_chars = n, p.n_chars
+        self.blocks = [np.empty((len(pos), n), dtype=t) for t, pos in zip(lay.types, lay.positions, strict=True)]
+        b, row = lay.run
+        self.blocks[b][row] = np.arange(start, start + n, dtype=np.int64)
+        self.codes = {name: np.empty(n, dtype=np.int8) for name, _ in lay.outcome}  # categorical codes
+        # (C, n): each character's freed round as a contiguous row
+        self.freed = {name: np.empty((p.n_chars, n), dtype=np.int64) for name, _, _ in lay.freed}
+        self.char_rows = np.arange(p.n_chars, dtype=np.int64).reshape(-1, 1)  # character i to row i
+
+    def fill(self, cols: dict[str, np.ndarray], at: int = 0) -> RunsFrame:
+        """The rows of the runs ``at`` .. ``at + len(cols)`` from their per-run columns."""
+        m = len(cols["outcome"])
+        runs = slice(at, at + m)
+        blocks, C = self.blocks, self.n_chars
+        for name, b, row in self.lay.plain:
+            blocks[b][row, runs] = cols[name]
+        for name, b, rows in self.lay.per_char:
+            _scatter(cols[name].reshape(m, C, -1), rows, blocks[b][:, runs])
+        for name, b, rows in self.lay.party:
+            _scatter_party(cols[name], rows, blocks[b][:, runs])
+        for name, codes in self.codes.items():
+            np.subtract(cols[name], 1, out=codes[runs])  # outcome code 1 is the first category
+        for name, out in self.freed.items():
+            _scatter(cols[name].reshape(m, C, 1), self.char_rows, out[:, runs])
+        return self
+
+    def frame(self) -> pd.DataFrame:
+        extension = []  # (array, frame position)
+        for name, pos in self.lay.outcome:
+            extension.append((pd.Categorical.from_codes(self.codes[name], list(OUTCOME_NAMES)), pos))
+        for name, i, pos in self.lay.freed:
+            fr = self.freed[name][i]
+            extension.append((pd.arrays.IntegerArray(fr, fr == 0), pos))  # 0: never freed (missing)
+        return _frame_from_blocks(self.lay, self.blocks, extension, self.n)
+
+
+def runs_frame(p: EscapeParams, cols: dict[str, np.ndarray], start: int = 0) -> pd.DataFrame:
+    """Per-run rows (R-ESC-15); ``start`` is the index of the first run (a chunk's position). Columns as
+    :func:`frame_layout` lists them."""
+    return RunsFrame(p, len(cols["outcome"]), start).fill(cols).frame()
+
+
+def _frame_from_blocks(lay: FrameLayout, blocks: list[np.ndarray], extension: list, n: int,
+                       from_blocks: bool | None = None) -> pd.DataFrame:
+    """The frame of ``blocks`` (rows placed at ``lay.positions``) and the extension columns ``(array, position)``,
+    sharing their memory. pandas >= 3 takes the blocks as they are (``create_dataframe_from_blocks``); older
+    pandas gets one column per row and leaves them unconsolidated (``copy=False``)."""
+    if from_blocks is None:
+        from_blocks = _create_from_blocks is not None
+    if from_blocks:
+        parts = [(block, pos) for block, pos in zip(blocks, lay.positions, strict=True) if len(pos)]
+        parts += [(array, np.array([pos], dtype=np.int64)) for array, pos in extension]
+        return _create_from_blocks(parts, index=pd.RangeIndex(n), columns=pd.Index(list(lay.names)))
+    data: list[object] = [None] * len(lay.names)
+    for block, pos in zip(blocks, lay.positions, strict=True):
+        for row, at in enumerate(pos):
+            data[at] = block[row]
+    for array, at in extension:
+        data[at] = array
+    return pd.DataFrame(dict(zip(lay.names, data, strict=True)), copy=False)
+
+
+try:
+    from pandas.api.internals import create_dataframe_from_blocks as _create_from_blocks
+except ImportError:  # pandas < 3
+    _create_from_blocks = None

@@ -4,6 +4,7 @@ and the summary of SCENARIOS.md."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 
 import numpy as np
 import pandas as pd
@@ -18,7 +19,7 @@ from sim.escape.params import EscapeParams, compile_params
 from sim.escape.policy import load_policy, require_code_opt_in
 from sim.escape.reference import DrawSource, play_round
 from sim.escape.state import initial_state
-from sim.result import SimulationResult, provenance
+from sim.result import DeferredFrame, SimulationResult, provenance
 from sim.stats import wilson_interval
 
 KERNEL_POLICIES = tuple(K.POLICY_CODES)  # the built-in policies the engine runs; custom ones run on the reference
@@ -117,8 +118,10 @@ def simulate(scenario: Scenario, runs: int, seed: int, n_jobs: int = 1, engine: 
         for chunk, part in map_chunks(fn, (p, policy), runs, seed, n_jobs, chunks_per_task,
                                       threads=engine == "kernel"):
             copy_into(cols, part, chunk.start)
-        agg.add(cols)
-        result.runs = runs_frame(p, cols)
+            agg.add(part)  # each chunk folded while it is fresh in the cache
+        for column in cols.values():  # the runs frame is made from them when first read: they stay as played
+            column.flags.writeable = False
+        result.runs = DeferredFrame(partial(runs_frame, p, cols))  # callers of the summary alone never build it
         result.extra["columns"] = cols
     else:
         task = (p, policy, engine, runs_sink is not None)
