@@ -74,6 +74,8 @@ class KindInfo:
     own_compare: bool = False
     #: scenario keys the studio offers as controls beside the DCs and ability scores of its sensitivity list
     studio_keys: tuple[str, ...] = ()
+    #: the by-step curve of the summary the studio draws beside its answer: (summary key, chart title), or None
+    studio_curve: tuple[str, str] | None = None
 
 
 #: the registered kinds, in the order pages and docs list them
@@ -83,9 +85,12 @@ KINDS: dict[str, KindInfo] = {
         KindInfo("escape", "a party escaping restraints in a cell, round by round", keyed_tables=("rules.tiers",),
                  named_policies=True, exact_budget=True, supports_optimal=True, own_compare=True,
                  studio_keys=("attention.limit", "attention.assist", "attention.guide", "attention.search",
-                              "attention.per_round")),
-        KindInfo("restraint", "restraints applied and escaped in combat; composure pools"),
-        KindInfo("campus", "the 12-turn campus game: stances, capture, rescue, teams, growth", time_unit="turn"),
+                              "attention.per_round"),
+                 studio_curve=("escape_by_round", "Escaped by the end of round")),
+        KindInfo("restraint", "restraints applied and escaped in combat; composure pools",
+                 studio_curve=("incapacitated_or_arms_complete_by_round", "Incapacitated or arms complete by round")),
+        KindInfo("campus", "the 12-turn campus game: stances, capture, rescue, teams, growth", time_unit="turn",
+                 studio_curve=("capture_by_turn", "Captured by turn (share of PC-games)")),
         KindInfo("formation", "ambush, front/back line targeting, armor and DP on the 2d6 dark dice"),
     )
 }

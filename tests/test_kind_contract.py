@@ -105,6 +105,10 @@ def test_summary_has_every_contract_key_with_provenance(example):
     if "escape_rate_ci" in summary:
         lo, hi = summary["escape_rate_ci"]
         assert lo <= summary["escape_rate"] <= hi
+    curve = kinds.KINDS[example.kind].studio_curve  # the studio draws it: one share per round or turn
+    if curve is not None:
+        values = [v for v in summary[curve[0]] if v is not None]
+        assert values and all(0.0 <= v <= 1.0 for v in values), (curve, values)
 
 
 def test_bad_input_gives_the_one_error_format(tmp_path, example):

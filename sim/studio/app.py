@@ -23,7 +23,7 @@ from sim import kinds
 from sim.errors import SimError
 from sim.labels import format_value, metric_label
 from sim.palette import BASELINE, outcome_colour, series_colour
-from sim.studio.model import CURVES, Answer, Studio
+from sim.studio.model import Answer, Studio
 from sim.studio.security import TokenAuth, confined
 
 REFINE_SECONDS_CAP = 20.0
@@ -94,7 +94,8 @@ def curve_figure(studio: Studio, current: Answer) -> Figure | None:
         return None
     title, values, bands = got
     _, bvalues, _ = base
-    colour = outcome_colour(CURVES[studio.kind][0])  # the curve's outcome, coloured as in every report
+    key = kinds.KINDS[studio.kind].studio_curve[0]
+    colour = outcome_colour(key)  # the curve's outcome, coloured as in every report
     fig = Figure(figsize=(CHART_WIDTH, 3.6), layout="constrained")
     ax = fig.add_subplot()
     xs = list(range(1, len(values) + 1))

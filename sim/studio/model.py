@@ -28,11 +28,6 @@ MAX_RUNS = 1_000_000
 MIN_RUNS = 1_000
 
 #: the list metric drawn as a curve, per kind (by round or by turn)
-CURVES = {
-    "escape": ("escape_by_round", "Escaped by the end of round"),
-    "restraint": ("incapacitated_or_arms_complete_by_round", "Incapacitated or arms complete by round"),
-    "campus": ("capture_by_turn", "Captured by turn (share of PC-games)"),
-}
 
 @dataclass(frozen=True)
 class Control:
@@ -173,7 +168,7 @@ class Studio:
         return self.answer(answer.values, runs=min(MAX_RUNS, answer.runs * 4))
 
     def curve(self, answer: Answer) -> tuple[str, list[float], list[tuple[float, float]]] | None:
-        spec = CURVES.get(self.kind)
+        spec = kinds.KINDS[self.kind].studio_curve
         if spec is None or not isinstance(answer.summary.get(spec[0]), list):
             return None
         key, title = spec
