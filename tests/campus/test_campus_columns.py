@@ -8,7 +8,6 @@ import numpy as np
 import pytest
 
 import sim
-
 from sim.campus.aggregate import CampusAggregate
 from sim.campus.columns import (
     AXES,
