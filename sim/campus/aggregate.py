@@ -30,6 +30,23 @@ def _column_counts(values, lo, width):  # one pass over the chunk, no int64 copy
     return out
 
 
+@nb.njit(cache=True, nogil=True)
+def _column_sums(values):  # one pass over the chunk; numpy's sum over the games of a narrow array is slower
+    n, m = values.shape
+    out = np.zeros(m, np.int64)
+    for r in range(n):
+        for c in range(m):
+            out[c] += values[r, c]
+    return out
+
+
+def _sums(values: np.ndarray) -> np.ndarray:
+    """The sum over games (axis 0) of a per-game array, in int64, shaped as one game's value."""
+    n = values.shape[0]
+    flat = np.ascontiguousarray(values).reshape(n, -1)
+    return _column_sums(flat).reshape(values.shape[1:])
+
+
 def _counts(values: np.ndarray, lo: int, width: int) -> np.ndarray:
     """Per row of ``values`` (n, P), the histogram of column p over ``lo .. lo + width - 1``: (P, width)."""
     return _column_counts(np.ascontiguousarray(values), int(lo), int(width))
@@ -128,7 +145,7 @@ class CampusAggregate:
         lo = int(vit.min())
         self._add_vitality(lo, _counts(vit, lo, int(vit.max()) - lo + 1))
         for s in TOTALS:
-            self._add_total(s, a[s.name].sum(0, dtype=np.int64))
+            self._add_total(s, _sums(a[s.name]))
         if self.buy_names:
             bought = a["bought"].astype(np.int64)  # (n, P, B)
             self.bought_count += (bought > 0).sum((0, 1))

@@ -17,6 +17,7 @@ from typing import NamedTuple
 import numba as nb
 import numpy as np
 import pandas as pd
+from pandas.api.internals import create_dataframe_from_blocks
 
 from sim.campus.model import STANCES
 from sim.campus.params import CAPTURED, CLEARED, GAME_OVER, STATUS_NAMES, Params
@@ -170,37 +171,70 @@ def runs_frame(p: Params, a: dict[str, np.ndarray], start: int = 0) -> pd.DataFr
     statistics (turn by turn, PC by PC); the TURN statistics (turn by turn); by template, then by stance, the
     TEMPLATE and STANCE statistics side by side; by PC and buy-list item, the PC_ITEM statistics.
 
-    Every column is a contiguous row of one array per statistic, built in its final type, and pandas takes it as
-    it is (``copy=False``: no copy per column, nothing consolidated; issue 27)."""
+    The frame is built in one go (issue 27): each statistic is converted once into an array of one contiguous row
+    per column (:func:`by_column`), and that array is the frame's block for its columns as it is
+    (``pandas.api.internals.create_dataframe_from_blocks``): no copy per column, nothing consolidated."""
     n = a["final_status"].shape[0]
     shown = [s for s in RUN_STATS if s.frame != HIDDEN]
     rows = {s.name: by_column(a[s.name], s.frame_dtype if s.frame == COLUMN else np.int8) for s in shown}
     names = {s.name: column_names(s, p) for s in shown}
-    cols: dict[str, object] = {"run": np.arange(start, start + n, dtype=np.int64)}
+    blocks: list = []  # the frame's blocks: 2-D arrays (one row per column) and categorical columns
+    where: dict[str, tuple[int, int]] = {}  # column -> (block, row); a name given twice: first place, last value
+
+    def block(x) -> int:
+        blocks.append(x)
+        return len(blocks) - 1
+
+    def put(name: str, b: int, row: int = 0) -> None:
+        where[name] = (b, row)
+
+    put("run", block(np.arange(start, start + n, dtype=np.int64)[None]))
     for s in shown:  # the party's counts, the RUN statistics, the sums over turns
         x = rows[s.name]
         if s.frame == OUTCOME:
             for name, code in OUTCOME_COUNTS:
-                cols[name] = ((x == CLEARED).all(0) if code is None else (x == code).sum(0).astype(s.frame_dtype))
+                put(name, block(((x == CLEARED).all(0) if code is None else
+                                 (x == code).sum(0, dtype=s.frame_dtype))[None]))
         elif s.shape == RUN:
-            cols[names[s.name][0]] = x[0]
+            put(names[s.name][0], block(x))
         elif s.shape == TURN and s.turn_sum:
-            cols[s.turn_sum] = x.sum(0, dtype=np.int32)
+            put(s.turn_sum, block(x.sum(0, dtype=np.int32)[None]))
     cats = pd.CategoricalDtype(list(STATUS_NAMES))
+    ids = {s.name: block(rows[s.name]) for s in shown if s.frame == COLUMN}
     for i in range(p.P):  # by PC
         for s in shown:
             if s.shape in (PC, PC_STANCE):
                 k = len(rows[s.name]) // p.P  # cells per PC
                 for j in range(i * k, (i + 1) * k):
-                    x = rows[s.name][j]
-                    cols[names[s.name][j]] = pd.Categorical.from_codes(x, dtype=cats) if s.frame == OUTCOME else x
+                    if s.frame == OUTCOME:
+                        put(names[s.name][j], block(pd.Categorical.from_codes(rows[s.name][j], dtype=cats)))
+                    else:
+                        put(names[s.name][j], ids[s.name], j)
     for shape in (TURN_PC, TURN):  # statistic by statistic, in C order
         for s in shown:
             if s.shape == shape:
-                cols.update(zip(names[s.name], rows[s.name], strict=True))
+                for j, name in enumerate(names[s.name]):
+                    put(name, ids[s.name], j)
     for shape in (TEMPLATE, STANCE, PC_ITEM):  # cell by cell, the statistics of a cell side by side
         group = [s for s in shown if s.shape == shape]
         for j in range(len(rows[group[0].name]) if group else 0):
             for s in group:
-                cols[names[s.name][j]] = rows[s.name][j]
-    return pd.DataFrame(cols, copy=False)
+                put(names[s.name][j], ids[s.name], j)
+    return _frame(blocks, where, n)
+
+
+def _frame(blocks: list, where: dict[str, tuple[int, int]], n: int) -> pd.DataFrame:
+    """The DataFrame of ``blocks`` with the columns of ``where`` in its order (a block's rows that no column
+    names are left out)."""
+    placed: list[list[tuple[int, int]]] = [[] for _ in blocks]  # per block: (row, position in the frame)
+    for pos, (b, row) in enumerate(where.values()):
+        placed[b].append((row, pos))
+    out = []
+    for x, rows in zip(blocks, placed, strict=True):
+        if not rows:
+            continue
+        rows.sort()
+        if isinstance(x, np.ndarray) and [r for r, _ in rows] != list(range(len(x))):
+            x = x[[r for r, _ in rows]]  # only when a column name was given twice (a copy of the rows kept)
+        out.append((x, np.array([pos for _, pos in rows], dtype=np.intp)))
+    return create_dataframe_from_blocks(out, index=pd.RangeIndex(n), columns=pd.Index(list(where)))

@@ -61,7 +61,8 @@ class Game:
     end_turn: list[int]
     bought: list[list[int]] = field(default_factory=list)  # R-CAM-9a: per PC, the turn each buy item was bought
     status_by_turn: list[list[int]] = field(default_factory=list)  # each PC's status, appended turn by turn
-    # counters, zero at the start in their shape of sim.campus.columns (new_game sets every statistic left None)
+    # counters, zero at the start in their shape of sim.campus.columns: new_game sets every statistic of the table
+    # left None or not declared here
     captures_t: list[int] | None = None
     checks_t: list[int] | None = None
     escapes_t: list[int] | None = None
@@ -87,7 +88,7 @@ def new_game(p: Params) -> Game:
         bought=[[0] * p.B for _ in range(P)],
     )
     for s in RUN_STATS:  # the counters start at zero, in the table's shape
-        if getattr(g, s.reference) is None:
+        if getattr(g, s.reference, None) is None:
             setattr(g, s.reference, np.zeros(per_game_shape(s, p), np.int64).tolist())
     return g
 

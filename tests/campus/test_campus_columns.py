@@ -4,6 +4,8 @@ each as declared (and nothing else), and the aggregate keeps each declared sum o
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -148,3 +150,12 @@ def test_aggregate_reads_each_statistic(stat, examples):
 def test_only_the_final_abilities_are_not_aggregated():
     # the summary and the report show no final abilities (R-CAM-41 names none); every other statistic is kept
     assert [s.name for s in RUN_STATS if not (s.total or s.folded)] == ["base"]
+
+
+def test_every_kept_attribute_is_a_field_of_the_aggregate():
+    # the chunk store (sim.batch) keeps an aggregate's dataclass fields only: a total set but not declared would be
+    # lost when a run resumes from stored chunks
+    declared = {f.name for f in dataclasses.fields(CampusAggregate)}
+    for s in RUN_STATS:
+        for attr in (s.total, s.folded):
+            assert not attr or attr in declared, (s.name, attr)
