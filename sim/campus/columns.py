@@ -151,18 +151,23 @@ def _transpose_into(x, out):
                 out[c, r] = x[r, c]
 
 
-def by_column(x: np.ndarray, dtype) -> np.ndarray:
-    """A per-game array (n, ...) as one contiguous row per cell (cells, n) of ``dtype``, converted in the same
-    pass: each frame column is then a contiguous row, not a strided gather (issue 27)."""
-    n = x.shape[0]
-    x = np.ascontiguousarray(x).reshape(n, math.prod(x.shape[1:]))
-    out = np.empty((x.shape[1], n), dtype)
-    _transpose_into(x, out)
+def by_column(x: np.ndarray | list[np.ndarray], dtype) -> np.ndarray:
+    """A per-game array (n, ...), or its chunks in order, as one contiguous row per cell (cells, n) of ``dtype``,
+    converted in the same pass: each frame column is then a contiguous row, not a strided gather (issue 27)."""
+    parts = x if isinstance(x, list) else [x]
+    n = sum(part.shape[0] for part in parts)
+    out = np.empty((math.prod(parts[0].shape[1:]), n), dtype)
+    at = 0
+    for part in parts:
+        m = part.shape[0]
+        _transpose_into(np.ascontiguousarray(part).reshape(m, out.shape[0]), out[:, at:at + m])
+        at += m
     return out
 
 
-def runs_frame(p: Params, a: dict[str, np.ndarray], start: int = 0) -> pd.DataFrame:
-    """One row per game (R-CAM-41); ``start`` is the index of the first game (a chunk's position). PC columns are
+def runs_frame(p: Params, a: dict[str, np.ndarray] | list[dict[str, np.ndarray]], start: int = 0) -> pd.DataFrame:
+    """One row per game (R-CAM-41) of the per-game arrays ``a``, or of the chunks' arrays in order (joined here, in
+    the pass that builds the columns); ``start`` is the index of the first game (a chunk's position). PC columns are
     ``pc{i}_...`` in party order (names in the summary's ``pc_names``); statuses are codes 0 free, 1 captured,
     2 cleared, 3 game over.
 
@@ -174,9 +179,11 @@ def runs_frame(p: Params, a: dict[str, np.ndarray], start: int = 0) -> pd.DataFr
     The frame is built in one go (issue 27): each statistic is converted once into an array of one contiguous row
     per column (:func:`by_column`), and that array is the frame's block for its columns as it is
     (``pandas.api.internals.create_dataframe_from_blocks``): no copy per column, nothing consolidated."""
-    n = a["final_status"].shape[0]
+    parts = a if isinstance(a, list) else [a]
+    n = sum(part["final_status"].shape[0] for part in parts)
     shown = [s for s in RUN_STATS if s.frame != HIDDEN]
-    rows = {s.name: by_column(a[s.name], s.frame_dtype if s.frame == COLUMN else np.int8) for s in shown}
+    rows = {s.name: by_column([part[s.name] for part in parts], s.frame_dtype if s.frame == COLUMN else np.int8)
+            for s in shown}
     names = {s.name: column_names(s, p) for s in shown}
     blocks: list = []  # the frame's blocks: 2-D arrays (one row per column) and categorical columns
     where: dict[str, tuple[int, int]] = {}  # column -> (block, row); a name given twice: first place, last value

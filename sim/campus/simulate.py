@@ -133,9 +133,12 @@ def simulate(scenario: Scenario, runs: int, seed: int, n_jobs: int = 1, engine: 
     agg = CampusAggregate.empty(params)
     result = SimulationResult(scenario=scenario, runs=pd.DataFrame(), summary={}, extra={"engine": engine})
     if keep_runs:
-        arrays = run_arrays(params, runs, seed, n_jobs=n_jobs, engine=engine)
-        agg.add(arrays)
-        result.runs = runs_frame(params, arrays)
+        _warm_up(params, n_jobs, engine)
+        parts = []  # the chunks' arrays in order, joined by the frame's one pass over them (no joined copy)
+        for _, part in map_chunks(_run_chunk, (params, engine), runs, seed, n_jobs, threads=engine == "kernel"):
+            agg.add(part)
+            parts.append(part)
+        result.runs = runs_frame(params, parts or [allocate(params, 0)])
     else:
         job = (params, engine, runs_sink is not None)
         _warm_up(params, n_jobs, engine)
