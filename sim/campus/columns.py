@@ -141,49 +141,53 @@ def copy_into(whole: dict[str, np.ndarray], part: dict[str, np.ndarray], start: 
 
 
 @nb.njit(cache=True, nogil=True)
-def _transpose_into(x, out):
-    """out[c, r] = x[r, c] in tiles of 256 rows (a cache-friendly transposed copy with conversion)."""
+def _transpose_into(x, out, at):
+    """out[c, at + r] = x[r, c] in tiles of 256 rows (a cache-friendly transposed copy with conversion)."""
     n, m = x.shape
     for r0 in range(0, n, 256):
         r1 = min(r0 + 256, n)
         for c in range(m):
             for r in range(r0, r1):
-                out[c, r] = x[r, c]
+                out[c, at + r] = x[r, c]
 
 
-def by_column(x: np.ndarray | list[np.ndarray], dtype) -> np.ndarray:
-    """A per-game array (n, ...), or its chunks in order, as one contiguous row per cell (cells, n) of ``dtype``,
-    converted in the same pass: each frame column is then a contiguous row, not a strided gather (issue 27)."""
-    parts = x if isinstance(x, list) else [x]
-    n = sum(part.shape[0] for part in parts)
-    out = np.empty((math.prod(parts[0].shape[1:]), n), dtype)
-    at = 0
-    for part in parts:
-        m = part.shape[0]
-        _transpose_into(np.ascontiguousarray(part).reshape(m, out.shape[0]), out[:, at:at + m])
-        at += m
-    return out
+def frame_rows(p: Params, n: int) -> dict[str, np.ndarray]:
+    """Empty frame rows for ``n`` games: per statistic shown, one row per cell (cells, n) of the frame's type (an
+    OUTCOME statistic: its codes, int8). :func:`fill_rows` fills them, chunk by chunk when the games come in
+    chunks; :func:`frame_from_rows` makes them the frame."""
+    return {s.name: np.empty((math.prod(per_game_shape(s, p)), n), s.frame_dtype if s.frame == COLUMN else np.int8)
+            for s in RUN_STATS if s.frame != HIDDEN}
 
 
-def runs_frame(p: Params, a: dict[str, np.ndarray] | list[dict[str, np.ndarray]], start: int = 0) -> pd.DataFrame:
-    """One row per game (R-CAM-41) of the per-game arrays ``a``, or of the chunks' arrays in order (joined here, in
-    the pass that builds the columns); ``start`` is the index of the first game (a chunk's position). PC columns are
-    ``pc{i}_...`` in party order (names in the summary's ``pc_names``); statuses are codes 0 free, 1 captured,
-    2 cleared, 3 game over.
+def fill_rows(rows: dict[str, np.ndarray], a: dict[str, np.ndarray], at: int = 0) -> None:
+    """The per-game arrays ``a`` (games ``at`` .. of the rows) into the frame rows, transposed and converted in one
+    pass: each frame column is then a contiguous row, not a strided gather (issue 27)."""
+    for name, out in rows.items():
+        x = a[name]
+        _transpose_into(np.ascontiguousarray(x).reshape(x.shape[0], out.shape[0]), out, at)
+
+
+def runs_frame(p: Params, a: dict[str, np.ndarray], start: int = 0) -> pd.DataFrame:
+    """One row per game (R-CAM-41); ``start`` is the index of the first game (a chunk's position)."""
+    rows = frame_rows(p, a["final_status"].shape[0])
+    fill_rows(rows, a)
+    return frame_from_rows(p, rows, start)
+
+
+def frame_from_rows(p: Params, rows: dict[str, np.ndarray], start: int = 0) -> pd.DataFrame:
+    """The runs frame of the filled frame rows (:func:`frame_rows`); ``start`` is the index of the first game. PC
+    columns are ``pc{i}_...`` in party order (names in the summary's ``pc_names``); statuses are codes 0 free,
+    1 captured, 2 cleared, 3 game over.
 
     Columns, each section reading RUN_STATS in order: run; the party's counts of each OUTCOME statistic, the RUN
     statistics and the sums over turns (``turn_sum``); by PC, its PC and PC_STANCE statistics; the TURN_PC
     statistics (turn by turn, PC by PC); the TURN statistics (turn by turn); by template, then by stance, the
     TEMPLATE and STANCE statistics side by side; by PC and buy-list item, the PC_ITEM statistics.
 
-    The frame is built in one go (issue 27): each statistic is converted once into an array of one contiguous row
-    per column (:func:`by_column`), and that array is the frame's block for its columns as it is
-    (``pandas.api.internals.create_dataframe_from_blocks``): no copy per column, nothing consolidated."""
-    parts = a if isinstance(a, list) else [a]
-    n = sum(part["final_status"].shape[0] for part in parts)
-    shown = [s for s in RUN_STATS if s.frame != HIDDEN]
-    rows = {s.name: by_column([part[s.name] for part in parts], s.frame_dtype if s.frame == COLUMN else np.int8)
-            for s in shown}
+    The frame is built in one go (issue 27): each statistic's rows are the frame's block for its columns as they
+    are (``pandas.api.internals.create_dataframe_from_blocks``): no copy per column, nothing consolidated."""
+    n = rows["final_status"].shape[1]
+    shown = [s for s in RUN_STATS if s.name in rows]
     names = {s.name: column_names(s, p) for s in shown}
     blocks: list = []  # the frame's blocks: 2-D arrays (one row per column) and categorical columns
     where: dict[str, tuple[int, int]] = {}  # column -> (block, row); a name given twice: first place, last value

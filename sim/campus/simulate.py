@@ -12,7 +12,7 @@ import pandas as pd
 
 from sim.batch import map_chunks, parquet_bytes, stream_chunks
 from sim.campus.aggregate import CampusAggregate
-from sim.campus.columns import allocate, copy_into, runs_frame
+from sim.campus.columns import allocate, copy_into, fill_rows, frame_from_rows, frame_rows, runs_frame
 from sim.campus.kernel import run_kernel
 from sim.campus.model import STANCES, Scenario
 from sim.campus.params import CAPTURED, CLEARED, GAME_OVER, RANDOM_LAYOUT, Params, compile_params
@@ -134,11 +134,11 @@ def simulate(scenario: Scenario, runs: int, seed: int, n_jobs: int = 1, engine: 
     result = SimulationResult(scenario=scenario, runs=pd.DataFrame(), summary={}, extra={"engine": engine})
     if keep_runs:
         _warm_up(params, n_jobs, engine)
-        parts = []  # the chunks' arrays in order, joined by the frame's one pass over them (no joined copy)
-        for _, part in map_chunks(_run_chunk, (params, engine), runs, seed, n_jobs, threads=engine == "kernel"):
+        rows = frame_rows(params, runs)  # each chunk goes into the frame's rows as it comes (no joined copy)
+        for chunk, part in map_chunks(_run_chunk, (params, engine), runs, seed, n_jobs, threads=engine == "kernel"):
             agg.add(part)
-            parts.append(part)
-        result.runs = runs_frame(params, parts or [allocate(params, 0)])
+            fill_rows(rows, part, chunk.start)
+        result.runs = frame_from_rows(params, rows)
     else:
         job = (params, engine, runs_sink is not None)
         _warm_up(params, n_jobs, engine)
