@@ -12,9 +12,12 @@ from dataclasses import dataclass, field
 import numba as nb
 import numpy as np
 
+from sim.campus.columns import RUN, RUN_STATS, per_game_shape
 from sim.campus.params import CLEARED, STATUS_NAMES, Params
 
 N_STATUS = len(STATUS_NAMES)
+#: the sums over games kept as they are (sim.campus.columns: the statistics whose ``total`` names an attribute)
+TOTALS = tuple(s for s in RUN_STATS if s.total)
 
 
 @nb.njit(cache=True, nogil=True)
@@ -25,6 +28,23 @@ def _column_counts(values, lo, width):  # one pass over the chunk, no int64 copy
         for p in range(P):
             out[p, values[r, p] - lo] += 1
     return out
+
+
+@nb.njit(cache=True, nogil=True)
+def _column_sums(values):  # one pass over the chunk; numpy's sum over the games of a narrow array is slower
+    n, m = values.shape
+    out = np.zeros(m, np.int64)
+    for r in range(n):
+        for c in range(m):
+            out[c] += values[r, c]
+    return out
+
+
+def _sums(values: np.ndarray) -> np.ndarray:
+    """The sum over games (axis 0) of a per-game array, in int64, shaped as one game's value."""
+    n = values.shape[0]
+    flat = np.ascontiguousarray(values).reshape(n, -1)
+    return _column_sums(flat).reshape(values.shape[1:])
 
 
 def _counts(values: np.ndarray, lo: int, width: int) -> np.ndarray:
@@ -42,17 +62,20 @@ class CampusAggregate:
     party_cleared: int = 0  # games in which every PC cleared
     status_by_turn: np.ndarray = field(default=None)  # (T, P, 4) games by each PC's status after turn t
     end_turn_counts: np.ndarray = field(default=None)  # (P, T + 1) games by the PC's end turn (0: captured at end)
-    vitality_sum: np.ndarray = field(default=None)  # (P,) vitality at the end, summed over games
-    gp_sum: np.ndarray = field(default=None)  # (P,)
     vitality_lo: int = 0  # vitality_counts[p, j] = games ending with PC p at vitality vitality_lo + j
     vitality_counts: np.ndarray = field(default=None)  # (P, width), widened as needed
-    captures_t: np.ndarray = field(default=None)  # (T,) captures in turn t, summed over games
-    checks_t: np.ndarray = field(default=None)  # (T,) escape checks in turn t (R-CAM-59 pools them)
-    escapes_t: np.ndarray = field(default=None)  # (T,) successful escape checks in turn t
-    free_t: np.ndarray = field(default=None)  # (T,) PCs free at the start of turn t
-    duels_tmpl: np.ndarray = field(default=None)  # (n_templates,) confrontations per adversary template
+    # the sums over games of sim.campus.columns (TOTALS), without the game axis: vitality_sum and gp_sum (P,) at
+    # the end; captures_t, checks_t (R-CAM-59 pools them), escapes_t, free_t (T,); duels_tmpl, wins_tmpl
+    # (n_templates,); duels_stance, wins_stance (3,); rescues_tried, rescues_won (int)
+    vitality_sum: np.ndarray = field(default=None)
+    gp_sum: np.ndarray = field(default=None)
+    captures_t: np.ndarray = field(default=None)
+    checks_t: np.ndarray = field(default=None)
+    escapes_t: np.ndarray = field(default=None)
+    free_t: np.ndarray = field(default=None)
+    duels_tmpl: np.ndarray = field(default=None)
     wins_tmpl: np.ndarray = field(default=None)
-    duels_stance: np.ndarray = field(default=None)  # (3,) confrontations per PC stance
+    duels_stance: np.ndarray = field(default=None)
     wins_stance: np.ndarray = field(default=None)
     rescues_tried: int = 0
     rescues_won: int = 0
@@ -65,15 +88,9 @@ class CampusAggregate:
         self.final_counts = z((P, N_STATUS), dtype=np.int64)
         self.status_by_turn = z((T, P, N_STATUS), dtype=np.int64)
         self.end_turn_counts = z((P, T + 1), dtype=np.int64)
-        self.vitality_sum = z(P, dtype=np.int64)
-        self.gp_sum = z(P, dtype=np.int64)
         self.vitality_counts = z((P, 0), dtype=np.int64)
-        for name in ("captures_t", "checks_t", "escapes_t", "free_t"):
-            setattr(self, name, z(T, dtype=np.int64))
-        for name in ("duels_tmpl", "wins_tmpl"):
-            setattr(self, name, z(len(self.template_names), dtype=np.int64))
-        for name in ("duels_stance", "wins_stance"):
-            setattr(self, name, z(3, dtype=np.int64))
+        for s in TOTALS:
+            setattr(self, s.total, 0 if s.shape == RUN else z(per_game_shape(s, self), dtype=np.int64))
         for name in ("bought_count", "bought_turn_sum"):
             setattr(self, name, z(len(self.buy_names), dtype=np.int64))
 
@@ -104,6 +121,13 @@ class CampusAggregate:
         off = int(lo) - self.vitality_lo
         self.vitality_counts[:, off : off + counts.shape[1]] += counts
 
+    def _add_total(self, s, value) -> None:
+        """Add a sum over games to the total ``s`` keeps (an int for a RUN statistic, an array otherwise)."""
+        if s.shape == RUN:
+            setattr(self, s.total, getattr(self, s.total) + int(value))
+        else:
+            getattr(self, s.total)[:] += value
+
     def add(self, a: dict[str, np.ndarray]) -> CampusAggregate:
         """Fold one chunk's per-game arrays (:func:`sim.campus.kernel.run_kernel`'s record) in."""
         final = a["final_status"]
@@ -118,15 +142,10 @@ class CampusAggregate:
         self.status_by_turn += _counts(sbt.reshape(n, T * P), 0, N_STATUS).reshape(T, P, N_STATUS)
         self.end_turn_counts += _counts(a["end_turn"], 0, T + 1)
         vit = a["vitality"]
-        self.vitality_sum += vit.sum(0, dtype=np.int64)
-        self.gp_sum += a["gp"].sum(0, dtype=np.int64)
         lo = int(vit.min())
         self._add_vitality(lo, _counts(vit, lo, int(vit.max()) - lo + 1))
-        for name in ("captures_t", "checks_t", "escapes_t", "free_t", "duels_tmpl", "wins_tmpl",
-                     "duels_stance", "wins_stance"):
-            getattr(self, name)[:] += a[name].sum(0, dtype=np.int64)
-        self.rescues_tried += int(a["rescues_tried"].sum())
-        self.rescues_won += int(a["rescues_won"].sum())
+        for s in TOTALS:
+            self._add_total(s, _sums(a[s.name]))
         if self.buy_names:
             bought = a["bought"].astype(np.int64)  # (n, P, B)
             self.bought_count += (bought > 0).sum((0, 1))
@@ -137,12 +156,10 @@ class CampusAggregate:
         """Fold another aggregate (another chunk's) in."""
         self.runs += other.runs
         self.party_cleared += other.party_cleared
-        self.rescues_tried += other.rescues_tried
-        self.rescues_won += other.rescues_won
-        for name in ("final_counts", "status_by_turn", "end_turn_counts", "vitality_sum", "gp_sum", "captures_t",
-                     "checks_t", "escapes_t", "free_t", "duels_tmpl", "wins_tmpl", "duels_stance", "wins_stance",
-                     "bought_count", "bought_turn_sum"):
+        for name in ("final_counts", "status_by_turn", "end_turn_counts", "bought_count", "bought_turn_sum"):
             getattr(self, name)[:] += getattr(other, name)
+        for s in TOTALS:
+            self._add_total(s, getattr(other, s.total))
         self._add_vitality(other.vitality_lo, other.vitality_counts)
         return self
 

@@ -25,6 +25,7 @@ from collections import namedtuple
 import numba as nb
 import numpy as np
 
+from sim.campus.columns import RUN_STATS, allocate, columns_from_record
 from sim.campus.params import CAPTURED, CLEARED, FREE, GAME_OVER, Params
 from sim.campus.stances import equilibrium_thresholds
 
@@ -52,11 +53,8 @@ Work = namedtuple("Work", [
     "bonus", "num", "den", "ears", "nurse", "gpt", "team", "a_bonus", "a_num", "a_den",
 ])
 
-Record = namedtuple("Record", [
-    "base", "gp", "vit", "status", "room", "cap_turn", "end_turn", "status_by_turn", "captures_t", "checks_t",
-    "escapes_t", "free_t", "duels_tmpl", "wins_tmpl", "duels_stance", "wins_stance", "rescues_tried",
-    "rescues_won", "bought",
-])
+# the per-game statistics of sim.campus.columns (their engine field names), and the state only the engine keeps
+Record = namedtuple("Record", [*(s.engine for s in RUN_STATS), "room", "cap_turn"])
 
 
 def kernel_params(p: Params) -> KParams:
@@ -127,17 +125,10 @@ def new_work(p: Params) -> Work:
 
 
 def new_record(p: Params, n: int) -> Record:
-    """The per-game state and record, batch axis first (R-CAM-41)."""
-    P, T, z = p.P, p.T, np.zeros
-    return Record(
-        base=z((n, P, 3), np.int64), gp=z((n, P), np.int64), vit=z((n, P), np.int64), status=z((n, P), np.int8),
-        room=z((n, P), np.int64), cap_turn=z((n, P), np.int64), end_turn=z((n, P), np.int16),
-        status_by_turn=z((n, T, P), np.int8), captures_t=z((n, T), np.int64), checks_t=z((n, T), np.int64),
-        escapes_t=z((n, T), np.int64), free_t=z((n, T), np.int64), duels_tmpl=z((n, p.n_templates), np.int64),
-        wins_tmpl=z((n, p.n_templates), np.int64), duels_stance=z((n, 3), np.int64),
-        wins_stance=z((n, 3), np.int64), rescues_tried=z(n, np.int64), rescues_won=z(n, np.int64),
-        bought=z((n, P, p.B), np.int16),
-    )
+    """The per-game state and record, batch axis first (R-CAM-41): the statistics allocated as
+    :mod:`sim.campus.columns` declares them, then the engine's own state."""
+    return Record(**allocate(p, n, key="engine"), room=np.zeros((n, p.P), np.int64),
+                  cap_turn=np.zeros((n, p.P), np.int64))
 
 
 # A step of the turn: compiled only to be called from compiled code (no Python wrapper), and inlined by LLVM
@@ -1100,13 +1091,8 @@ def run_kernel(p: Params, n: int, rng: np.random.Generator, block: int = 1 << 16
 
 
 def record_arrays(rec: Record) -> dict[str, np.ndarray]:
-    """The per-game record under the keys of the reference's ``games_to_arrays``."""
-    out = rec._asdict()
-    out["final_status"] = out.pop("status")
-    out["vitality"] = out.pop("vit")
-    for key in ("room", "cap_turn"):
-        del out[key]
-    return out
+    """The per-game record under the keys of :mod:`sim.campus.columns` (the reference's ``games_to_arrays``)."""
+    return columns_from_record(rec)
 
 
 def play_turn(p: Params, rec: Record, g: int, t: int, u) -> int:

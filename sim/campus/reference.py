@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from sim.campus.columns import RUN_STATS, columns_from_games, per_game_shape
 from sim.campus.params import CAPTURED, CLEARED, FREE, GAME_OVER, Params, miso_best, pc_terms
 from sim.campus.rules import Fighter, best_stance, duel, grow_lowest, plain_value, team_battle
 from sim.campus.stances import draw_stance, equilibrium_mix, matrix_code
@@ -49,7 +50,7 @@ class Adv:
 
 @dataclass
 class Game:
-    """One game's state and its per-game statistics (R-CAM-41)."""
+    """One game's state and its per-game statistics (R-CAM-41, declared in :mod:`sim.campus.columns`)."""
 
     base: list[list[int]]
     gp: list[int]
@@ -58,33 +59,25 @@ class Game:
     room: list[int]
     cap_turn: list[int]
     end_turn: list[int]
-    T: int
-    n_templates: int
     bought: list[list[int]] = field(default_factory=list)  # R-CAM-9a: per PC, the turn each buy item was bought
-    status_by_turn: list[list[int]] = field(default_factory=list)
-    captures_t: list[int] = field(default_factory=list)
-    checks_t: list[int] = field(default_factory=list)
-    escapes_t: list[int] = field(default_factory=list)
-    free_t: list[int] = field(default_factory=list)
-    duels_tmpl: list[int] = field(default_factory=list)
-    wins_tmpl: list[int] = field(default_factory=list)
-    duels_stance: list[int] = field(default_factory=lambda: [0, 0, 0])
-    wins_stance: list[int] = field(default_factory=lambda: [0, 0, 0])
-    rescues_tried: int = 0
-    rescues_won: int = 0
-
-    def __post_init__(self):
-        self.captures_t = [0] * self.T
-        self.checks_t = [0] * self.T
-        self.escapes_t = [0] * self.T
-        self.free_t = [0] * self.T
-        self.duels_tmpl = [0] * self.n_templates
-        self.wins_tmpl = [0] * self.n_templates
+    status_by_turn: list[list[int]] = field(default_factory=list)  # each PC's status, appended turn by turn
+    # counters, zero at the start in their shape of sim.campus.columns: new_game sets every statistic of the table
+    # left None or not declared here
+    captures_t: list[int] | None = None
+    checks_t: list[int] | None = None
+    escapes_t: list[int] | None = None
+    free_t: list[int] | None = None
+    duels_tmpl: list[int] | None = None
+    wins_tmpl: list[int] | None = None
+    duels_stance: list[int] | None = None
+    wins_stance: list[int] | None = None
+    rescues_tried: int | None = None
+    rescues_won: int | None = None
 
 
 def new_game(p: Params) -> Game:
     P = p.P
-    return Game(
+    g = Game(
         base=[list(map(int, p.pc_base[i])) for i in range(P)],
         gp=[0] * P,
         vit=[int(v) for v in p.pc_vit],
@@ -92,10 +85,12 @@ def new_game(p: Params) -> Game:
         room=[-1] * P,
         cap_turn=[0] * P,
         end_turn=[0] * P,
-        T=p.T,
-        n_templates=p.n_templates,
         bought=[[0] * p.B for _ in range(P)],
     )
+    for s in RUN_STATS:  # the counters start at zero, in the table's shape
+        if getattr(g, s.reference, None) is None:
+            setattr(g, s.reference, np.zeros(per_game_shape(s, p), np.int64).tolist())
+    return g
 
 
 class Turn:
@@ -675,23 +670,5 @@ def run_reference(p: Params, n: int, rng: np.random.Generator) -> list[Game]:
 
 
 def games_to_arrays(p: Params, games: list[Game]) -> dict[str, np.ndarray]:
-    """The per-game record (same keys and dtypes as the kernel's)."""
-    return {
-        "status_by_turn": np.array([g.status_by_turn for g in games], np.int8).reshape(len(games), p.T, p.P),
-        "final_status": np.array([g.status for g in games], np.int8).reshape(len(games), p.P),
-        "end_turn": np.array([g.end_turn for g in games], np.int16).reshape(len(games), p.P),
-        "vitality": np.array([g.vit for g in games], np.int64).reshape(len(games), p.P),
-        "gp": np.array([g.gp for g in games], np.int64).reshape(len(games), p.P),
-        "base": np.array([g.base for g in games], np.int64).reshape(len(games), p.P, 3),
-        "captures_t": np.array([g.captures_t for g in games], np.int64).reshape(len(games), p.T),
-        "checks_t": np.array([g.checks_t for g in games], np.int64).reshape(len(games), p.T),
-        "escapes_t": np.array([g.escapes_t for g in games], np.int64).reshape(len(games), p.T),
-        "free_t": np.array([g.free_t for g in games], np.int64).reshape(len(games), p.T),
-        "duels_tmpl": np.array([g.duels_tmpl for g in games], np.int64).reshape(len(games), p.n_templates),
-        "wins_tmpl": np.array([g.wins_tmpl for g in games], np.int64).reshape(len(games), p.n_templates),
-        "duels_stance": np.array([g.duels_stance for g in games], np.int64).reshape(len(games), 3),
-        "wins_stance": np.array([g.wins_stance for g in games], np.int64).reshape(len(games), 3),
-        "rescues_tried": np.array([g.rescues_tried for g in games], np.int64),
-        "rescues_won": np.array([g.rescues_won for g in games], np.int64),
-        "bought": np.array([g.bought for g in games], np.int16).reshape(len(games), p.P, p.B),
-    }
+    """The per-game arrays (the statistics of :mod:`sim.campus.columns`; same keys and dtypes as the kernel's)."""
+    return columns_from_games(p, games)

@@ -7,31 +7,20 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-import numba as nb
 import numpy as np
 import pandas as pd
 
 from sim.batch import map_chunks, parquet_bytes, stream_chunks
 from sim.campus.aggregate import CampusAggregate
+from sim.campus.columns import allocate, copy_into, fill_rows, frame_from_rows, frame_rows, runs_frame
 from sim.campus.kernel import run_kernel
 from sim.campus.model import STANCES, Scenario
-from sim.campus.params import CAPTURED, CLEARED, GAME_OVER, RANDOM_LAYOUT, STATUS_NAMES, Params, compile_params
+from sim.campus.params import CAPTURED, CLEARED, GAME_OVER, RANDOM_LAYOUT, Params, compile_params
 from sim.campus.reference import games_to_arrays, run_reference
 from sim.result import SimulationResult, provenance
 from sim.stats import wilson_interval
 
 ENGINES = ("kernel", "reference")
-
-
-@nb.njit(cache=True, nogil=True)
-def _transpose_into(x, out):
-    """out[c, r] = x[r, c] in tiles of 256 rows (a cache-friendly transposed copy with conversion)."""
-    n, m = x.shape
-    for r0 in range(0, n, 256):
-        r1 = min(r0 + 256, n)
-        for c in range(m):
-            for r in range(r0, r1):
-                out[c, r] = x[r, c]
 
 
 def _run_chunk(job: tuple[Params, str], n: int, rng: np.random.Generator) -> dict[str, np.ndarray]:
@@ -54,74 +43,15 @@ def _warm_up(params: Params, n_jobs: int, engine: str) -> None:
 
 
 def run_arrays(params: Params, runs: int, seed: int, n_jobs: int = 1, engine: str = "kernel") -> dict:
-    """Per-game arrays for ``runs`` games, chunked by :func:`sim.batch.map_chunks` (R-GEN-7)."""
+    """Per-game arrays for ``runs`` games, chunked by :func:`sim.batch.map_chunks` (R-GEN-7): the arrays of
+    :mod:`sim.campus.columns`, allocated once and filled chunk by chunk (no list of parts to join)."""
     _check_engine(engine)
     _warm_up(params, n_jobs, engine)
-    parts = [res for _, res in map_chunks(_run_chunk, (params, engine), runs, seed, n_jobs,
-                                          threads=engine == "kernel")]  # the compiled engine releases the GIL
-    return {k: np.concatenate([part[k] for part in parts]) for k in parts[0]}
-
-
-def runs_frame(params: Params, a: dict[str, np.ndarray], start: int = 0) -> pd.DataFrame:
-    """One row per game (R-CAM-41). PC columns are ``pc{i}_...`` in party order (names in the
-    summary's ``pc_names``); statuses are codes 0 free, 1 captured, 2 cleared, 3 game over.
-    ``start`` is the index of the first game (a chunk's position)."""
-    n = a["final_status"].shape[0]
-
-    def by_column(key: str, dtype) -> np.ndarray:
-        """``a[key]`` as one contiguous row per column of the frame (batch axis last), converted in the same
-        pass: a column is then a contiguous view, not a strided gather (issue 27)."""
-        x = np.ascontiguousarray(a[key])
-        x = x.reshape(n, int(np.prod(x.shape[1:])))
-        out = np.empty((x.shape[1], n), dtype)
-        _transpose_into(x, out)
-        return out
-
-    final = by_column("final_status", np.int64)  # (P, n)
-    cols: dict[str, Any] = {"run": np.arange(start, start + n, dtype=np.int64)}
-    cleared = (final == CLEARED).sum(0)
-    cols["cleared"] = cleared.astype(np.int16)
-    cols["party_cleared"] = cleared == params.P
-    cols["game_overs"] = (final == GAME_OVER).sum(0).astype(np.int16)
-    cols["captured_at_end"] = (final == CAPTURED).sum(0).astype(np.int16)
-    cols["captures"] = a["captures_t"].sum(1, dtype=np.int32)
-    cols["rescues_tried"] = a["rescues_tried"].astype(np.int32)
-    cols["rescues_won"] = a["rescues_won"].astype(np.int32)
-    cols["escape_checks"] = a["checks_t"].sum(1, dtype=np.int32)
-    cols["escapes"] = a["escapes_t"].sum(1, dtype=np.int32)
-    cats = pd.CategoricalDtype(list(STATUS_NAMES))
-    end_turn, vit, gp = by_column("end_turn", np.int16), by_column("vitality", np.int32), by_column("gp", np.int32)
-    base = by_column("base", np.int32)  # (P * 3, n)
-    for i in range(params.P):
-        cols[f"pc{i}_outcome"] = pd.Categorical.from_codes(final[i], dtype=cats)
-        cols[f"pc{i}_end_turn"] = end_turn[i]
-        cols[f"pc{i}_vitality"] = vit[i]
-        cols[f"pc{i}_gp"] = gp[i]
-        for k, s in enumerate(STANCES):
-            cols[f"pc{i}_{s}"] = base[3 * i + k]
-    sbt = by_column("status_by_turn", np.int8)  # (T * P, n)
-    for t in range(params.T):
-        for i in range(params.P):
-            cols[f"pc{i}_t{t + 1}"] = sbt[t * params.P + i]
-    for key in ("captures_t", "checks_t", "escapes_t", "free_t"):
-        stem = key[:-2]
-        x = by_column(key, np.int16)
-        for t in range(params.T):
-            cols[f"{stem}_t{t + 1}"] = x[t]
-    duels, wins = by_column("duels_tmpl", np.int16), by_column("wins_tmpl", np.int16)
-    for k, name in enumerate(params.template_names):
-        cols[f"duels_{name}"] = duels[k]
-        cols[f"wins_{name}"] = wins[k]
-    duels, wins = by_column("duels_stance", np.int16), by_column("wins_stance", np.int16)
-    for k, s in enumerate(STANCES):
-        cols[f"duels_stance_{s}"] = duels[k]
-        cols[f"wins_stance_{s}"] = wins[k]
-    if params.B:  # R-CAM-9a: the turn each buy-list item was bought (0: never); only with a buy list
-        bought = by_column("bought", np.int16)  # (P * B, n)
-        for i in range(params.P):
-            for b, item in enumerate(params.buy_names):
-                cols[f"pc{i}_bought_{item}"] = bought[i * params.B + b]
-    return pd.DataFrame(cols)
+    whole = allocate(params, runs)
+    for chunk, part in map_chunks(_run_chunk, (params, engine), runs, seed, n_jobs,
+                                  threads=engine == "kernel"):  # the compiled engine releases the GIL
+        copy_into(whole, part, chunk.start)
+    return whole
 
 
 def _ratio(num: float, den: float) -> float | None:
@@ -203,9 +133,12 @@ def simulate(scenario: Scenario, runs: int, seed: int, n_jobs: int = 1, engine: 
     agg = CampusAggregate.empty(params)
     result = SimulationResult(scenario=scenario, runs=pd.DataFrame(), summary={}, extra={"engine": engine})
     if keep_runs:
-        arrays = run_arrays(params, runs, seed, n_jobs=n_jobs, engine=engine)
-        agg.add(arrays)
-        result.runs = runs_frame(params, arrays)
+        _warm_up(params, n_jobs, engine)
+        rows = frame_rows(params, runs)  # each chunk goes into the frame's rows as it comes (no joined copy)
+        for chunk, part in map_chunks(_run_chunk, (params, engine), runs, seed, n_jobs, threads=engine == "kernel"):
+            agg.add(part)
+            fill_rows(rows, part, chunk.start)
+        result.runs = frame_from_rows(params, rows)
     else:
         job = (params, engine, runs_sink is not None)
         _warm_up(params, n_jobs, engine)
