@@ -10,9 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from numba import njit
 
 from sim.restraint import rules as R
-from sim.restraint.columns import RUN, TOTALS, arms_complete_mask, incapacitated_mask, per_run_shape
+from sim.restraint.columns import RUN, TOTALS, per_run_shape
 from sim.restraint.rules import Params
 
 #: the per-run numbers whose sums the aggregate keeps as exact ints (``sums``), and the per-run arrays whose sums
@@ -30,6 +31,28 @@ def _histograms(values: np.ndarray, size: int) -> np.ndarray:
     k = values.shape[1]
     cells = values.astype(np.int64) + np.arange(k, dtype=np.int64) * size
     return np.bincount(cells.ravel(), minlength=k * size).reshape(k, size)
+
+
+ARMS, BODY, LIGHT, COMPLETE = R.ARMS, R.BODY, R.LIGHT, R.COMPLETE  # plain constants for the compiled fold
+
+
+@njit(cache=True, nogil=True)
+def _fold_levels(levels, always_incapacitated, level_counts, incapacitated, arms_complete, either):
+    """Levels by round (n, rounds, 7) into runs per (round, slot, level) and runs incapacitated (R-RST-26), with
+    arms complete (R-RST-13), and either, by round: one pass over the runs."""
+    n, rounds, slots = levels.shape
+    for j in range(n):
+        for r in range(rounds):
+            for s in range(slots):
+                level_counts[r, s, levels[j, r, s]] += 1
+            incap = always_incapacitated or levels[j, r, BODY] >= LIGHT
+            arms = levels[j, r, ARMS] >= COMPLETE
+            if incap:
+                incapacitated[r] += 1
+            if arms:
+                arms_complete[r] += 1
+            if incap or arms:
+                either[r] += 1
 
 
 @dataclass
@@ -81,16 +104,8 @@ class RestraintAggregate:
             self.sums[name] += int(cols[name].sum(dtype=np.int64))
         for name in ARRAY_SUMMED:
             self.totals[name] += cols[name].sum(axis=0, dtype=np.int64)
-        levels = cols["levels_by_round"]  # (n, rounds, 7)
-        # runs per (round, slot, level) in one counting pass
-        cell = (np.arange(self.rounds)[:, None] * R.N_SLOTS + np.arange(R.N_SLOTS)[None, :]) * R.N_LEVELS
-        self.level_counts += np.bincount((cell[None, :, :] + levels).ravel(),
-                                         minlength=self.rounds * R.N_SLOTS * R.N_LEVELS
-                                         ).reshape(self.rounds, R.N_SLOTS, R.N_LEVELS)
-        incap, arms = incapacitated_mask(p, levels), arms_complete_mask(levels)
-        self.incapacitated += incap.sum(axis=0)
-        self.arms_complete += arms.sum(axis=0)
-        self.either += (incap | arms).sum(axis=0)
+        _fold_levels(np.ascontiguousarray(cols["levels_by_round"]), bool(p.incapacitated_condition),
+                     self.level_counts, self.incapacitated, self.arms_complete, self.either)
         checks = cols["escape_checks"].astype(np.int64)
         self.checks_sumsq += int((checks * checks).sum())
         self.final_levels += _histograms(cols["levels"], R.N_LEVELS)

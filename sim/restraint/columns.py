@@ -16,6 +16,7 @@ from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
+from numba import njit
 
 from sim.restraint import rules as R
 from sim.restraint.model import SLOTS
@@ -47,27 +48,35 @@ class RunStat(NamedTuple):
     derive: Callable[[Params, dict[str, np.ndarray]], np.ndarray] | None = None  # a statistic of the others
 
 
-def incapacitated_mask(p: Params, levels: np.ndarray) -> np.ndarray:
-    """R-RST-26 over levels by round: body >= 1, or the scenario's condition is incapacitated."""
-    return (levels[..., R.BODY] >= R.LIGHT) | p.incapacitated_condition
+@njit(cache=True, nogil=True)
+def _first_round_at(levels, slot, at_least, always, out):
+    """``out[j]``: the 1-based first round of run ``j`` with ``levels[j, r, slot] >= at_least`` (every round when
+    ``always``), 0 if never; one pass over the runs (numpy's mask, any and argmax took three)."""
+    n, rounds, _ = levels.shape
+    for j in range(n):
+        out[j] = 0
+        for r in range(rounds):
+            if always or levels[j, r, slot] >= at_least:
+                out[j] = r + 1
+                break
 
 
-def arms_complete_mask(levels: np.ndarray) -> np.ndarray:
-    """R-RST-13: arms at complete or above."""
-    return levels[..., R.ARMS] >= R.COMPLETE
-
-
-def first_round(mask: np.ndarray) -> np.ndarray:
-    """1-based first round where ``mask`` (n, rounds) holds, 0 if never."""
-    return np.where(mask.any(axis=1), mask.argmax(axis=1) + 1, 0).astype(np.int16)
+def first_round_at(levels: np.ndarray, slot: int, at_least: int, always: bool = False) -> np.ndarray:
+    """(n,) int16: the first round each run has ``slot`` at ``at_least`` or above (or any round when ``always``),
+    0 if never, from levels by round (n, rounds, 7)."""
+    out = np.empty(levels.shape[0], dtype=np.int16)
+    _first_round_at(np.ascontiguousarray(levels), slot, at_least, bool(always), out)
+    return out
 
 
 def _first_incapacitated(p: Params, cols: dict[str, np.ndarray]) -> np.ndarray:
-    return first_round(incapacitated_mask(p, cols["levels_by_round"]))
+    """R-RST-26: body >= 1, or the scenario's condition is incapacitated (every round)."""
+    return first_round_at(cols["levels_by_round"], R.BODY, R.LIGHT, p.incapacitated_condition)
 
 
 def _first_arms_complete(p: Params, cols: dict[str, np.ndarray]) -> np.ndarray:
-    return first_round(arms_complete_mask(cols["levels_by_round"]))
+    """R-RST-13: arms at complete or above."""
+    return first_round_at(cols["levels_by_round"], R.ARMS, R.COMPLETE)
 
 
 RUN_STATS: tuple[RunStat, ...] = (
