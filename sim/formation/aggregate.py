@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from sim.formation.columns import SUMMED
 from sim.formation.model import Params
 
 WINNER_CODES = (-1, 0, 1, 2)  # none (no skirmish), A, B, draw: row = code + 1
@@ -31,17 +32,15 @@ class FormationAggregate:
     max_rounds: int
     reward_dp: int
     runs: int = 0
-    ambush_win: int = 0
-    ambush_win_by_2: int = 0
+    # the sums over runs of sim.formation.columns (SUMMED) by name, exact ints: ambushes won (by 2 or more), units
+    # left on the field and withdrawn (R-MDK-5) per side, side A's enslavement DP
+    sums: dict[str, int] = field(default=None)
     dp_counts: np.ndarray = field(default=None)  # dp_counts[v]: runs that earned v DP in the session
     winner_rounds: np.ndarray = field(default=None)  # (4, max_rounds + 1): winner code + 1 x skirmish_rounds
-    survivors_a: int = 0  # sums over runs
-    survivors_b: int = 0
-    enslave_dp: int = 0
-    withdrawn_a: int = 0  # R-MDK-5 withdrawals, sums over runs
-    withdrawn_b: int = 0
 
     def __post_init__(self):
+        if self.sums is None:
+            self.sums = dict.fromkeys(SUMMED, 0)
         if self.dp_counts is None:
             self.dp_counts = np.zeros(self.reward_dp + 1, dtype=np.int64)
         if self.winner_rounds is None:
@@ -53,10 +52,9 @@ class FormationAggregate:
 
     def add(self, cols: dict[str, np.ndarray]) -> FormationAggregate:
         """Fold one chunk's per-run columns (the engines' output) in."""
-        win = np.asarray(cols["ambush_win"], dtype=bool)
-        self.runs += len(win)
-        self.ambush_win += int(np.count_nonzero(win))
-        self.ambush_win_by_2 += int(np.count_nonzero(np.asarray(cols["ambush_win_by_2"], dtype=bool)))
+        self.runs += len(cols["ambush_win"])
+        for name in SUMMED:
+            self.sums[name] += int(np.asarray(cols[name]).sum(dtype=np.int64))
         self.dp_counts = _grow(self.dp_counts, np.bincount(np.asarray(cols["dp_session"], dtype=np.int64)))
         winner = np.asarray(cols["skirmish_winner"], dtype=np.int64) + 1
         rounds = np.asarray(cols["skirmish_rounds"], dtype=np.int64)
@@ -65,15 +63,13 @@ class FormationAggregate:
             raise ValueError(f"skirmish_rounds outside 0..{width - 1}")
         flat = np.bincount(winner * width + rounds, minlength=len(WINNER_CODES) * width)
         self.winner_rounds += flat.reshape(len(WINNER_CODES), width)
-        for name in ("survivors_a", "survivors_b", "enslave_dp", "withdrawn_a", "withdrawn_b"):
-            setattr(self, name, getattr(self, name) + int(np.asarray(cols[name], dtype=np.int64).sum()))
         return self
 
     def merge(self, other: FormationAggregate) -> FormationAggregate:
         """Fold another aggregate (another chunk's) in."""
-        for name in ("runs", "ambush_win", "ambush_win_by_2", "survivors_a", "survivors_b", "enslave_dp",
-                     "withdrawn_a", "withdrawn_b"):
-            setattr(self, name, getattr(self, name) + getattr(other, name))
+        self.runs += other.runs
+        for name in SUMMED:
+            self.sums[name] += other.sums[name]
         self.dp_counts = _grow(self.dp_counts, other.dp_counts)
         self.winner_rounds = self.winner_rounds + other.winner_rounds
         return self

@@ -5,12 +5,12 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
-import numpy as np
 import pandas as pd
 
 from sim.batch import map_chunks, parquet_bytes, stream_chunks
 from sim.dice import DARK_DICE_EXPECTED_DP, dark_dice_distribution
 from sim.formation.aggregate import FormationAggregate
+from sim.formation.columns import WINNER_LABELS, allocate, copy_into, runs_frame
 from sim.formation.kernel import run_chunk_kernel
 from sim.formation.model import Scenario, compile_params
 from sim.formation.reference import run_chunk_reference
@@ -20,23 +20,11 @@ from sim.result import SimulationResult, provenance
 from sim.stats import Z95, wilson_interval
 
 ENGINES = {"kernel": run_chunk_kernel, "reference": run_chunk_reference}
-WINNER_LABELS = {0: "A", 1: "B", 2: "draw", -1: "none"}
 
 
 def _chunk(args, n, rng):
     params, engine = args
     return ENGINES[engine](params, n, rng)
-
-
-def runs_frame(cols: dict[str, np.ndarray], start: int = 0) -> pd.DataFrame:
-    """Per-run rows; ``start`` is the index of the first run (a chunk's position)."""
-    n = len(cols["ambush_win"])
-    df = pd.DataFrame({"run": np.arange(start, start + n, dtype=np.int64), **cols})
-    for col in ("ambush_win", "ambush_win_by_2"):
-        df[col] = df[col].astype(bool)
-    df["skirmish_winner"] = pd.Categorical(df["skirmish_winner"].map(WINNER_LABELS),
-                                           categories=["A", "B", "draw", "none"])
-    return df
 
 
 def simulate(scenario: Scenario, runs: int, seed: int, n_jobs: int = 1, engine: str = "kernel",
@@ -58,11 +46,9 @@ def simulate(scenario: Scenario, runs: int, seed: int, n_jobs: int = 1, engine: 
     agg = FormationAggregate.empty(params)
     result = SimulationResult(scenario=scenario, runs=pd.DataFrame(), summary={}, extra={"engine": engine})
     if keep_runs:
-        parts: dict[str, list[np.ndarray]] = {}
-        for _, res in map_chunks(_chunk, (params, engine), runs, seed, n_jobs=n_jobs, threads=engine == "kernel"):
-            for k, v in res.items():
-                parts.setdefault(k, []).append(np.asarray(v))
-        data = {k: np.concatenate(v) for k, v in parts.items()}
+        data = allocate(runs)  # the whole run's columns, filled chunk by chunk
+        for chunk, res in map_chunks(_chunk, (params, engine), runs, seed, n_jobs=n_jobs, threads=engine == "kernel"):
+            copy_into(data, res, chunk.start)
         agg.add(data)
         result.runs = runs_frame(data)
     else:
@@ -76,7 +62,7 @@ def simulate(scenario: Scenario, runs: int, seed: int, n_jobs: int = 1, engine: 
 def _stream_task(args, chunk, rng):
     """One chunk reduced to (its aggregate, its runs as parquet bytes or None): small to store and send."""
     params, engine, want_runs = args
-    cols = {k: np.asarray(v) for k, v in _chunk((params, engine), chunk.n_runs, rng).items()}
+    cols = _chunk((params, engine), chunk.n_runs, rng)
     part = None
     if want_runs:
         part = parquet_bytes(runs_frame(cols, chunk.start))
@@ -100,8 +86,8 @@ def summarize(scenario: Scenario, agg: FormationAggregate | pd.DataFrame, seed: 
         agg = FormationAggregate.empty(compile_params(scenario)).add({c: df[c].to_numpy() for c in df})
     n = agg.runs
     out: dict = {"kind": "formation", "name": scenario.name}
-    _rate(agg.ambush_win, n, "ambush_win", out)
-    _rate(agg.ambush_win_by_2, n, "ambush_win_by_2", out)
+    _rate(agg.sums["ambush_win"], n, "ambush_win", out)
+    _rate(agg.sums["ambush_win_by_2"], n, "ambush_win_by_2", out)
     mean, sd = agg.dp_mean_sd()
     half = Z95 * sd / math.sqrt(n)
     out["dp_per_session"] = mean
@@ -112,11 +98,11 @@ def summarize(scenario: Scenario, agg: FormationAggregate | pd.DataFrame, seed: 
         _rate(agg.winner_count(1), n, "skirmish_win_b", out)
         _rate(agg.winner_count(2), n, "skirmish_draw", out)
         out["skirmish_mean_rounds"] = agg.mean_rounds()
-        out["skirmish_mean_survivors_a"] = agg.survivors_a / n
-        out["skirmish_mean_survivors_b"] = agg.survivors_b / n
-        out["enslave_dp_mean"] = agg.enslave_dp / n
-        out["skirmish_mean_withdrawn_a"] = agg.withdrawn_a / n  # R-MDK-5 withdrawals per run
-        out["skirmish_mean_withdrawn_b"] = agg.withdrawn_b / n
+        out["skirmish_mean_survivors_a"] = agg.sums["survivors_a"] / n
+        out["skirmish_mean_survivors_b"] = agg.sums["survivors_b"] / n
+        out["enslave_dp_mean"] = agg.sums["enslave_dp"] / n
+        out["skirmish_mean_withdrawn_a"] = agg.sums["withdrawn_a"] / n  # R-MDK-5 withdrawals per run
+        out["skirmish_mean_withdrawn_b"] = agg.sums["withdrawn_b"] / n
     # the readings used (issue 24): R-MDK-6 attack types, R-MDK-11 movement, R-MDK-5 recall
     out["reading"] = {"attack_types": scenario.rules.attack_types, "movement": scenario.policy.movement,
                       "recall_above": scenario.policy.recall_above}

@@ -23,6 +23,7 @@ from numba import njit
 
 from sim.dice import faces_from_uniform
 from sim.formation import layout as L
+from sim.formation.columns import AMBUSH, SESSION, SKIRMISH, allocate, fill
 from sim.formation.model import FRONT, G_ASSAULT, G_NONE, G_SERVICE, G_TRAINING, MAGIC, MELEE, RANGED, Params
 from sim.formation.rules import AREA_PENALTY, GRAPPLE_PENALTY, PASSIVE_PENALTY
 
@@ -569,12 +570,7 @@ def turn(p: Params, arrays, S: np.ndarray, row: np.ndarray, j: int, r: int, free
 
 def skirmish_kernel(p: Params, n: int, rng: np.random.Generator, ambush_win: np.ndarray,
                     by2: np.ndarray) -> dict[str, np.ndarray]:
-    """The skirmish for the batch; draws round blocks until every run has finished."""
-    if not p.skirmish:
-        z = np.zeros(n, dtype=np.int64)
-        return {"skirmish_winner": np.full(n, NO_SKIRMISH, dtype=np.int64), "skirmish_rounds": z,
-                "survivors_a": z, "survivors_b": z.copy(), "withdrawn_a": z.copy(), "withdrawn_b": z.copy(),
-                "enslave_dp": z.copy()}
+    """The skirmish for the batch (``p.skirmish``); draws round blocks until every run has finished."""
     P, C, order, EX = compile_arrays(p)
     S = init_state(p, n)
     winner = np.full(n, NO_SKIRMISH, dtype=np.int64)
@@ -604,11 +600,14 @@ def skirmish_kernel(p: Params, n: int, rng: np.random.Generator, ambush_win: np.
 
 
 def run_chunk_kernel(p: Params, n: int, rng: np.random.Generator) -> dict[str, np.ndarray]:
-    """One seed chunk, blocks drawn in layout order."""
-    out = ambush_kernel(p, rng.random((n, L.AMBUSH_COLS)))
-    out.update(session_kernel(p, rng.random((n, L.session_cols(p.checks)))))
-    out.update(skirmish_kernel(p, n, rng, out["ambush_win"], out["ambush_win_by_2"]))
-    return out
+    """One seed chunk, blocks drawn in layout order: the per-run columns of :mod:`sim.formation.columns` (a step
+    not played keeps its declared value)."""
+    cols = allocate(n)
+    fill(cols, AMBUSH, ambush_kernel(p, rng.random((n, L.AMBUSH_COLS))))
+    fill(cols, SESSION, session_kernel(p, rng.random((n, L.session_cols(p.checks)))))
+    if p.skirmish:
+        fill(cols, SKIRMISH, skirmish_kernel(p, n, rng, cols["ambush_win"], cols["ambush_win_by_2"]))
+    return cols
 
 
 __all__ = ["STATE_FIELDS", "compile_arrays", "init_state", "run_chunk_kernel", "turn"]

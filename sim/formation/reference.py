@@ -12,6 +12,7 @@ import numpy as np
 
 from sim.dice import dark_roll, faces_from_uniform
 from sim.formation import layout as L
+from sim.formation.columns import columns_from_records
 from sim.formation.model import (
     G_ASSAULT,
     G_NONE,
@@ -306,11 +307,8 @@ def _check_end(p: Params, field: _Field) -> None:
 
 
 def skirmish_run(p: Params, round_rows, ambush_win: bool, by2: bool) -> dict:
-    """The skirmish of one run: units act in order each round until one side falls or the round
+    """The skirmish of one run (``p.skirmish``): units act in order each round until one side falls or the round
     limit (a draw). ``round_rows[r - 1]`` is round r's row of uniforms."""
-    if not p.skirmish:
-        return {"skirmish_winner": NO_SKIRMISH, "skirmish_rounds": 0, "survivors_a": 0,
-                "survivors_b": 0, "withdrawn_a": 0, "withdrawn_b": 0, "enslave_dp": 0}
     field = _Field(p)
     won = bool(p.use_ambush and ambush_win)
     rounds = p.max_rounds
@@ -343,14 +341,16 @@ def skirmish_run(p: Params, round_rows, ambush_win: bool, by2: bool) -> dict:
 
 
 def run_chunk_reference(p: Params, n: int, rng: np.random.Generator) -> dict[str, np.ndarray]:
-    """Draw the chunk's blocks (layout order) and play its runs one at a time."""
+    """Draw the chunk's blocks (layout order) and play its runs one at a time: the per-run columns of
+    :mod:`sim.formation.columns` (a step not played keeps its declared value)."""
     u_ambush = rng.random((n, L.AMBUSH_COLS))
     u_session = rng.random((n, L.session_cols(p.checks)))
     u_rounds = [rng.random((n, L.round_cols(p.n_units))) for _ in range(p.max_rounds)] if p.skirmish else []
-    rows = []
+    records = []
     for i in range(n):
-        row = ambush_run(p, u_ambush[i])
-        row.update(session_run(p, u_session[i]))
-        row.update(skirmish_run(p, [u[i] for u in u_rounds], row["ambush_win"], row["ambush_win_by_2"]))
-        rows.append(row)
-    return {k: np.array([r[k] for r in rows]) for k in rows[0]} if rows else {}
+        record = ambush_run(p, u_ambush[i])
+        record.update(session_run(p, u_session[i]))
+        if p.skirmish:
+            record.update(skirmish_run(p, [u[i] for u in u_rounds], record["ambush_win"], record["ambush_win_by_2"]))
+        records.append(record)
+    return columns_from_records(p, records)

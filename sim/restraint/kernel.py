@@ -25,8 +25,8 @@ from numba import njit
 from sim.dice import CHECK_DENOMINATOR, CHECK_MAX_SUM, MAX_NET_DICE, check_table_array
 from sim.dice_kernel import net_dice
 from sim.restraint import rules as R
+from sim.restraint.columns import POOL, RUN_STATS, allocate, derive
 from sim.restraint.rules import Params
-from sim.restraint.state import DuelState, Trace
 
 ARMS, LEGS, FINGERS, BODY = R.ARMS, R.LEGS, R.FINGERS, R.BODY
 N_SLOTS = R.N_SLOTS
@@ -338,35 +338,28 @@ def _run_all(K, bind_slots, initial, pool_max, pool_constant, die_sides, die_sig
         final[i, :] = T
 
 
-def run_kernel(p: Params, u: np.ndarray) -> Trace:
-    """All runs of the block ``u`` (horizon, n, n_cols)."""
+T_LEVELS = slice(0, N_SLOTS)  # the seven levels lead the duel's state (sim.restraint.columns: engine "T_LEVELS")
+
+
+def run_kernel(p: Params, u: np.ndarray) -> dict[str, np.ndarray]:
+    """All runs of the block ``u`` (horizon, n, n_cols): the per-run columns of :mod:`sim.restraint.columns`."""
     n = u.shape[1]
     K, bind_slots, initial, pool_max, pool_constant, die_sides, die_signs, focus, focus_mod, uses = compile_arrays(p)
-    levels = np.zeros((n, p.rounds, N_SLOTS), dtype=np.int8)
-    checks = np.zeros((n, p.rounds), dtype=np.int8)
-    dazed = np.zeros((n, p.rounds), dtype=np.bool_)
+    cols = allocate(p, n)
     final = np.zeros((n, N_T), dtype=np.int64)
     pools = np.zeros((n, p.n_pools + 1, N_PS), dtype=np.int64)  # the race's pools, then the duel's
-    overload = np.zeros((n, p.n_pools), dtype=np.int16)
     if not p.n_pools:  # no stimulus: nothing to index
         focus = focus_mod = uses = pool_max = np.zeros(1, dtype=np.int64)
     _run_all(K, bind_slots, initial, pool_max, pool_constant, die_sides, die_signs, focus, focus_mod, uses,
-             check_table(), np.ascontiguousarray(u, dtype=np.float64), levels, checks, dazed, final, pools, overload)
-    race = pools[:, : p.n_pools]
-    state = DuelState(
-        levels=final[:, :N_SLOTS].astype(np.int8),
-        rages=final[:, T_RAGES].astype(np.int8),
-        ranger=final[:, T_RANGER].astype(np.int8),
-        checks=final[:, T_CHECKS].astype(np.int16),
-        successes=final[:, T_SUCCESSES].astype(np.int16),
-        bindings=final[:, T_BINDINGS].astype(np.int16),
-        composure=race[:, :, PS_COMPOSURE].astype(np.int32),
-        craving=race[:, :, PS_CRAVING].astype(np.int32),
-        overload_round=overload,
-        recoveries=race[:, :, PS_RECOVERIES].astype(np.int16),
-        overloads=pools[:, p.n_pools, PS_OVERLOADS].astype(np.int16),
-    )
-    return Trace(levels=levels, checks_by_round=checks, final=state, dazed=dazed)
+             check_table(), np.ascontiguousarray(u, dtype=np.float64), cols["levels_by_round"],
+             cols["checks_by_round"], cols["dazed"], final, pools, cols["overload_round"])
+    for s in RUN_STATS:  # the statistics the engine keeps in its final states
+        if s.engine.startswith("T_"):
+            cols[s.name][...] = final[:, globals()[s.engine]]
+        elif s.engine.startswith("PS_"):
+            cols[s.name][...] = pools[:, : p.n_pools, globals()[s.engine]] if s.shape == POOL else \
+                pools[:, p.n_pools, globals()[s.engine]]
+    return derive(p, cols)
 
 
 def work_arrays():

@@ -12,8 +12,8 @@ import numpy as np
 
 from sim.dice import faces_from_uniform, keep_d20
 from sim.restraint import rules as R
+from sim.restraint.columns import columns_from_targets
 from sim.restraint.rules import Params
-from sim.restraint.state import DuelState, Trace, empty_trace_arrays
 
 
 @dataclass
@@ -31,6 +31,20 @@ class Target:
     overload_round: list[int] = field(default_factory=list)
     pools: list[R.Pool] = field(default_factory=list)  # the race's pools (R-RST-24, R-RST-32)
     duel: R.Pool | None = None  # R-RST-33: the target's composure alongside the duel
+    levels_by_round: np.ndarray | None = None  # (rounds, 7) int8: levels after both sides acted (R-RST-26)
+    checks_by_round: np.ndarray | None = None  # (rounds,) int8: escape checks made in each round
+    dazed: np.ndarray | None = None  # (rounds,) bool: the target was dazed in the round (R-RST-33)
+
+    # the per-run statistics (sim.restraint.columns) the pools keep
+    @property
+    def recoveries(self) -> list[int]:
+        """R-RST-32: recoveries made in the race, by pool."""
+        return [st.recoveries for st in self.pools]
+
+    @property
+    def overloads(self) -> int:
+        """R-RST-33: the target's overloads in the duel."""
+        return self.duel.overloads if self.duel else 0
 
 
 def binder_turn(p: Params, t: Target, d20: np.ndarray) -> None:
@@ -130,12 +144,12 @@ def new_target(p: Params) -> Target:
     )
 
 
-def reference_run(p: Params, u: np.ndarray) -> tuple[Target, np.ndarray, np.ndarray, np.ndarray]:
+def reference_run(p: Params, u: np.ndarray) -> Target:
     """One duel from its uniform rows ``u`` (horizon, n_cols)."""
     t = new_target(p)
-    levels = np.zeros((p.rounds, R.N_SLOTS), dtype=np.int8)
-    checks = np.zeros(p.rounds, dtype=np.int8)
-    dazed = np.zeros(p.rounds, dtype=np.bool_)
+    levels = t.levels_by_round = np.zeros((p.rounds, R.N_SLOTS), dtype=np.int8)
+    checks = t.checks_by_round = np.zeros(p.rounds, dtype=np.int8)
+    dazed = t.dazed = np.zeros(p.rounds, dtype=np.bool_)
     for r in range(p.horizon):
         row = u[r]
         if r < p.rounds:
@@ -150,30 +164,10 @@ def reference_run(p: Params, u: np.ndarray) -> tuple[Target, np.ndarray, np.ndar
                 binder_turn(p, t, d20)
             levels[r] = t.levels
         composure_round(p, t, row, r + 1)
-    return t, levels, checks, dazed
+    return t
 
 
-def run_reference(p: Params, u: np.ndarray) -> Trace:
-    """All runs of the block ``u`` (horizon, n, n_cols), one at a time."""
-    n = u.shape[1]
-    levels, checks = empty_trace_arrays(p, n)
-    dazed = np.zeros((n, p.rounds), dtype=np.bool_)
-    finals = []
-    for i in range(n):
-        t, levels[i], checks[i], dazed[i] = reference_run(p, u[:, i, :])
-        finals.append(t)
-    pools = p.n_pools
-    final = DuelState(
-        levels=np.array([t.levels for t in finals], dtype=np.int8).reshape(n, R.N_SLOTS),
-        rages=np.array([t.rages for t in finals], dtype=np.int8),
-        ranger=np.array([t.ranger for t in finals], dtype=np.int8),
-        checks=np.array([t.checks for t in finals], dtype=np.int16),
-        successes=np.array([t.successes for t in finals], dtype=np.int16),
-        bindings=np.array([t.bindings for t in finals], dtype=np.int16),
-        composure=np.array([t.composure for t in finals], dtype=np.int32).reshape(n, pools),
-        craving=np.array([t.craving for t in finals], dtype=np.int32).reshape(n, pools),
-        overload_round=np.array([t.overload_round for t in finals], dtype=np.int16).reshape(n, pools),
-        recoveries=np.array([[st.recoveries for st in t.pools] for t in finals], dtype=np.int16).reshape(n, pools),
-        overloads=np.array([t.duel.overloads if t.duel else 0 for t in finals], dtype=np.int16),
-    )
-    return Trace(levels=levels, checks_by_round=checks, final=final, dazed=dazed)
+def run_reference(p: Params, u: np.ndarray) -> dict[str, np.ndarray]:
+    """All runs of the block ``u`` (horizon, n, n_cols), one at a time: the per-run columns of
+    :mod:`sim.restraint.columns`."""
+    return columns_from_targets(p, [reference_run(p, u[:, i, :]) for i in range(u.shape[1])])

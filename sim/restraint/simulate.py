@@ -11,12 +11,13 @@ from sim.batch import map_chunks, parquet_bytes, stream_chunks
 from sim.errors import ExactUnsupported
 from sim.restraint import exact as X
 from sim.restraint import rules as R
-from sim.restraint.aggregate import ChunkResult, RestraintAggregate
+from sim.restraint.aggregate import RestraintAggregate
+from sim.restraint.columns import copy_into, kept_columns, runs_frame
 from sim.restraint.kernel import run_kernel
 from sim.restraint.model import SLOTS, Scenario
 from sim.restraint.reference import run_reference
 from sim.restraint.rules import Params, compile_params
-from sim.restraint.state import Trace, draw_uniforms
+from sim.restraint.state import draw_uniforms
 from sim.restraint.tables import composure_table
 from sim.result import SimulationResult, provenance
 from sim.stats import standard_error
@@ -24,62 +25,11 @@ from sim.stats import standard_error
 ENGINES = {"kernel": run_kernel, "reference": run_reference}
 
 
-def incapacitated_mask(p: Params, levels: np.ndarray) -> np.ndarray:
-    """R-RST-26 over a trace: body >= 1, or the scenario's condition is incapacitated."""
-    return (levels[..., R.BODY] >= R.LIGHT) | p.incapacitated_condition
-
-
-def _first_round(mask: np.ndarray) -> np.ndarray:
-    """1-based first round where ``mask`` (n, rounds) holds, 0 if never."""
-    return np.where(mask.any(axis=1), mask.argmax(axis=1) + 1, 0).astype(np.int16)
-
-
-def summarize_trace(p: Params, trace: Trace) -> ChunkResult:
-    levels = trace.levels
-    incap = incapacitated_mask(p, levels)
-    arms = levels[..., R.ARMS] >= R.COMPLETE
-    f = trace.final
-    columns: dict[str, np.ndarray] = {f"{slot}_final": f.levels[:, i] for i, slot in enumerate(SLOTS)}
-    columns.update(
-        escape_checks=f.checks,
-        escape_successes=f.successes,
-        bindings_won=f.bindings,
-        rages_left=f.rages,
-        ranger_uses_left=f.ranger,
-        first_incapacitated_round=_first_round(incap),
-        first_arms_complete_round=_first_round(arms),
-    )
-    for pool, name in enumerate(p.pool_names):
-        suffix = "" if pool == 0 else f"_{name}"
-        columns[f"overload_round{suffix}"] = f.overload_round[:, pool]
-        if p.craving:
-            columns[f"craving{suffix}"] = f.craving[:, pool]
-        if p.recoveries:  # R-RST-32: recoveries made in the race (only with the switch on)
-            columns[f"recoveries{suffix}"] = f.recoveries[:, pool]
-    if p.duel_overload:  # R-RST-33: the target's overloads in the duel (only with the switch on)
-        columns["overloads"] = f.overloads
-    # runs per (round, slot, level) in one counting pass
-    cell = (np.arange(p.rounds)[:, None] * R.N_SLOTS + np.arange(R.N_SLOTS)[None, :]) * R.N_LEVELS
-    level_counts = np.bincount((cell[None, :, :] + levels).ravel(),
-                               minlength=p.rounds * R.N_SLOTS * R.N_LEVELS).reshape(p.rounds, R.N_SLOTS, R.N_LEVELS)
-    rounds = np.arange(1, p.composure_rounds + 1)
-    o = f.overload_round.astype(np.int32)
-    overloaded = ((o[:, :, None] >= 1) & (o[:, :, None] <= rounds[None, None, :])).sum(axis=0)
-    return ChunkResult(
-        columns=columns,
-        level_counts=level_counts.astype(np.int64),
-        incapacitated=incap.sum(axis=0).astype(np.int64),
-        arms_complete=arms.sum(axis=0).astype(np.int64),
-        either=(incap | arms).sum(axis=0).astype(np.int64),
-        checks=trace.checks_by_round.sum(axis=0, dtype=np.int64),
-        overloaded=overloaded.reshape(p.n_pools, p.composure_rounds).astype(np.int64),
-        dazed=trace.dazed.sum(axis=0).astype(np.int64),
-    )
-
-
-def _chunk(args: tuple[Params, str], n: int, rng: np.random.Generator) -> ChunkResult:
+def _chunk(args: tuple[Params, str], n: int, rng: np.random.Generator) -> tuple[RestraintAggregate, dict]:
+    """One chunk reduced to (its aggregate, the columns the runs frame shows): its by-round statistics stay here."""
     p, engine = args
-    return summarize_trace(p, ENGINES[engine](p, draw_uniforms(p, n, rng)))
+    cols = ENGINES[engine](p, draw_uniforms(p, n, rng))
+    return RestraintAggregate.empty(p).add(p, cols), kept_columns(p, cols)
 
 
 def _relevant_slots(p: Params, level_dist: np.ndarray) -> list[int]:
@@ -111,12 +61,6 @@ def _composure_common(s: Scenario, p: Params) -> dict:
 def reading(scenario: Scenario) -> dict:
     """The rule readings used (issue 24): R-RST-32 recoveries, R-RST-33 overload in the duel."""
     return {"recoveries": scenario.rules.recoveries, "overload_in_duel": scenario.rules.overload_in_duel}
-
-
-def runs_frame(columns: dict[str, np.ndarray], start: int = 0) -> pd.DataFrame:
-    """Per-run rows; ``start`` is the index of the first run (a chunk's position)."""
-    n = len(columns["escape_checks"])
-    return pd.DataFrame({"run": np.arange(start, start + n, dtype=np.int64), **columns})
 
 
 def summarize(scenario: Scenario, p: Params, agg: RestraintAggregate, runs: int, seed: int) -> dict:
@@ -188,12 +132,14 @@ def simulate(
     p = compile_params(scenario)
     agg = RestraintAggregate.empty(p)
     if keep_runs:
-        parts = [res for _, res in map_chunks(_chunk, (p, engine), runs, seed, n_jobs=n_jobs,
-                                              threads=engine == "kernel")]  # the compiled engine releases the GIL
-        for part in parts:
-            agg.add(p, part)
-        columns = {k: np.concatenate([c.columns[k] for c in parts]) for k in parts[0].columns}
-        df = runs_frame(columns)
+        cols: dict[str, np.ndarray] = {}  # the whole run's shown columns, filled chunk by chunk
+        for chunk, (part_agg, part) in map_chunks(_chunk, (p, engine), runs, seed, n_jobs=n_jobs,
+                                                  threads=engine == "kernel"):  # the compiled engine releases the GIL
+            agg.merge(part_agg)
+            if not cols:
+                cols = {k: np.empty((runs, *v.shape[1:]), dtype=v.dtype) for k, v in part.items()}
+            copy_into(cols, part, chunk.start)
+        df = runs_frame(p, cols)
     else:
         task = (p, engine, runs_sink is not None)
         stream_chunks(_stream_task, task, runs, seed, n_jobs, agg, runs_sink, threads=engine == "kernel")
@@ -206,11 +152,11 @@ def simulate(
 def _stream_task(args: tuple[Params, str, bool], chunk, rng: np.random.Generator):
     """One chunk reduced to (its aggregate, its runs as parquet bytes or None): small to store and send."""
     p, engine, want_runs = args
-    res = _chunk((p, engine), chunk.n_runs, rng)
+    part_agg, cols = _chunk((p, engine), chunk.n_runs, rng)
     part = None
     if want_runs:
-        part = parquet_bytes(runs_frame(res.columns, chunk.start))
-    return RestraintAggregate.empty(p).add(p, res), part
+        part = parquet_bytes(runs_frame(p, cols, chunk.start))
+    return part_agg, part
 
 
 _stream_task.wants_chunk = True

@@ -3,8 +3,6 @@
 
 from __future__ import annotations
 
-import dataclasses
-
 import numpy as np
 import pandas as pd
 import pytest
@@ -16,6 +14,7 @@ from restraint_helpers import CASES, make, scenario_data
 import sim
 from sim.restraint import kernel as K
 from sim.restraint import reference as ref
+from sim.restraint.columns import RUN_STATS
 from sim.restraint.kernel import run_kernel
 from sim.restraint.model import SLOTS
 from sim.restraint.reference import run_reference
@@ -28,12 +27,12 @@ SCENARIO_DIR = ROOT / "scenarios" / "restraint"
 
 
 def assert_traces_equal(a, b):
-    np.testing.assert_array_equal(a.levels, b.levels)
-    np.testing.assert_array_equal(a.checks_by_round, b.checks_by_round)
-    for f in dataclasses.fields(a.final):
-        x, y = getattr(a.final, f.name), getattr(b.final, f.name)
-        assert x.dtype == y.dtype, f.name
-        np.testing.assert_array_equal(x, y, err_msg=f.name)
+    """Every per-run statistic of sim/restraint/columns.py, by-round ones included, with the same type."""
+    assert set(a) == set(b) == {s.name for s in RUN_STATS}
+    for s in RUN_STATS:
+        x, y = a[s.name], b[s.name]
+        assert x.dtype == y.dtype == s.dtype, s.name
+        np.testing.assert_array_equal(x, y, err_msg=s.name)
 
 
 @pytest.mark.parametrize("case", sorted(CASES))

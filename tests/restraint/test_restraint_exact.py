@@ -68,13 +68,14 @@ def test_r_rst_13_exact_equals_enumeration_of_round_one(initiative):
         binder={"slots": ["legs", "arms"]},
         target={"class": "rogue", "level": 1, "initiative": initiative, "restraints": {"arms": 1, "legs": 2}},
     )
-    trace = _enumerated_round_one(s)
+    cols = _enumerated_round_one(s)
+    levels = cols["levels_by_round"]
     e = exact(s)
     for slot in ("arms", "legs"):
         idx = ("arms", "legs").index(slot)
-        counts = np.bincount(trace.levels[:, 0, idx], minlength=6) / trace.levels.shape[0]
+        counts = np.bincount(levels[:, 0, idx], minlength=6) / levels.shape[0]
         np.testing.assert_allclose(counts, e["level_distribution_by_round"][slot][0], atol=1e-12)
-    assert trace.checks_by_round[:, 0].mean() == pytest.approx(e["mean_escape_checks"], abs=1e-12)
+    assert cols["checks_by_round"][:, 0].mean() == pytest.approx(e["mean_escape_checks"], abs=1e-12)
 
 
 def bf_overload_by_round(maximum: int, sides: int, offset: int, rounds: int) -> list[float]:
