@@ -524,7 +524,9 @@ def _equilibrium_thresholds(codes, n, prefer):
     return equilibrium_thresholds([int(c) for c in codes[:n]], [int(v) for v in prefer])
 
 
-@nb.njit(cache=True)  # not inlined: it holds the objmode call to the exact solver
+# not inlined: it holds the objmode call to the exact solver; no Python wrapper (it would unbox the ~1000 scalars
+# of kp, w and rec: seconds of cold compile for a function only compiled code calls)
+@nb.njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def r_cam_40_equilibrium(kp, w, rec, g, t, i, ears, best, u, cur):
     """Stance policy ``equilibrium`` (issue 7): the reference's ``equilibrium_stance``; the exact mix is
     solved (and cached) in Python by :func:`sim.campus.stances.equilibrium_thresholds`."""
@@ -977,7 +979,9 @@ def r_cam_51_early_ears(kp, w, rec, g):
     return ears
 
 
-@step
+# inlined by numba (not LLVM) into the entry point, its one caller: compiled separately it would be optimised and
+# turned into machine code whole (every step inlined) once more, a tenth of the cold compile time
+@nb.njit(inline="always", no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def r_cam_5_turn(kp, w, rec, g, t, u, cur):
     """R-CAM-5: one turn of game g (steps 1-8)."""
     P = kp.P
