@@ -78,7 +78,7 @@ def profiled_declare(R, st, j, sc, policy, acc):
         t2 = cycles()
         acc[PART0 + 1] += t2 - t1
         if slot >= 0:
-            K.plan_struggle(R, st, j, i, plan, num, slot, ability)
+            K.plan_struggle(R, st, j, i, sc, num, slot, ability)
             continue
         if K.can_untie_other(R, st, j, i):
             c, s = K.highest_teammate(R, st, j, i, False)
@@ -94,11 +94,11 @@ def profiled_declare(R, st, j, sc, policy, acc):
     t3 = cycles()
     for i in range(R.game[K.N_CHARS]):
         if not sc.dazed[i] and plan[i, K.P_KIND] == K.NONE:
-            K.plan_help(R, st, j, i, plan)
+            K.plan_help(R, st, j, i, sc)
     t4 = cycles()
     acc[PART0 + 3] += t4 - t3
     if policy == K.TEAM:
-        K.team_pass(R, st, j, plan, st.runs[j, K.ROUNDS])
+        K.team_pass(R, st, j, sc, st.runs[j, K.ROUNDS])
     acc[PART0 + 4] += cycles() - t4
 
 
