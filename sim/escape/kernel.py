@@ -164,17 +164,19 @@ class Scratch(NamedTuple):
     flags: np.ndarray  # (C, N_FLAGS): ASSISTED .. INSPIRE_NEXT
     helpers: np.ndarray  # (C, C): helpers[target, helper]
     weights: np.ndarray  # (I,) float64
-    where: np.ndarray  # (2,): the run and round drawing now
     counts: np.ndarray  # (C,) uniforms each character drew this round
     strug: np.ndarray  # (C, N_STRUG): each declared struggle's chance rows and need, its planned help (ST_*)
 
 
-# Scratch.strug columns, set when a struggle is declared (:func:`plan_struggle`): the table rows of the check
-# without and with an assist (R-ESC-8), what the random part must reach without guide and mage hand (so that help of
-# bonus b reads the chance at ST_NEED0 - b), the chance with no help; then, for the team pass, the help planned for
-# it so far (R-ESC-8, 9, 33 combined: assisted, largest guide, largest mage hand, any help) and its chance with it.
-ST_ROW0, ST_ROW1, ST_NEED0, ST_OWN, ST_ASSISTED, ST_GUIDE, ST_MAGE, ST_HELPED, ST_BEFORE = range(9)
-N_STRUG = 9
+# Scratch.strug columns, set when a struggle is declared (:func:`plan_struggle`): the chance table's rows of the
+# check without and with an assist (R-ESC-8), what the random part must reach without guide and mage hand (so that
+# help of bonus b reads the chance at ST_NEED0 - b), the chance with no help; then, for the team pass, the help
+# planned for it so far (R-ESC-8, 9, 33 combined: assisted, largest guide, largest mage hand, any help) and its
+# chance with it.
+# The resolution reads its net dice (ST_NET0, ST_NET1) and ST_NEED0 too: nothing they depend on changes between the
+# declaration and the check (R-ESC-32: the struggles of earlier characters move only their own restraints).
+ST_ROW0, ST_ROW1, ST_NEED0, ST_OWN, ST_ASSISTED, ST_GUIDE, ST_MAGE, ST_HELPED, ST_BEFORE, ST_NET0, ST_NET1 = range(11)
+N_STRUG = 11
 
 # The success chance table (issue 27): every chance a policy weighs is one look-up, by the check's dice (net dice,
 # blessing, breath d20, held inspiration die) and what its random part must reach, clamped to [0, NEED_TOP]: a need
@@ -272,9 +274,9 @@ def initial_batch(p: EscapeParams, n: int) -> Batch:
 def new_scratch(p: EscapeParams) -> Scratch:
     C = p.n_chars
     return Scratch(np.zeros((C, N_PLAN), dtype=np.int64), np.zeros(C, dtype=np.bool_),
-                   np.zeros((C, N_FLAGS), dtype=np.int64),
-                   np.zeros((C, C), dtype=np.bool_), np.zeros(p.n_items, dtype=np.float64), np.zeros(2, dtype=np.int64),
-                   np.zeros(C, dtype=np.int64), np.zeros((C, N_STRUG), dtype=np.int64))
+                   np.zeros((C, N_FLAGS), dtype=np.int64), np.zeros((C, C), dtype=np.bool_),
+                   np.zeros(p.n_items, dtype=np.float64), np.zeros(C, dtype=np.int64),
+                   np.zeros((C, N_STRUG), dtype=np.int64))
 
 
 # =============================================================================================
@@ -299,10 +301,19 @@ def uniform_at(key, run, rnd, char, k):
 
 
 @leaf
+def round_keys(key, run, rnd):
+    """The chunk key's two words and the counter's run and round fields of this round (a tuple: registers)."""
+    return key[0], key[1], (np.uint64(run) << np.uint64(44)) | (np.uint64(rnd) << np.uint64(32))
+
+
+@leaf
 def next_uniform(key, sc, i):
+    """Character i's next uniform of this round; ``key`` from :func:`round_keys` (as :func:`uniform_at`)."""
     k = sc.counts[i]
     sc.counts[i] = k + 1
-    return uniform_at(key, sc.where[0], sc.where[1], i, k)
+    counter = key[2] | (np.uint64(i) << np.uint64(24)) | np.uint64(k)
+    bits = mix64(mix64(key[0] ^ counter) ^ key[1]) >> np.uint64(11)
+    return float(np.int64(bits)) * (1.0 / 9007199254740992.0)
 
 
 @leaf
@@ -610,14 +621,18 @@ def plan_struggle(R, st, j, i, sc, num, slot, ability):
     rage = has_rage(st, j, i) and ability == STR
     plan[i, P_TERRAIN] = 1 if terrain else 0
     plan[i, P_RAGE] = 1 if rage else 0
+    net0 = check_net(R, st, j, i, slot, ability, False, rage)
+    net1 = check_net(R, st, j, i, slot, ability, True, rage)
     if is_auto_release(R, st, j, i, slot):
         row0 = row1 = AUTO_ROW
     else:
         sides = st.chars[j, i, INSP_DIE]
         blessed = st.chars[j, i, BLESSED]
-        row0 = chance_row(sides, blessed, breath, check_net(R, st, j, i, slot, ability, False, rage))
-        row1 = chance_row(sides, blessed, breath, check_net(R, st, j, i, slot, ability, True, rage))
+        row0 = chance_row(sides, blessed, breath, net0)
+        row1 = chance_row(sides, blessed, breath, net1)
     need0 = check_need(R, st, j, i, slot, ability, 0, 0, breath, terrain)
+    sc.strug[i, ST_NET0] = net0
+    sc.strug[i, ST_NET1] = net1
     sc.strug[i, ST_ROW0] = row0
     sc.strug[i, ST_ROW1] = row1
     sc.strug[i, ST_NEED0] = need0
@@ -872,8 +887,6 @@ def start_round(R, st, j, sc):
     """Round number; who is dazed (R-ESC-12); a dazed character loses its blessing (R-ESC-33);
     statistics: rounds spent at the highest goal tier."""
     st.runs[j, ROUNDS] += 1
-    sc.where[0] = j  # the random numbers of this round (the layout above)
-    sc.where[1] = st.runs[j, ROUNDS]
     for i in range(R.game[N_CHARS]):
         sc.counts[i] = 0
     for i in range(R.game[N_CHARS]):
@@ -975,14 +988,13 @@ def resolve_struggles(R, st, j, sc, u):
         if sc.plan[i, P_KIND] != STRUGGLE:
             continue
         s = sc.plan[i, P_SLOT]
-        ability = sc.plan[i, P_ABILITY]
         breath = sc.plan[i, P_BREATH] == 1
         rage = sc.plan[i, P_RAGE] == 1
         terrain = sc.plan[i, P_TERRAIN] == 1
         sc.flags[i, STRUGGLED] = s
         tier = st.tiers[j, i, s]
-        net = check_net(R, st, j, i, s, ability, sc.flags[i, ASSISTED], rage)
-        need = check_need(R, st, j, i, s, ability, sc.flags[i, GUIDE_FLAG], sc.flags[i, MAGE], breath, terrain)
+        net = sc.strug[i, ST_NET1 if sc.flags[i, ASSISTED] else ST_NET0]  # check_net, as declared
+        need = sc.strug[i, ST_NEED0] - sc.flags[i, GUIDE_FLAG] - sc.flags[i, MAGE]  # check_need, as declared
         if breath:
             st.chars[j, i, BREATH] -= 1
         if terrain:
@@ -1190,12 +1202,13 @@ def play_round(R, st, j, sc, u, policy, plan_only):
         if sc.plan[i, P_KIND] != NONE:
             st.action_counts[j, i, sc.plan[i, P_KIND]] += 1
     attention = attach_help(R, st, j, sc)
-    resolve_struggles(R, st, j, sc, u)
+    keys = round_keys(u, j, st.runs[j, ROUNDS])  # the random numbers of this round (the layout above)
+    resolve_struggles(R, st, j, sc, keys)
     resolve_unties_and_items(R, st, j, sc)
-    resolve_rests(R, st, j, sc, u)
-    resolve_searches(R, st, j, sc, u)
+    resolve_rests(R, st, j, sc, keys)
+    resolve_searches(R, st, j, sc, keys)
     add_attention(st, j, attention)
-    apply_composure(R, st, j, sc, u)
+    apply_composure(R, st, j, sc, keys)
     end_tests(R, st, j, sc)
 
 
