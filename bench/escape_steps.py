@@ -78,7 +78,7 @@ def profiled_declare(R, st, j, sc, policy, acc):
         t2 = cycles()
         acc[PART0 + 1] += t2 - t1
         if slot >= 0:
-            K.plan_struggle(R, st, j, i, plan, num, slot, ability)
+            K.plan_struggle(R, st, j, i, sc, num, slot, ability)
             continue
         if K.can_untie_other(R, st, j, i):
             c, s = K.highest_teammate(R, st, j, i, False)
@@ -94,11 +94,11 @@ def profiled_declare(R, st, j, sc, policy, acc):
     t3 = cycles()
     for i in range(R.game[K.N_CHARS]):
         if not sc.dazed[i] and plan[i, K.P_KIND] == K.NONE:
-            K.plan_help(R, st, j, i, plan)
+            K.plan_help(R, st, j, i, sc)
     t4 = cycles()
     acc[PART0 + 3] += t4 - t3
     if policy == K.TEAM:
-        K.team_pass(R, st, j, plan, st.runs[j, K.ROUNDS])
+        K.team_pass(R, st, j, sc, st.runs[j, K.ROUNDS])
     acc[PART0 + 4] += cycles() - t4
 
 
@@ -120,18 +120,19 @@ def profiled_engine(R, st, sc, key, policy, acc):
                     st.action_counts[j, i, sc.plan[i, K.P_KIND]] += 1
             t3 = cycles()
             attention = K.attach_help(R, st, j, sc)
+            round_keys = K.round_keys(keys, j, st.runs[j, K.ROUNDS])
             t4 = cycles()
-            K.resolve_struggles(R, st, j, sc, keys)
+            K.resolve_struggles(R, st, j, sc, round_keys)
             t5 = cycles()
             K.resolve_unties_and_items(R, st, j, sc)
             t6 = cycles()
-            K.resolve_rests(R, st, j, sc, keys)
+            K.resolve_rests(R, st, j, sc, round_keys)
             t7 = cycles()
-            K.resolve_searches(R, st, j, sc, keys)
+            K.resolve_searches(R, st, j, sc, round_keys)
             t8 = cycles()
             K.add_attention(st, j, attention)
             t9 = cycles()
-            K.apply_composure(R, st, j, sc, keys)
+            K.apply_composure(R, st, j, sc, round_keys)
             t10 = cycles()
             K.end_tests(R, st, j, sc)
             t11 = cycles()

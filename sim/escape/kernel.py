@@ -131,7 +131,7 @@ class Rules(NamedTuple):
     item: np.ndarray  # (I, 3): ITEM_KIND, ITEM_VALUE, ITEM_MAX_TIER
     weight: np.ndarray  # (I,) float64
     dice: np.ndarray  # (4, terms, 3): REST, HARNESS, STIMULUS, RECOVER_DICE rows of (sign, count, sides) (R-GEN-5)
-    table: np.ndarray  # check numerators [net + MAX_NET_DICE, blessed, breath, need]
+    table: np.ndarray  # success chances over DENOM, flat: chance_row(...) + need index (:func:`chance_table`)
 
 
 class Batch(NamedTuple):
@@ -164,11 +164,51 @@ class Scratch(NamedTuple):
     flags: np.ndarray  # (C, N_FLAGS): ASSISTED .. INSPIRE_NEXT
     helpers: np.ndarray  # (C, C): helpers[target, helper]
     weights: np.ndarray  # (I,) float64
-    where: np.ndarray  # (2,): the run and round drawing now
     counts: np.ndarray  # (C,) uniforms each character drew this round
+    strug: np.ndarray  # (C, N_STRUG): each declared struggle's chance rows and need, its planned help (ST_*)
 
 
-_TABLE = check_table_array()
+# Scratch.strug columns, set when a struggle is declared (:func:`plan_struggle`): the chance table's rows of the
+# check without and with an assist (R-ESC-8), what the random part must reach without guide and mage hand (so that
+# help of bonus b reads the chance at ST_NEED0 - b), the chance with no help; then, for the team pass, the help
+# planned for it so far (R-ESC-8, 9, 33 combined: assisted, largest guide, largest mage hand, any help) and its
+# chance with it.
+# The resolution reads its net dice (ST_NET0, ST_NET1) and ST_NEED0 too: nothing they depend on changes between the
+# declaration and the check (R-ESC-32: the struggles of earlier characters move only their own restraints).
+ST_ROW0, ST_ROW1, ST_NEED0, ST_OWN, ST_ASSISTED, ST_GUIDE, ST_MAGE, ST_HELPED, ST_BEFORE, ST_NET0, ST_NET1 = range(11)
+N_STRUG = 11
+
+# The success chance table (issue 27): every chance a policy weighs is one look-up, by the check's dice (net dice,
+# blessing, breath d20, held inspiration die) and what its random part must reach, clamped to [0, NEED_TOP]: a need
+# of 0 or less always succeeds, one of NEED_TOP or more never does, even with the largest inspiration die's top face.
+N_NETS = 2 * MAX_NET_DICE + 1
+MAX_SIDES = 12  # the largest inspiration die (R-ESC-14b)
+NEED_TOP = CHECK_MAX_SUM + MAX_SIDES + 1
+NEED_SPAN = NEED_TOP + 1
+AUTO_ROW = (MAX_SIDES + 1) * 2 * 2 * N_NETS * NEED_SPAN  # a `*` auto-release: every entry DENOM (R-ESC-3, R-ESC-37)
+
+
+def chance_table() -> np.ndarray:
+    """Flat int64 table: at ``chance_row(sides, blessed, breath, net) + clamp(need)``, P(kept d20 [+ 1d4]
+    [+ d20] [+ the held die] >= need) over DENOM: the check numerator of :mod:`sim.dice` times SCALE, or with a held
+    inspiration die of ``sides`` faces the sum over its faces of the numerator at need - face, times SCALE // sides
+    (the mean over the faces, R-ESC-14b); then the AUTO_ROW of DENOMs."""
+    base = check_table_array()  # [net + MAX_NET_DICE, blessed, breath, clip(need, 0, CHECK_MAX_SUM + 1)]
+    assert (base[..., 0] == CHECK_DENOMINATOR).all() and (base[..., -1] == 0).all()
+    table = np.zeros((MAX_SIDES + 1, 2, 2, N_NETS, NEED_SPAN), dtype=np.int64)
+    need = np.arange(NEED_SPAN)
+    for b in (0, 1):
+        for r in (0, 1):
+            for n in range(N_NETS):
+                row = base[n, b, r]
+                table[0, b, r, n] = row[np.clip(need, 0, CHECK_MAX_SUM + 1)] * SCALE
+                for sides in range(1, MAX_SIDES + 1):
+                    faces = sum(row[np.clip(need - f, 0, CHECK_MAX_SUM + 1)] for f in range(1, sides + 1))
+                    table[sides, b, r, n] = faces * (SCALE // sides)
+    return np.concatenate([table.reshape(-1), np.full(NEED_SPAN, DENOM, dtype=np.int64)])
+
+
+_TABLE = chance_table()
 
 
 def rules_of(p: EscapeParams) -> Rules:
@@ -234,9 +274,9 @@ def initial_batch(p: EscapeParams, n: int) -> Batch:
 def new_scratch(p: EscapeParams) -> Scratch:
     C = p.n_chars
     return Scratch(np.zeros((C, N_PLAN), dtype=np.int64), np.zeros(C, dtype=np.bool_),
-                   np.zeros((C, N_FLAGS), dtype=np.int64),
-                   np.zeros((C, C), dtype=np.bool_), np.zeros(p.n_items, dtype=np.float64), np.zeros(2, dtype=np.int64),
-                   np.zeros(C, dtype=np.int64))
+                   np.zeros((C, N_FLAGS), dtype=np.int64), np.zeros((C, C), dtype=np.bool_),
+                   np.zeros(p.n_items, dtype=np.float64), np.zeros(C, dtype=np.int64),
+                   np.zeros((C, N_STRUG), dtype=np.int64))
 
 
 # =============================================================================================
@@ -261,10 +301,19 @@ def uniform_at(key, run, rnd, char, k):
 
 
 @leaf
+def round_keys(key, run, rnd):
+    """The chunk key's two words and the counter's run and round fields of this round (a tuple: registers)."""
+    return key[0], key[1], (np.uint64(run) << np.uint64(44)) | (np.uint64(rnd) << np.uint64(32))
+
+
+@leaf
 def next_uniform(key, sc, i):
+    """Character i's next uniform of this round; ``key`` from :func:`round_keys` (as :func:`uniform_at`)."""
     k = sc.counts[i]
     sc.counts[i] = k + 1
-    return uniform_at(key, sc.where[0], sc.where[1], i, k)
+    counter = key[2] | (np.uint64(i) << np.uint64(24)) | np.uint64(k)
+    bits = mix64(mix64(key[0] ^ counter) ^ key[1]) >> np.uint64(11)
+    return float(np.int64(bits)) * (1.0 / 9007199254740992.0)
 
 
 @leaf
@@ -458,37 +507,22 @@ def check_need(R, st, j, i, slot, ability, guide, mage, breath, terrain):
 
 
 @leaf
-def numerator(R, net, need, blessed, breath):
-    """Exact P(success) numerator over CHECK_DENOMINATOR (the table of sim.dice)."""
-    if need <= 0:
-        return CHECK_DENOMINATOR
-    if need > CHECK_MAX_SUM:
-        return 0
-    return R.table[net + MAX_NET_DICE, 1 if blessed else 0, 1 if breath else 0, need]
+def chance_row(sides, blessed, breath, net):
+    """Where the chance table's row for a check's dice starts: a held inspiration die of ``sides`` faces (0: none,
+    R-ESC-14b), the blessing d4, the breath d20 (R-ESC-14), ``net`` bonus dice (R-GEN-4)."""
+    return (((sides * 2 + (1 if blessed else 0)) * 2 + (1 if breath else 0)) * N_NETS + net + MAX_NET_DICE) * NEED_SPAN
+
+
+@leaf
+def chance(R, row, need):
+    """P(the random part of the check of table row ``row`` reaches ``need``) over DENOM (:func:`chance_table`)."""
+    return R.table[row + min(max(need, 0), NEED_TOP)]
 
 
 @leaf
 def is_auto_release(R, st, j, i, slot):
     """R-ESC-3: a `*` restraint struggled in its second consecutive round is released."""
     return R.tier[st.tiers[j, i, slot], MARK] == MARK_STAR and st.streak[j, i, slot] == 1
-
-
-@leaf
-def success_numerator(R, st, j, i, slot, ability, assisted, guide, mage, breath, rage, terrain):
-    """P(success) of a declared check over DENOM, a `*` auto-release counting as 1 (R-ESC-20, R-ESC-37); with an
-    inspiration die held, the mean over its faces (R-ESC-14b)."""
-    if is_auto_release(R, st, j, i, slot):
-        return DENOM
-    net = check_net(R, st, j, i, slot, ability, assisted, rage)
-    need = check_need(R, st, j, i, slot, ability, guide, mage, breath, terrain)
-    blessed = st.chars[j, i, BLESSED]
-    sides = st.chars[j, i, INSP_DIE]
-    if sides == 0:
-        return numerator(R, net, need, blessed, breath) * SCALE
-    total = 0
-    for face in range(1, sides + 1):
-        total += numerator(R, net, need - face, blessed, breath)
-    return total * (SCALE // sides)
 
 
 # =============================================================================================
@@ -532,10 +566,11 @@ def best_struggle(R, st, j, i, only_slot):
     (or ``only_slot``); slot -1 if none. Ties: the slot struggled last round, then slot order, then
     str, dex, int (R-ESC-31).
 
-    The pairs are weighed as :func:`success_numerator` would (no help, no breath, no terrain), with what is the
-    same for every pair read once (issue 27: this step was a quarter of the engine's time): which abilities are
-    allowed (R-ESC-11), the penalty dice of fingers and mask (R-ESC-11, R-ESC-33), the rage's bonus die on str
-    while a use is left (R-ESC-14a, R-ESC-31), items, blessing and a held inspiration die (R-ESC-14b)."""
+    The pairs are weighed as the declared check is (:func:`plan_struggle`) but with no help, no breath and no
+    terrain, with what is the same for every pair read once (issue 27: this step was a quarter of the engine's
+    time): which abilities are allowed (R-ESC-11), the penalty dice of fingers and mask (R-ESC-11, R-ESC-33), the
+    rage's bonus die on str while a use is left (R-ESC-14a, R-ESC-31), items, blessing and a held inspiration die
+    (R-ESC-14b), each ability's row of the chance table."""
     best_num, best_slot, best_ability, best_last = -1, -1, -1, False
     body = st.tiers[j, i, BODY] >= 1
     fingers = st.tiers[j, i, FINGERS]
@@ -548,6 +583,10 @@ def best_struggle(R, st, j, i, only_slot):
     blessed = st.chars[j, i, BLESSED]
     sides = st.chars[j, i, INSP_DIE]
     last_slot = st.chars[j, i, LAST_SLOT]
+    # the chance table's rows (no breath): str; dex on a slot other than fingers; dex on fingers and int
+    row_str = chance_row(sides, blessed, False, net_dice(rage, mask_penalty, pool))
+    row_dex = chance_row(sides, blessed, False, net_dice(0, fingers_penalty, pool))
+    row_plain = chance_row(sides, blessed, False, net_dice(0, 0, pool))
     for s in range(N_SLOTS):
         if only_slot >= 0:
             if s != only_slot:
@@ -561,36 +600,43 @@ def best_struggle(R, st, j, i, only_slot):
         auto = R.tier[tier, MARK] == MARK_STAR and st.streak[j, i, s] == 1  # R-ESC-3 auto-release: 1
         base = R.tier[tier, DC] - st.acc[j, i, s] - items
         for a in range(n_abilities):
-            if auto:
-                num = DENOM
-            else:
-                if a == STR:
-                    net = net_dice(rage, mask_penalty, pool)
-                elif a == DEX and s != FINGERS:
-                    net = net_dice(0, fingers_penalty, pool)
-                else:
-                    net = net_dice(0, 0, pool)
-                need = base - R.char[i, CHECK_MOD + a]
-                if sides == 0:
-                    num = numerator(R, net, need, blessed, False) * SCALE
-                else:
-                    num = 0
-                    for f in range(1, sides + 1):
-                        num += numerator(R, net, need - f, blessed, False)
-                    num *= SCALE // sides
+            row = row_str if a == STR else row_dex if (a == DEX and s != FINGERS) else row_plain
+            num = chance(R, AUTO_ROW if auto else row, base - R.char[i, CHECK_MOD + a])
             if num > best_num or (num == best_num and last and not best_last):
                 best_num, best_slot, best_ability, best_last = num, s, a, last
     return best_num, best_slot, best_ability
 
 
 @leaf
-def plan_struggle(R, st, j, i, plan, num, slot, ability):
+def plan_struggle(R, st, j, i, sc, num, slot, ability):
+    """Declares the struggle and keeps its chances for the helpers (Scratch.strug): the check as it is declared,
+    blessing, breath, rage, terrain and a held inspiration die included, a `*` auto-release counting as 1
+    (R-ESC-20, R-ESC-37)."""
+    plan = sc.plan
     # R-ESC-14 / R-ESC-31: a monk spends a breath point when the probability is below 1/2
     breath = (R.char[i, IS_MONK] != 0) and st.chars[j, i, BREATH] > 0 and 2 * num < DENOM
     set_action(plan, i, STRUGGLE, slot, ability, -1, -1, breath)
     # R-ESC-14a / R-ESC-31: favoured terrain likewise; rage on every str check while a use is left
-    plan[i, P_TERRAIN] = 1 if st.chars[j, i, TERRAIN] > 0 and 2 * num < DENOM else 0
-    plan[i, P_RAGE] = 1 if has_rage(st, j, i) and ability == STR else 0
+    terrain = st.chars[j, i, TERRAIN] > 0 and 2 * num < DENOM
+    rage = has_rage(st, j, i) and ability == STR
+    plan[i, P_TERRAIN] = 1 if terrain else 0
+    plan[i, P_RAGE] = 1 if rage else 0
+    net0 = check_net(R, st, j, i, slot, ability, False, rage)
+    net1 = check_net(R, st, j, i, slot, ability, True, rage)
+    if is_auto_release(R, st, j, i, slot):
+        row0 = row1 = AUTO_ROW
+    else:
+        sides = st.chars[j, i, INSP_DIE]
+        blessed = st.chars[j, i, BLESSED]
+        row0 = chance_row(sides, blessed, breath, net0)
+        row1 = chance_row(sides, blessed, breath, net1)
+    need0 = check_need(R, st, j, i, slot, ability, 0, 0, breath, terrain)
+    sc.strug[i, ST_NET0] = net0
+    sc.strug[i, ST_NET1] = net1
+    sc.strug[i, ST_ROW0] = row0
+    sc.strug[i, ST_ROW1] = row1
+    sc.strug[i, ST_NEED0] = need0
+    sc.strug[i, ST_OWN] = chance(R, row0, need0)
 
 
 @leaf
@@ -637,8 +683,9 @@ def highest_teammate(R, st, j, i, need_item):
 
 
 @rule
-def plan_own(R, st, j, i, plan):
+def plan_own(R, st, j, i, sc):
     """Greedy steps 0-3 with the item steps (R-ESC-20, R-ESC-31); False means 'help or rest'."""
+    plan = sc.plan
     if plan_recover(R, st, j, i, plan):  # step 0
         return True
     if can_untie_self(R, st, j, i):  # step 1
@@ -653,7 +700,7 @@ def plan_own(R, st, j, i, plan):
             return True
     num, slot, ability = best_struggle(R, st, j, i, -1)  # step 2
     if slot >= 0:
-        plan_struggle(R, st, j, i, plan, num, slot, ability)
+        plan_struggle(R, st, j, i, sc, num, slot, ability)
         return True
     if can_untie_other(R, st, j, i):  # step 3
         c, s = highest_teammate(R, st, j, i, False)
@@ -669,17 +716,17 @@ def plan_own(R, st, j, i, plan):
 
 
 @leaf
-def declared_numerator(R, st, j, c, plan, assisted, guide, mage):
-    """P(success) of c's declared struggle with the given help (breath, rage, terrain, blessing and a held
-    inspiration die included)."""
-    return success_numerator(R, st, j, c, plan[c, P_SLOT], plan[c, P_ABILITY], assisted, guide, mage,
-                             plan[c, P_BREATH] == 1, plan[c, P_RAGE] == 1, plan[c, P_TERRAIN] == 1)
+def helped_chance(R, sc, c, assisted, bonus):
+    """P(success) over DENOM of c's declared struggle with an assist or not and guide + mage hand ``bonus``
+    (R-ESC-8, R-ESC-9, R-ESC-14)."""
+    return chance(R, sc.strug[c, ST_ROW1 if assisted else ST_ROW0], sc.strug[c, ST_NEED0] - bonus)
 
 
 @leaf
-def lowest_struggler(R, st, j, i, plan, guidable_only, without_die):
+def lowest_struggler(R, st, j, i, sc, guidable_only, without_die):
     """The struggling teammate with the lowest declared success probability (ties: party order); optionally
     only those that can be guided (heard), and only those holding no inspiration die."""
+    plan = sc.plan
     best, best_num = -1, 0
     for c in range(R.game[N_CHARS]):
         if c == i or plan[c, P_KIND] != STRUGGLE:
@@ -688,7 +735,7 @@ def lowest_struggler(R, st, j, i, plan, guidable_only, without_die):
             continue
         if without_die and st.chars[j, c, INSP_DIE] != 0:
             continue
-        num = declared_numerator(R, st, j, c, plan, False, 0, 0)
+        num = sc.strug[c, ST_OWN]
         if best < 0 or num < best_num:
             best, best_num = c, num
     return best
@@ -703,19 +750,20 @@ def others_bound(R, st, j, i):
 
 
 @rule
-def plan_help(R, st, j, i, plan):
+def plan_help(R, st, j, i, sc):
     """Greedy steps 4-6 (R-ESC-20, R-ESC-31), once every struggle is declared."""
-    target = lowest_struggler(R, st, j, i, plan, False, False)
+    plan = sc.plan
+    target = lowest_struggler(R, st, j, i, sc, False, False)
     if target >= 0 and can_assist(R, st, j, i):  # step 4: assist
         set_action(plan, i, ASSIST, -1, -1, target, -1, False)
         return
     if can_guide(st, j, i):  # else guide
-        target = lowest_struggler(R, st, j, i, plan, True, False)
+        target = lowest_struggler(R, st, j, i, sc, True, False)
         if target >= 0:
             set_action(plan, i, GUIDE, -1, -1, target, -1, False)
             return
     if can_inspire(st, j, i):  # else inspire a struggling teammate that holds no die (R-ESC-14b)
-        target = lowest_struggler(R, st, j, i, plan, True, True)
+        target = lowest_struggler(R, st, j, i, sc, True, True)
         if target >= 0:
             set_action(plan, i, INSPIRE, -1, -1, target, -1, False)
             return
@@ -729,40 +777,17 @@ def plan_help(R, st, j, i, plan):
 
 
 @leaf
-def plan_arms_and_fingers(R, st, j, i, plan):
+def plan_arms_and_fingers(R, st, j, i, sc):
     """`arms_first`: a character without free hands struggles its arms while bound and it may, then its
     fingers (R-ESC-31 tie rules within the slot); otherwise it plays greedy. Greedy step 0 comes first."""
-    if plan_recover(R, st, j, i, plan) or can_untie_self(R, st, j, i):
+    if plan_recover(R, st, j, i, sc.plan) or can_untie_self(R, st, j, i):
         return
     for slot in (ARMS, FINGERS):
         if st.tiers[j, i, slot] > 0:
             num, s, a = best_struggle(R, st, j, i, slot)
             if s >= 0:
-                plan_struggle(R, st, j, i, plan, num, s, a)
+                plan_struggle(R, st, j, i, sc, num, s, a)
                 return
-
-
-@leaf
-def planned_help(R, st, j, plan, c):
-    """(assisted, guide, mage) planned for c so far, combined as the round does (R-ESC-8, 9, 33)."""
-    assisted, guide, mage = False, 0, 0
-    for k in range(R.game[N_CHARS]):
-        if k == c or plan[k, P_TARGET] != c:
-            continue
-        if plan[k, P_KIND] == ASSIST:
-            assisted = True
-            mage = max(mage, mage_hand_bonus(R, st, j, k))
-        elif plan[k, P_KIND] == GUIDE:
-            guide = max(guide, R.char[k, GUIDE_BONUS])
-    return assisted, guide, mage
-
-
-@leaf
-def has_help(R, plan, c):
-    for k in range(R.game[N_CHARS]):
-        if (plan[k, P_KIND] == ASSIST or plan[k, P_KIND] == GUIDE) and plan[k, P_TARGET] == c:
-            return True
-    return False
 
 
 @leaf
@@ -782,31 +807,63 @@ def plan_attention(R, plan):
     return total
 
 
+@leaf
+def add_planned_help(R, st, j, sc, k):
+    """k's assist or guide joins the help planned for its target (R-ESC-8: assisted; R-ESC-9: the largest guide;
+    R-ESC-14 mage hand: the largest), and the target's chance with it is weighed again."""
+    kind = sc.plan[k, P_KIND]
+    c = sc.plan[k, P_TARGET]
+    if (kind != ASSIST and kind != GUIDE) or c == k:
+        return
+    strug = sc.strug
+    strug[c, ST_HELPED] = 1
+    if kind == ASSIST:
+        strug[c, ST_ASSISTED] = 1
+        strug[c, ST_MAGE] = max(strug[c, ST_MAGE], mage_hand_bonus(R, st, j, k))
+    else:
+        strug[c, ST_GUIDE] = max(strug[c, ST_GUIDE], R.char[k, GUIDE_BONUS])
+    strug[c, ST_BEFORE] = helped_chance(R, sc, c, strug[c, ST_ASSISTED] != 0, strug[c, ST_GUIDE] + strug[c, ST_MAGE])
+
+
 @rule
-def team_pass(R, st, j, plan, rnd):
+def team_pass(R, st, j, sc, rnd):
     """R-ESC-21 / R-ESC-37 team, after the greedy plan: one pass in party order where a struggler
     without planned help switches to the help of largest exact gain if it strictly exceeds its own
-    probability and the attention guard allows it."""
-    for i in range(R.game[N_CHARS]):
-        if plan[i, P_KIND] != STRUGGLE or has_help(R, plan, i):
+    probability and the attention guard allows it. The help planned for each struggler, and its chance with
+    it, are kept in Scratch.strug and updated at each switch."""
+    C = R.game[N_CHARS]
+    plan = sc.plan
+    strug = sc.strug
+    for c in range(C):
+        strug[c, ST_HELPED] = 0
+        strug[c, ST_ASSISTED] = 0
+        strug[c, ST_GUIDE] = 0
+        strug[c, ST_MAGE] = 0
+        strug[c, ST_BEFORE] = strug[c, ST_OWN]
+    for k in range(C):
+        add_planned_help(R, st, j, sc, k)
+    for i in range(C):
+        if plan[i, P_KIND] != STRUGGLE or strug[i, ST_HELPED] != 0:
             continue
-        p_i = declared_numerator(R, st, j, i, plan, False, 0, 0)
+        p_i = strug[i, ST_OWN]  # as greedy planned it: breath and blessing, no help
         may_assist = can_assist(R, st, j, i)
         may_guide = can_guide(st, j, i)
         my_mage = mage_hand_bonus(R, st, j, i)
+        my_guide = R.char[i, GUIDE_BONUS]
         best_gain, best_kind, best_target = -1, NONE, -1
-        for c in range(R.game[N_CHARS]):
+        for c in range(C):
             if c == i or plan[c, P_KIND] != STRUGGLE:
                 continue
-            assisted, guide, mage = planned_help(R, st, j, plan, c)
-            before = declared_numerator(R, st, j, c, plan, assisted, guide, mage)
+            assisted = strug[c, ST_ASSISTED] != 0
+            guide = strug[c, ST_GUIDE]
+            mage = strug[c, ST_MAGE]
+            before = strug[c, ST_BEFORE]
             if may_assist:
-                gain = declared_numerator(R, st, j, c, plan, True, guide, max(mage, my_mage)) - before
+                gain = helped_chance(R, sc, c, True, guide + max(mage, my_mage)) - before
                 if gain > best_gain:
                     best_gain, best_kind, best_target = gain, ASSIST, c
             if may_guide and can_be_guided(st, j, c):
-                with_guide = max(guide, R.char[i, GUIDE_BONUS])
-                gain = declared_numerator(R, st, j, c, plan, assisted, with_guide, mage) - before
+                gain = helped_chance(R, sc, c, assisted, max(guide, my_guide) + mage) - before
                 if gain > best_gain:
                     best_gain, best_kind, best_target = gain, GUIDE, c
         if best_kind == NONE or best_gain <= p_i:
@@ -818,6 +875,7 @@ def team_pass(R, st, j, plan, rnd):
             if projected >= R.game[ATTENTION_LIMIT]:
                 continue
         set_action(plan, i, best_kind, -1, -1, best_target, -1, False)
+        add_planned_help(R, st, j, sc, i)
 
 
 # =============================================================================================
@@ -829,8 +887,6 @@ def start_round(R, st, j, sc):
     """Round number; who is dazed (R-ESC-12); a dazed character loses its blessing (R-ESC-33);
     statistics: rounds spent at the highest goal tier."""
     st.runs[j, ROUNDS] += 1
-    sc.where[0] = j  # the random numbers of this round (the layout above)
-    sc.where[1] = st.runs[j, ROUNDS]
     for i in range(R.game[N_CHARS]):
         sc.counts[i] = 0
     for i in range(R.game[N_CHARS]):
@@ -857,14 +913,14 @@ def declare_actions(R, st, j, sc, policy):
         if sc.dazed[i]:
             continue
         if policy == ARMS_FIRST:
-            plan_arms_and_fingers(R, st, j, i, plan)
+            plan_arms_and_fingers(R, st, j, i, sc)
         if plan[i, P_KIND] == NONE:
-            plan_own(R, st, j, i, plan)
+            plan_own(R, st, j, i, sc)
     for i in range(R.game[N_CHARS]):
         if not sc.dazed[i] and plan[i, P_KIND] == NONE:
-            plan_help(R, st, j, i, plan)
+            plan_help(R, st, j, i, sc)
     if policy == TEAM:
-        team_pass(R, st, j, plan, st.runs[j, ROUNDS])
+        team_pass(R, st, j, sc, st.runs[j, ROUNDS])
 
 
 @rule
@@ -932,14 +988,13 @@ def resolve_struggles(R, st, j, sc, u):
         if sc.plan[i, P_KIND] != STRUGGLE:
             continue
         s = sc.plan[i, P_SLOT]
-        ability = sc.plan[i, P_ABILITY]
         breath = sc.plan[i, P_BREATH] == 1
         rage = sc.plan[i, P_RAGE] == 1
         terrain = sc.plan[i, P_TERRAIN] == 1
         sc.flags[i, STRUGGLED] = s
         tier = st.tiers[j, i, s]
-        net = check_net(R, st, j, i, s, ability, sc.flags[i, ASSISTED], rage)
-        need = check_need(R, st, j, i, s, ability, sc.flags[i, GUIDE_FLAG], sc.flags[i, MAGE], breath, terrain)
+        net = sc.strug[i, ST_NET1 if sc.flags[i, ASSISTED] else ST_NET0]  # check_net, as declared
+        need = sc.strug[i, ST_NEED0] - sc.flags[i, GUIDE_FLAG] - sc.flags[i, MAGE]  # check_need, as declared
         if breath:
             st.chars[j, i, BREATH] -= 1
         if terrain:
@@ -1147,12 +1202,13 @@ def play_round(R, st, j, sc, u, policy, plan_only):
         if sc.plan[i, P_KIND] != NONE:
             st.action_counts[j, i, sc.plan[i, P_KIND]] += 1
     attention = attach_help(R, st, j, sc)
-    resolve_struggles(R, st, j, sc, u)
+    keys = round_keys(u, j, st.runs[j, ROUNDS])  # the random numbers of this round (the layout above)
+    resolve_struggles(R, st, j, sc, keys)
     resolve_unties_and_items(R, st, j, sc)
-    resolve_rests(R, st, j, sc, u)
-    resolve_searches(R, st, j, sc, u)
+    resolve_rests(R, st, j, sc, keys)
+    resolve_searches(R, st, j, sc, keys)
     add_attention(st, j, attention)
-    apply_composure(R, st, j, sc, u)
+    apply_composure(R, st, j, sc, keys)
     end_tests(R, st, j, sc)
 
 
