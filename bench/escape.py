@@ -13,8 +13,9 @@ Three engines play the same scenario:
   Python): it agrees with the engine run for run, which the script checks, but its draw source slows it down
   about 2x, so a ratio against it flatters the engine. It is printed beside the plain ratio for comparison.
 Then ``sim.simulate`` end to end on RUNS runs (CPU time of this process, --jobs 1), keeping the runs (the runs
-frame built) and streamed (``keep_runs=False``, as ``python -m sim run --no-runs``), with the share of the run
-spent outside the engine (frame building, aggregation, summary); --jobs 1 against --jobs 2 on JOBS_RUNS runs;
+frame is made when ``result.runs`` is first read: rated without and with reading it) and streamed
+(``keep_runs=False``, as ``python -m sim run --no-runs``), with the share of the run spent outside the engine
+(frame building, aggregation, summary); --jobs 1 against --jobs 2 on JOBS_RUNS runs;
 and, with --cold-start, the first call of a fresh process with an empty and with a filled numba cache.
 
 Each measurement is repeated ``--repeat`` times and the fastest is rated (as ``timeit`` does: slower repeats
@@ -125,11 +126,14 @@ def jobs_seconds(scenario, runs: int, seed: int, n_jobs: int, keep_runs: bool = 
     return time.perf_counter() - start
 
 
-def simulate_cpu(scenario, runs: int, seed: int, keep_runs: bool) -> float:
+def simulate_cpu(scenario, runs: int, seed: int, keep_runs: bool, read_frame: bool = False) -> float:
     """CPU seconds of this process for ``sim.simulate`` with --jobs 1 (comparable with the engine's and the plain
-    loop's CPU rates when other sessions share the machine)."""
+    loop's CPU rates when other sessions share the machine); ``read_frame``: and reading ``result.runs`` (the
+    runs frame is made when first read)."""
     start = time.process_time()
-    sim.simulate(scenario, runs=runs, seed=seed, n_jobs=1, keep_runs=keep_runs)
+    result = sim.simulate(scenario, runs=runs, seed=seed, n_jobs=1, keep_runs=keep_runs)
+    if read_frame:
+        assert len(result.runs) == runs
     return time.process_time() - start
 
 
@@ -171,8 +175,9 @@ def main() -> None:
     # end to end: rounds per run from the engine's own sample, so both rates count the same work
     rounds_per_run = cre / args.runs
     kept = min(simulate_cpu(scenario, args.runs, args.seed, True) for _ in range(args.repeat))
+    framed = min(simulate_cpu(scenario, args.runs, args.seed, True, read_frame=True) for _ in range(args.repeat))
     streamed = min(simulate_cpu(scenario, args.runs, args.seed, False) for _ in range(args.repeat))
-    for name, cpu in (("runs kept", kept), ("streamed ", streamed)):
+    for name, cpu in (("runs kept", kept), ("runs kept, frame read", framed), ("streamed ", streamed)):
         rate = args.runs * rounds_per_run / cpu
         print(f"sim.simulate {args.runs:,} runs, {name}: {cpu:6.2f} s CPU = {args.runs / cpu:10,.0f} runs/s, "
               f"{rate / plain_rate:.0f}x the plain scalar loop; outside the engine {1 - ce / cpu:.0%} of the run")
