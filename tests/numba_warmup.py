@@ -22,8 +22,9 @@ GROUPS = (("escape", "restraint"), ("campus", "formation"))
 
 
 def warm(kinds: list[str]) -> None:
-    import sim
     from examples import examples_of  # run as a script, this folder is first on the path
+
+    import sim
 
     for kind in kinds:
         for path in examples_of(kind).values():  # every example: their parameter types can differ
