@@ -40,6 +40,24 @@ settings.register_profile("explore", deadline=None, max_examples=500, print_blob
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 
+def pytest_configure(config):
+    """Under pytest-xdist (``-n``), fill numba's cache before the workers start (tests/numba_warmup.py)."""
+    if getattr(config.option, "numprocesses", None) and not hasattr(config, "workerinput"):
+        from numba_warmup import warm_up
+
+        seconds = warm_up()
+        config.stash[WARM_UP_SECONDS] = seconds
+
+
+def pytest_report_header(config):
+    if WARM_UP_SECONDS in config.stash:
+        return f"numba engines compiled or loaded before the workers started: {config.stash[WARM_UP_SECONDS]:.0f} s"
+    return None
+
+
+WARM_UP_SECONDS = pytest.StashKey[float]()
+
+
 @dataclass(frozen=True)
 class CliRun:
     code: int

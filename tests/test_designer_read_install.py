@@ -42,7 +42,7 @@ def test_readme_main_command_installs_the_package_alone_and_tests_the_extra():
     main_cmd, test_cmd = blocks[0].strip(), blocks[1].strip()
     # the main job: the package alone (no [test], no other extra)
     assert main_cmd.startswith("python3 -m pip install -e . && python3 -m sim run "), main_cmd
-    assert test_cmd == "python3 -m pip install -e '.[test]' && python3 -m pytest", test_cmd
+    assert test_cmd == "python3 -m pip install -e '.[test]' && python3 -m pytest -n auto", test_cmd
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
     assert test_cmd in ci.splitlines(), ".ci/run must run exactly the README's test command"
 
