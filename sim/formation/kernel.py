@@ -448,14 +448,12 @@ def side_fell(P, S):
 
 
 @njit(cache=True, inline="always")
-def attack(P, C, EX, S, row, j, free_by2, cand_k, cand_t):
-    """The unit's action (True if its victim fell): inside a grapple it attacks its partner (−2,
-    R-MDK-10); a grappler tries a grapple on an enemy in contact (R-MDK-9); otherwise the best
-    attack (R-MDK-6). Opposed 2DR (R-MDK-1/2), damage model (R-MDK-14) with armor (R-MDK-4),
-    R-MDK-12 passive penalty."""
+def attack_target(P, C, EX, S, row, j, free_by2, cand_k, cand_t):
+    """Whom the unit attacks and how, ``(victim, kind, penalty, grapple_try, contact)``: inside a grapple its
+    partner (R-MDK-10); a grappler tries a grapple on an enemy in contact (R-MDK-9); otherwise the best attack
+    (R-MDK-6); an attack on a grappled enemy may hit its partner instead (R-MDK-10 random victim)."""
     U = P.shape[1]
     base = j * UNIT_COLS
-    ambushed = 1 - C[C_AMBUSH_SIDE]
     g = S[S_PARTNER, j]
     grapple_try = False
     kind = P[P_ATTACK, j]
@@ -487,7 +485,18 @@ def attack(P, C, EX, S, row, j, free_by2, cand_k, cand_t):
     victim = target
     if g < 0 and S[S_PARTNER, target] >= 0 and kind != MAGIC and row[base + VICTIM_PICK] >= 0.5:
         victim = S[S_PARTNER, target]  # R-MDK-10 random victim
+    return victim, kind, penalty, grapple_try, contact
 
+
+@njit(cache=True, inline="always")
+def attack(P, C, EX, S, row, j, free_by2, cand_k, cand_t):
+    """The unit's action (True if its victim fell) on the target of :func:`attack_target`: opposed 2DR
+    (R-MDK-1/2) with the grapple penalty (R-MDK-10) and roleplay bonus (R-MDK-13), damage model (R-MDK-14) with
+    armor (R-MDK-4), R-MDK-12 passive penalty."""
+    base = j * UNIT_COLS
+    ambushed = 1 - C[C_AMBUSH_SIDE]
+    g = S[S_PARTNER, j]
+    victim, kind, penalty, grapple_try, contact = attack_target(P, C, EX, S, row, j, free_by2, cand_k, cand_t)
     modifier = -penalty
     if g >= 0 and (contact or kind != MAGIC):
         modifier -= GRAPPLE_PENALTY  # R-MDK-10: attacks only, none on magic
