@@ -975,42 +975,6 @@ def strength_of_will(R, st, j, sc, i):
             st.chars[j, k, COMPOSURE] = min(st.chars[j, k, COMPOSURE] + max(0, R.char[k, CHA_MOD]), top)
 
 
-@leaf
-def struggle_succeeded(R, st, j, sc, i, s, tier, rage):
-    """R-ESC-2: a success moves the tier (with the rage one position further, R-ESC-14a) and resets acc and
-    streak (R-ESC-33); strength of will (R-ESC-14)."""
-    st.chars[j, i, SUCCESSES] += 1
-    st.tier_stats[j, i, SUCCESSES_AT_TIER, tier] += 1
-    st.tiers[j, i, s] = R.tier[tier, BECOMES]
-    if rage:  # R-ESC-14a: one more position down the ladder, never below free; the use is spent
-        st.tiers[j, i, s] = max(0, st.tiers[j, i, s] - 1)
-        if st.chars[j, i, RAGE] != UNLIMITED:
-            st.chars[j, i, RAGE] -= 1
-    st.acc[j, i, s] = 0
-    st.streak[j, i, s] = 0
-    strength_of_will(R, st, j, sc, i)
-
-
-@leaf
-def struggle_failed(R, st, j, sc, i, s, tier):
-    """R-ESC-3: a failure accumulates by the tier's mark (doubled when assisted, R-ESC-8) and extends the streak;
-    a `*` restraint failed in its second consecutive round is released."""
-    mark = R.tier[tier, MARK]
-    if mark == MARK_STAR:
-        if st.streak[j, i, s] == 1:  # second consecutive round: released
-            st.tiers[j, i, s] = 0
-            st.acc[j, i, s] = 0
-            st.streak[j, i, s] = 0
-            return
-    elif mark == MARK_PLUS:
-        st.acc[j, i, s] += 4 if sc.flags[i, ASSISTED] else 2
-    elif mark == MARK_HASH:
-        st.acc[j, i, s] += 2 if sc.flags[i, ASSISTED] else 1
-    elif mark == MARK_X:
-        st.acc[j, i, s] += 1 if sc.flags[i, ASSISTED] else 0
-    st.streak[j, i, s] += 1
-
-
 @rule
 def resolve_struggles(R, st, j, sc, u):
     """R-ESC-5 step 3: struggles in party order (R-ESC-32); a success moves the tier (R-ESC-2) and
@@ -1025,6 +989,7 @@ def resolve_struggles(R, st, j, sc, u):
             continue
         s = sc.plan[i, P_SLOT]
         breath = sc.plan[i, P_BREATH] == 1
+        rage = sc.plan[i, P_RAGE] == 1
         terrain = sc.plan[i, P_TERRAIN] == 1
         sc.flags[i, STRUGGLED] = s
         tier = st.tiers[j, i, s]
@@ -1047,9 +1012,31 @@ def resolve_struggles(R, st, j, sc, u):
             st.runs[j, FIRST_ROUND] = max(st.runs[j, FIRST_ROUND], 2 if success else 1)
         st.tier_stats[j, i, CHECKS_AT_TIER, tier] += 1
         if success:
-            struggle_succeeded(R, st, j, sc, i, s, tier, sc.plan[i, P_RAGE] == 1)
-        else:
-            struggle_failed(R, st, j, sc, i, s, tier)
+            st.chars[j, i, SUCCESSES] += 1
+            st.tier_stats[j, i, SUCCESSES_AT_TIER, tier] += 1
+            st.tiers[j, i, s] = R.tier[tier, BECOMES]
+            if rage:  # R-ESC-14a: one more position down the ladder, never below free; the use is spent
+                st.tiers[j, i, s] = max(0, st.tiers[j, i, s] - 1)
+                if st.chars[j, i, RAGE] != UNLIMITED:
+                    st.chars[j, i, RAGE] -= 1
+            st.acc[j, i, s] = 0
+            st.streak[j, i, s] = 0
+            strength_of_will(R, st, j, sc, i)
+            continue
+        mark = R.tier[tier, MARK]
+        if mark == MARK_STAR:
+            if st.streak[j, i, s] == 1:  # second consecutive round: released
+                st.tiers[j, i, s] = 0
+                st.acc[j, i, s] = 0
+                st.streak[j, i, s] = 0
+                continue
+        elif mark == MARK_PLUS:
+            st.acc[j, i, s] += 4 if sc.flags[i, ASSISTED] else 2
+        elif mark == MARK_HASH:
+            st.acc[j, i, s] += 2 if sc.flags[i, ASSISTED] else 1
+        elif mark == MARK_X:
+            st.acc[j, i, s] += 1 if sc.flags[i, ASSISTED] else 0
+        st.streak[j, i, s] += 1
     for i in range(R.game[N_CHARS]):  # R-ESC-3: streaks of restraints not struggled this round break
         st.chars[j, i, LAST_SLOT] = sc.flags[i, STRUGGLED]
         for s in range(N_SLOTS):
