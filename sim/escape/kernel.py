@@ -975,6 +975,22 @@ def strength_of_will(R, st, j, sc, i):
             st.chars[j, k, COMPOSURE] = min(st.chars[j, k, COMPOSURE] + max(0, R.char[k, CHA_MOD]), top)
 
 
+@leaf
+def struggle_succeeded(R, st, j, sc, i, s, tier, rage):
+    """R-ESC-2: a success moves the tier (with the rage one position further, R-ESC-14a) and resets acc and
+    streak (R-ESC-33); strength of will (R-ESC-14)."""
+    st.chars[j, i, SUCCESSES] += 1
+    st.tier_stats[j, i, SUCCESSES_AT_TIER, tier] += 1
+    st.tiers[j, i, s] = R.tier[tier, BECOMES]
+    if rage:  # R-ESC-14a: one more position down the ladder, never below free; the use is spent
+        st.tiers[j, i, s] = max(0, st.tiers[j, i, s] - 1)
+        if st.chars[j, i, RAGE] != UNLIMITED:
+            st.chars[j, i, RAGE] -= 1
+    st.acc[j, i, s] = 0
+    st.streak[j, i, s] = 0
+    strength_of_will(R, st, j, sc, i)
+
+
 @rule
 def resolve_struggles(R, st, j, sc, u):
     """R-ESC-5 step 3: struggles in party order (R-ESC-32); a success moves the tier (R-ESC-2) and
@@ -1012,16 +1028,7 @@ def resolve_struggles(R, st, j, sc, u):
             st.runs[j, FIRST_ROUND] = max(st.runs[j, FIRST_ROUND], 2 if success else 1)
         st.tier_stats[j, i, CHECKS_AT_TIER, tier] += 1
         if success:
-            st.chars[j, i, SUCCESSES] += 1
-            st.tier_stats[j, i, SUCCESSES_AT_TIER, tier] += 1
-            st.tiers[j, i, s] = R.tier[tier, BECOMES]
-            if rage:  # R-ESC-14a: one more position down the ladder, never below free; the use is spent
-                st.tiers[j, i, s] = max(0, st.tiers[j, i, s] - 1)
-                if st.chars[j, i, RAGE] != UNLIMITED:
-                    st.chars[j, i, RAGE] -= 1
-            st.acc[j, i, s] = 0
-            st.streak[j, i, s] = 0
-            strength_of_will(R, st, j, sc, i)
+            struggle_succeeded(R, st, j, sc, i, s, tier, rage)
             continue
         mark = R.tier[tier, MARK]
         if mark == MARK_STAR:
