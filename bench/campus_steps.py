@@ -18,10 +18,8 @@ import time
 from pathlib import Path
 
 import numpy as np
-from llvmlite import ir
-from numba import njit, types
-from numba.core import cgutils
-from numba.extending import intrinsic
+from cycle_counter import cycles  # bench/, beside this script
+from numba import njit
 
 import sim
 from sim.campus import kernel as K
@@ -33,16 +31,6 @@ STEPS = ("new game", "turn start (statuses, R-CAM-51 ears)", "R-CAM-9a skill ter
          "3. R-CAM-40 stances", "4. R-CAM-25 missions", "4. R-CAM-6 confrontations", "4. R-CAM-26 exits",
          "5. R-CAM-30 nursing", "6. R-CAM-11 escape checks", "7-8. gp, game over, record")
 N = len(STEPS)
-
-
-@intrinsic
-def cycles(typingctx):
-    """The processor's cycle counter (LLVM ``readcyclecounter``)."""
-    def codegen(context, builder, signature, args):
-        fnty = ir.FunctionType(ir.IntType(64), [])
-        fn = cgutils.get_or_insert_function(builder.module, fnty, "llvm.readcyclecounter")
-        return builder.call(fn, [])
-    return types.uint64(), codegen
 
 
 @njit(_nrt=False)

@@ -19,10 +19,8 @@ import time
 from pathlib import Path
 
 import numpy as np
-from llvmlite import ir
-from numba import njit, types
-from numba.core import cgutils
-from numba.extending import intrinsic
+from cycle_counter import cycles  # bench/, beside this script
+from numba import njit
 
 import sim
 from sim.escape import kernel as K
@@ -35,16 +33,6 @@ STEPS = ("start_round", "declare_actions", "count_actions", "attach_help", "reso
          "resolve_unties_and_items", "resolve_rests", "resolve_searches", "add_attention", "apply_composure",
          "end_tests")
 PART0 = len(STEPS) + 2  # acc: steps, rounds, uniforms, then the parts of declare_actions
-
-
-@intrinsic
-def cycles(typingctx):
-    """The processor's cycle counter (LLVM ``readcyclecounter``)."""
-    def codegen(context, builder, signature, args):
-        fnty = ir.FunctionType(ir.IntType(64), [])
-        fn = cgutils.get_or_insert_function(builder.module, fnty, "llvm.readcyclecounter")
-        return builder.call(fn, [])
-    return types.uint64(), codegen
 
 
 @njit(_nrt=False)
