@@ -20,6 +20,7 @@ import pandas as pd
 
 from sim.campus.model import STANCES
 from sim.campus.params import CAPTURED, CLEARED, GAME_OVER, STATUS_NAMES, Params
+from sim.frames import frame_from_blocks
 
 # shapes per game, by the axes after the game axis (pc: party order; turn: 1 .. T; stance: fight, flee, hide;
 # template: the adversary templates of Params.template_names; item: the buy list of Params.buy_names)
@@ -247,22 +248,4 @@ def _frame(blocks: list, where: dict[str, tuple[int, int]], n: int) -> pd.DataFr
         if isinstance(x, np.ndarray) and [r for r, _ in rows] != list(range(len(x))):
             x = x[[r for r, _ in rows]]  # only when a column name was given twice (a copy of the rows kept)
         out.append((x, np.array([pos for _, pos in rows], dtype=np.intp)))
-    if _create_from_blocks is not None:
-        return _create_from_blocks(out, index=pd.RangeIndex(n), columns=pd.Index(list(where)))
-    return _frame_by_column(out, list(where))
-
-
-def _frame_by_column(out: list, names: list[str]) -> pd.DataFrame:
-    """pandas < 3 (no ``create_dataframe_from_blocks``): the same frame, one column per block row, not
-    consolidated (``copy=False``)."""
-    data: list[object] = [None] * len(names)
-    for x, positions in out:
-        for row, at in enumerate(positions):
-            data[at] = x[row] if isinstance(x, np.ndarray) and x.ndim == 2 else x
-    return pd.DataFrame(dict(zip(names, data, strict=True)), copy=False)
-
-
-try:
-    from pandas.api.internals import create_dataframe_from_blocks as _create_from_blocks
-except ImportError:  # pandas < 3
-    _create_from_blocks = None
+    return frame_from_blocks(out, list(where), n)

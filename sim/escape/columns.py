@@ -20,6 +20,7 @@ from numba import njit
 from sim.escape.model import TIER_IDS
 from sim.escape.params import EscapeParams
 from sim.escape.state import ACTION_KINDS, action_kinds
+from sim.frames import frame_from_blocks
 
 # shapes per run
 RUN, CHAR, CHAR_TIER, CHAR_KIND = "run", "char", "char_tier", "char_kind"
@@ -269,27 +270,9 @@ def runs_frame(p: EscapeParams, cols: dict[str, np.ndarray], start: int = 0) -> 
     return RunsFrame(p, len(cols["outcome"]), start).fill(cols).frame()
 
 
-def _frame_from_blocks(lay: FrameLayout, blocks: list[np.ndarray], extension: list, n: int,
-                       from_blocks: bool | None = None) -> pd.DataFrame:
+def _frame_from_blocks(lay: FrameLayout, blocks: list[np.ndarray], extension: list, n: int) -> pd.DataFrame:
     """The frame of ``blocks`` (rows placed at ``lay.positions``) and the extension columns ``(array, position)``,
-    sharing their memory. pandas >= 3 takes the blocks as they are (``create_dataframe_from_blocks``); older
-    pandas gets one column per row and leaves them unconsolidated (``copy=False``)."""
-    if from_blocks is None:
-        from_blocks = _create_from_blocks is not None
-    if from_blocks:
-        parts = [(block, pos) for block, pos in zip(blocks, lay.positions, strict=True) if len(pos)]
-        parts += [(array, np.array([pos], dtype=np.int64)) for array, pos in extension]
-        return _create_from_blocks(parts, index=pd.RangeIndex(n), columns=pd.Index(list(lay.names)))
-    data: list[object] = [None] * len(lay.names)
-    for block, pos in zip(blocks, lay.positions, strict=True):
-        for row, at in enumerate(pos):
-            data[at] = block[row]
-    for array, at in extension:
-        data[at] = array
-    return pd.DataFrame(dict(zip(lay.names, data, strict=True)), copy=False)
-
-
-try:
-    from pandas.api.internals import create_dataframe_from_blocks as _create_from_blocks
-except ImportError:  # pandas < 3
-    _create_from_blocks = None
+    sharing their memory (:func:`sim.frames.frame_from_blocks`)."""
+    parts = [(block, pos) for block, pos in zip(blocks, lay.positions, strict=True) if len(pos)]
+    parts += [(array, np.array([pos], dtype=np.int64)) for array, pos in extension]
+    return frame_from_blocks(parts, lay.names, n)

@@ -14,6 +14,7 @@ import pandas as pd
 import pytest
 
 import sim
+import sim.frames
 from sim.batch import parquet_bytes
 from sim.escape import columns as C
 from sim.escape import kernel as K
@@ -100,7 +101,7 @@ def test_runs_frame_filled_chunk_by_chunk_is_the_whole_frame(played):
 def test_runs_frame_without_the_blocks_api_is_the_same_frame(played):
     """pandas < 3 has no create_dataframe_from_blocks: the frame is then built from the blocks' rows."""
     p, cols = played
-    with mock.patch.object(C, "_create_from_blocks", None):
+    with mock.patch.object(sim.frames, "_create_from_blocks", None):
         frame = C.runs_frame(p, cols)
     assert_same_frame(frame, plain_frame(p, cols))
 
