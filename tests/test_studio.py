@@ -107,6 +107,26 @@ def test_page_waits_for_a_simulated_control_to_rest_then_refines_in_the_backgrou
     assert page.future is None  # nothing is refined while the refusal shows
 
 
+def test_a_simulated_variant_is_compared_with_the_baseline_on_the_same_runs():
+    """A simulated answer is compared with the baseline simulated on the same seed and the same run count (common
+    random numbers, R-GEN-7): the scenario as written, refined to four times the runs, shows no change at all (it
+    showed 99.5% against 99.4% before, the baseline's first runs against the refinement's), and a changed variant's
+    baseline holds as many runs as the variant."""
+    from sim.studio.app import headline_html
+
+    studio = Studio(sim.load_scenario(PARTY), first_answer_seconds=0.05)
+    assert not studio.baseline.exact
+    same = studio.refine(studio.answer({}))
+    assert same.runs == 4 * studio.baseline.runs
+    base = studio.baseline_for(same)
+    assert base.runs == same.runs and base.value == same.value
+    assert "change +0.0 points" in headline_html(studio, same, refining=False)
+    harder = studio.refine(studio.answer({"rules.tiers.heavy.dc": 24}))
+    base = studio.baseline_for(harder)
+    assert base.runs == harder.runs and base.value == same.value
+    assert studio.baseline_for(harder) is base  # simulated once for each run count, then reused
+
+
 def test_a_variant_the_rules_refuse_is_refused_with_the_validation_message():
     studio = Studio(sim.load_scenario(ROGUE))
     with pytest.raises(ScenarioError, match=r"party\.0\.scores\.dex"):

@@ -54,7 +54,7 @@ def _interval(metric: str, lo: float, hi: float, exact: bool) -> str:
 
 
 def headline_html(studio: Studio, current: Answer, refining: bool) -> str:
-    base = studio.baseline
+    base = studio.baseline_for(current)  # same runs, same random numbers (R-GEN-7)
     m = studio.metric
     name = getattr(studio.scenario, "name", "") or Path(studio.scenario.source).stem
     diff = current.value - base.value
@@ -89,7 +89,7 @@ def changes_html(studio: Studio, values: dict[str, Any]) -> str:
 
 
 def curve_figure(studio: Studio, current: Answer) -> Figure | None:
-    got, base = studio.curve(current), studio.curve(studio.baseline)
+    got, base = studio.curve(current), studio.curve(studio.baseline_for(current))
     if got is None or base is None:
         return None
     title, values, bands = got
@@ -116,7 +116,7 @@ def curve_figure(studio: Studio, current: Answer) -> Figure | None:
 
 def shares_figure(studio: Studio, current: Answer) -> Figure:
     keys = [k for k, *_ in current.headline if not k.startswith("mean_") and k != "dp_per_session"]
-    base = {k: v for k, v, *_ in studio.baseline.headline}
+    base = {k: v for k, v, *_ in studio.baseline_for(current).headline}
     now = {k: (v, lo, hi) for k, v, lo, hi in current.headline}
     colours = [outcome_colour(k, default=series_colour(i)) for i, k in enumerate(keys)]  # one colour per outcome
     fig = Figure(figsize=(CHART_WIDTH, 1.5 + 0.45 * max(1, len(keys))), layout="constrained")

@@ -83,6 +83,7 @@ class Studio:
         self.first_answer_seconds = first_answer_seconds
         self._rate: float | None = None  # runs per second, measured on the first simulation
         self.controls = self._controls()
+        self._baselines: dict[int, Answer] = {}  # simulated baseline answers by run count
         self.baseline = self.answer({})
 
     # ------------------------------------------------------------------ controls
@@ -158,8 +159,23 @@ class Studio:
                 continue
             lo, hi = metric_interval(summary, m)
             headline.append((m, v, lo, hi))
-        return Answer(dict(values), summary, exact, used, time.perf_counter() - start, self.metric, value,
-                      interval, headline)
+        got = Answer(dict(values), summary, exact, used, time.perf_counter() - start, self.metric, value, interval,
+                     headline)
+        if not exact and not self.changes(values):
+            self._baselines.setdefault(used, got)
+        elif not exact:
+            self.baseline_for(got)  # computed here, beside the variant (in the background when refining)
+        return got
+
+    def baseline_for(self, answer: Answer) -> Answer:
+        """The baseline to compare ``answer`` with: the exact one when exact, otherwise the baseline simulated
+        with the same seed and the same run count, so that both read the same random numbers run for run (common
+        random numbers) and an unchanged variant shows no change at all."""
+        if answer.exact or answer.runs is None or self.baseline.exact:
+            return self.baseline
+        if answer.runs not in self._baselines:
+            self._baselines[answer.runs] = self.answer({}, runs=answer.runs)
+        return self._baselines[answer.runs]
 
     def refine(self, answer: Answer) -> Answer | None:
         """The same variant with four times the runs (None when exact or at the cap)."""
