@@ -183,13 +183,20 @@ def control_widgets(studio: Studio) -> tuple[dict[str, Any], dict[str, list]]:
     for c in studio.controls:
         css = ["ctl-" + c.key.replace(".", "-")]
         if c.options:
-            w = pn.widgets.Select(name=c.label, options=list(c.options), value=c.value, width=230, css_classes=css)
+            w = titled(pn.widgets.Select, c.label, options=list(c.options), value=c.value, width=230,
+                       css_classes=css)
         else:
-            w = pn.widgets.EditableIntSlider(name=c.label, start=c.lo, end=c.hi, value=c.value, width=230,
-                                             css_classes=css)
+            w = titled(pn.widgets.EditableIntSlider, c.label, start=c.lo, end=c.hi, value=c.value, width=230,
+                       css_classes=css)
         widgets[c.key] = w
         groups.setdefault(c.group, []).append(w)
     return widgets, groups
+
+
+def titled(widget: type, title: str, **params):
+    """A widget shown under ``title``: Panel 1.9 calls that parameter ``label`` (``name`` is deprecated there and
+    goes in 2.0); the older Panels the studio extra allows (>= 1.4) call it ``name``."""
+    return widget(**{"label" if "label" in widget.param else "name": title}, **params)
 
 
 class StudioPage:
@@ -227,10 +234,11 @@ class StudioPage:
                                               tight=False, css_classes=["studio-chart"])
 
     def _save_and_report(self, scenario) -> None:
-        self.save_path = pn.widgets.TextInput(name="Save as", value=str(self.out_dir / f"{scenario.slug}.variant.toml"),
-                                              width=420)
-        self.save_button = pn.widgets.Button(name="Save", button_type="primary")
-        self.report_button = pn.widgets.Button(name="Report")
+        self.save_path = titled(pn.widgets.TextInput, "Save as",
+                                value=str(self.out_dir / f"{scenario.slug}.variant.toml"), width=420)
+        colour = "color" if "color" in pn.widgets.Button.param else "button_type"  # Panel 1.9 renamed it
+        self.save_button = titled(pn.widgets.Button, "Save", **{colour: "primary"})
+        self.report_button = titled(pn.widgets.Button, "Report")
         self.message = pn.pane.HTML("", css_classes=["studio-message"])
 
     def connect(self) -> None:
