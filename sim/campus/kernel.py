@@ -31,18 +31,39 @@ from sim.campus.stances import equilibrium_thresholds
 
 GROWTH = {"none": 0, "lowest": 1, "best": 2}
 
+def _first_rows(*heights: int) -> tuple[int, ...]:
+    """The first row of each field of a packed table (fields of these heights, in order), then the row after the
+    last (where a field of a size known only per scenario starts)."""
+    return tuple(int(x) for x in np.cumsum((0, *heights)))
+
+
+# The scenario's terms packed in a few tables (issue 27): a row per named field (the constants below: first row of
+# each), a column per location, PC, adversary slot, mission, skill or buy-list item; bools are 0 / 1. A compiled
+# step takes these few arrays rather than eighty (every array a compiled call passes is a dozen scalars).
+# kp.loc: R-CAM-11, R-CAM-26, R-CAM-50, R-CAM-53 (ROOMS, PLAIN: the first n_rooms / n_plain columns list them)
+LOC_IS_ROOM, LOC_IS_EXIT, LOC_OPENS_ON, LOC_ROOM_OFFSET, LOC_ROOMS, LOC_PLAIN, LOC_ROWS = _first_rows(1, 1, 1, 1, 1, 1)
+# kp.pc: R-CAM-1, R-CAM-30 (NUM, DEN: row + 2 x stance + [no advantage, advantage]); EXCL + i: PC i's exclusions
+PC_BASE, PC_BONUS, PC_NUM, PC_DEN, PC_VIT, PC_TEAM, PC_EARS, PC_NURSE, PC_GPT, PC_EXCL = _first_rows(
+    3, 3, 6, 6, 1, 1, 1, 1, 1)
+# kp.adv: R-CAM-20, R-CAM-21, R-CAM-53, R-CAM-54; CAND + q: the slot's candidate location q
+(ADV_TEMPLATE, ADV_BOSS, ADV_REWARD, ADV_ROOM, ADV_BASE, ADV_BONUS, ADV_NUM, ADV_DEN, ADV_WNUM, ADV_FIRST, ADV_LAST,
+ ADV_N_CANDS, ADV_FIXED_STANCE, ADV_CAND) = _first_rows(1, 1, 1, 1, 3, 3, 6, 6, 3, 1, 1, 1, 1)
+# kp.prob (float64): an adversary slot's stance thresholds and spawn chance (R-CAM-20, R-CAM-21), a mission's chance
+PROB_ADV_C1, PROB_ADV_C2, PROB_ADV_CHANCE, PROB_MIS_CHANCE, PROB_ROWS = _first_rows(1, 1, 1, 1)
+# kp.mis: R-CAM-25, R-CAM-25a, R-CAM-56
+(MIS_LOC, MIS_FIRST, MIS_LAST, MIS_STANCE, MIS_EACH, MIS_TARGET, MIS_REWARD, MIS_PEN_VIT, MIS_PEN_ABILITY,
+ MIS_PEN_AMOUNT, MIS_FOUND, MIS_ROWS) = _first_rows(1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1)
+# kp.sk: the skills a buy list can buy (R-CAM-9a); kp.buy: the buy list (a skill or a team, the other -1)
+SK_COST, SK_BONUS, SK_NUM, SK_DEN, SK_EARS, SK_NURSE, SK_GPT, SK_ROWS = _first_rows(1, 3, 6, 6, 1, 1, 1)
+BUY_SKILL, BUY_TEAM, BUY_ROWS = _first_rows(1, 1)
+# kp.eq: a column per turn: how many spawn slots the equilibrium policy falls back to, then the slots (issue 7)
+EQ_N, EQ_SLOTS = _first_rows(1)
+
 KParams = namedtuple("KParams", [
     "P", "L", "T", "S", "A", "team_max", "n_teams", "miso", "k_options", "until_cleared", "move_avoid",
-    "stance_policy", "stance_value", "growth", "rescue", "unit_den", "weight_den",
-    "is_room", "is_exit", "opens_on", "room_offset", "rooms", "plain",
-    "pc_base", "pc_vit", "pc_bonus", "pc_num", "pc_den", "pc_team", "pc_ears", "pc_nurse", "pc_gpt", "pc_excl",
-    "adv_template", "adv_boss", "adv_reward", "adv_room", "adv_base", "adv_bonus", "adv_num", "adv_den",
-    "adv_c1", "adv_c2", "adv_wnum", "adv_first", "adv_last", "adv_chance", "adv_cand_table", "adv_n_cands",
-    "adv_fixed_stance", "eq_slots", "eq_n",
-    "M", "mis_loc", "mis_first", "mis_last", "mis_chance", "mis_stance", "mis_each", "mis_target", "mis_reward",
-    "mis_pen_vit", "mis_pen_ability", "mis_pen_amount",
-    "B", "team_cost", "miso_in_missions", "sk_cost", "sk_bonus", "sk_num", "sk_den", "sk_ears", "sk_nurse",
-    "sk_gpt", "buy_skill", "buy_team", "save_for_buy", "mis_found",
+    "stance_policy", "stance_value", "growth", "rescue", "unit_den", "weight_den", "M", "B", "team_cost",
+    "miso_in_missions", "save_for_buy", "n_rooms", "n_plain",
+    "loc", "pc", "adv", "prob", "mis", "sk", "buy", "eq",
 ])
 
 Work = namedtuple("Work", [
@@ -57,42 +78,55 @@ Work = namedtuple("Work", [
 Record = namedtuple("Record", [*(s.engine for s in RUN_STATS), "room", "cap_turn"])
 
 
+def _pack(rows: int, n: int, fields, dtype=np.int64) -> np.ndarray:
+    """A packed table of ``rows`` rows and max(n, 1) columns; ``fields``: (first row, per-column values of shape
+    (n, ...)), each column's values in C order down the field's rows."""
+    t = np.zeros((rows, max(n, 1)), dtype)
+    for first, x in fields:
+        x = np.asarray(x, dtype)
+        h = x.size // n if n else 0
+        t[first:first + h, :n] = x.reshape(n, h).T
+    return t
+
+
 def kernel_params(p: Params) -> KParams:
-    """The compiled scenario as plain scalars and C-contiguous int64 / float64 / bool arrays."""
-    i64 = lambda x: np.ascontiguousarray(x, dtype=np.int64)  # noqa: E731
-    f64 = lambda x: np.ascontiguousarray(x, dtype=np.float64)  # noqa: E731
-    b = lambda x: np.ascontiguousarray(x, dtype=np.bool_)  # noqa: E731
+    """The compiled scenario: plain scalars and the packed tables (C-contiguous int64, ``prob`` float64)."""
+    P, L, A, M = p.P, p.L, p.A, p.M
     eq_n = np.array([len(x) for x in p.eq_fallback_slots], np.int64)
     eq_slots = np.zeros((p.T, max(1, int(eq_n.max()) if len(eq_n) else 1)), np.int64)
     for t, x in enumerate(p.eq_fallback_slots):
         eq_slots[t, : len(x)] = x
-    M = p.M
+    lists = np.zeros((L, 2), np.int64)
+    lists[: len(p.rooms), 0], lists[: len(p.plain), 1] = p.rooms, p.plain
+    loc = _pack(LOC_ROWS, L, [(LOC_IS_ROOM, p.is_room), (LOC_IS_EXIT, p.is_exit), (LOC_OPENS_ON, p.opens_on),
+                              (LOC_ROOM_OFFSET, p.room_offset), (LOC_ROOMS, lists)])
+    pc = _pack(PC_EXCL + P, P, [(PC_BASE, p.pc_base), (PC_BONUS, p.pc_bonus), (PC_NUM, p.pc_num), (PC_DEN, p.pc_den),
+                                (PC_VIT, p.pc_vit), (PC_TEAM, p.pc_team), (PC_EARS, p.pc_ears),
+                                (PC_NURSE, p.pc_nurse), (PC_GPT, p.pc_gpt), (PC_EXCL, np.transpose(p.pc_excl))])
+    adv = _pack(ADV_CAND + L, A, [
+        (ADV_TEMPLATE, p.adv_template), (ADV_BOSS, p.adv_boss), (ADV_REWARD, p.adv_reward), (ADV_ROOM, p.adv_room),
+        (ADV_BASE, p.adv_base), (ADV_BONUS, p.adv_bonus), (ADV_NUM, p.adv_num), (ADV_DEN, p.adv_den),
+        (ADV_WNUM, p.adv_wnum), (ADV_FIRST, p.adv_first), (ADV_LAST, p.adv_last), (ADV_N_CANDS, p.adv_n_cands),
+        (ADV_FIXED_STANCE, p.adv_fixed_stance), (ADV_CAND, p.adv_cand_table)])
+    prob = np.zeros((PROB_ROWS, max(A, M, 1)), np.float64)
+    prob[PROB_ADV_C1, :A], prob[PROB_ADV_C2, :A], prob[PROB_ADV_CHANCE, :A] = p.adv_c1, p.adv_c2, p.adv_chance
+    prob[PROB_MIS_CHANCE, :M] = p.mis_chance
+    mis = _pack(MIS_ROWS, M, [
+        (MIS_LOC, p.mis_loc), (MIS_FIRST, p.mis_first), (MIS_LAST, p.mis_last), (MIS_STANCE, p.mis_stance),
+        (MIS_EACH, p.mis_each), (MIS_TARGET, p.mis_target), (MIS_REWARD, p.mis_reward), (MIS_PEN_VIT, p.mis_pen_vit),
+        (MIS_PEN_ABILITY, p.mis_pen_ability), (MIS_PEN_AMOUNT, p.mis_pen_amount), (MIS_FOUND, p.mis_found)])
+    sk = _pack(SK_ROWS, p.K, [(SK_COST, p.sk_cost), (SK_BONUS, p.sk_bonus), (SK_NUM, p.sk_num), (SK_DEN, p.sk_den),
+                              (SK_EARS, p.sk_ears), (SK_NURSE, p.sk_nurse), (SK_GPT, p.sk_gpt)])
     return KParams(
-        P=int(p.P), L=int(p.L), T=int(p.T), S=int(p.S), A=int(p.A), team_max=int(p.team_max),
+        P=int(P), L=int(L), T=int(p.T), S=int(p.S), A=int(A), team_max=int(p.team_max),
         n_teams=len(p.team_names), miso=bool(p.miso), k_options=int(p.k_options),
         until_cleared=bool(p.until_cleared), move_avoid=bool(p.move_avoid), stance_policy=int(p.stance_policy),
         stance_value=int(p.stance_value), growth=GROWTH[p.growth], rescue=bool(p.rescue), unit_den=bool(p.unit_den),
-        weight_den=int(p.weight_den),
-        is_room=b(p.is_room), is_exit=b(p.is_exit), opens_on=i64(p.opens_on), room_offset=i64(p.room_offset),
-        rooms=i64(p.rooms), plain=i64(p.plain),
-        pc_base=i64(p.pc_base), pc_vit=i64(p.pc_vit), pc_bonus=i64(p.pc_bonus), pc_num=i64(p.pc_num),
-        pc_den=i64(p.pc_den), pc_team=i64(p.pc_team), pc_ears=b(p.pc_ears), pc_nurse=b(p.pc_nurse),
-        pc_gpt=i64(p.pc_gpt), pc_excl=b(p.pc_excl),
-        adv_template=i64(p.adv_template), adv_boss=b(p.adv_boss), adv_reward=i64(p.adv_reward),
-        adv_room=i64(p.adv_room), adv_base=i64(p.adv_base), adv_bonus=i64(p.adv_bonus), adv_num=i64(p.adv_num),
-        adv_den=i64(p.adv_den), adv_c1=f64(p.adv_c1), adv_c2=f64(p.adv_c2), adv_wnum=i64(p.adv_wnum),
-        adv_first=i64(p.adv_first), adv_last=i64(p.adv_last), adv_chance=f64(p.adv_chance),
-        adv_cand_table=i64(p.adv_cand_table), adv_n_cands=i64(p.adv_n_cands),
-        adv_fixed_stance=i64(p.adv_fixed_stance), eq_slots=eq_slots, eq_n=eq_n,
-        M=int(M), mis_loc=i64(p.mis_loc), mis_first=i64(p.mis_first), mis_last=i64(p.mis_last),
-        mis_chance=f64(p.mis_chance), mis_stance=i64(p.mis_stance), mis_each=b(p.mis_each),
-        mis_target=i64(p.mis_target), mis_reward=i64(p.mis_reward), mis_pen_vit=i64(p.mis_pen_vit),
-        mis_pen_ability=i64(p.mis_pen_ability), mis_pen_amount=i64(p.mis_pen_amount),
-        B=int(p.B), team_cost=int(p.team_cost), miso_in_missions=bool(p.miso_in_missions),
-        sk_cost=i64(p.sk_cost), sk_bonus=i64(p.sk_bonus).reshape(p.K, 3), sk_num=i64(p.sk_num).reshape(p.K, 3, 2),
-        sk_den=i64(p.sk_den).reshape(p.K, 3, 2), sk_ears=b(p.sk_ears), sk_nurse=b(p.sk_nurse), sk_gpt=i64(p.sk_gpt),
-        buy_skill=i64(p.buy_skill), buy_team=i64(p.buy_team), save_for_buy=bool(p.save_for_buy),
-        mis_found=b(p.mis_found),
+        weight_den=int(p.weight_den), M=int(M), B=int(p.B), team_cost=int(p.team_cost),
+        miso_in_missions=bool(p.miso_in_missions), save_for_buy=bool(p.save_for_buy), n_rooms=len(p.rooms),
+        n_plain=len(p.plain), loc=loc, pc=pc, adv=adv, prob=prob, mis=mis, sk=sk,
+        buy=_pack(BUY_ROWS, p.B, [(BUY_SKILL, p.buy_skill), (BUY_TEAM, p.buy_team)]),
+        eq=_pack(EQ_SLOTS + eq_slots.shape[1], p.T, [(EQ_N, eq_n), (EQ_SLOTS, eq_slots)]),
     )
 
 
@@ -234,7 +268,7 @@ def r_cam_40_best_stance(kp, w, base_row, i):
 
 @step
 def is_boss(kp, a):
-    return a < kp.S and kp.adv_boss[a]
+    return a < kp.S and kp.adv[ADV_BOSS, a] != 0
 
 
 @step
@@ -247,10 +281,10 @@ def r_cam_21_adversary_stance(kp, w, a, u, cur):
         if kp.stance_policy == 1:
             return pick(u, cur, 3)
         return r_cam_40_best_stance(kp, w, w.adv_base[a], a - kp.S)
-    if kp.adv_fixed_stance[a] >= 0:
-        return kp.adv_fixed_stance[a]
+    if kp.adv[ADV_FIXED_STANCE, a] >= 0:
+        return kp.adv[ADV_FIXED_STANCE, a]
     x = draw(u, cur)
-    return (1 if x >= kp.adv_c1[a] else 0) + (1 if x >= kp.adv_c2[a] else 0)
+    return (1 if x >= kp.prob[PROB_ADV_C1, a] else 0) + (1 if x >= kp.prob[PROB_ADV_C2, a] else 0)
 
 
 @step
@@ -266,14 +300,14 @@ def r_cam_8_capture(kp, rec, g, t, i, room):
 @step
 def r_cam_53_capture_room(kp, a, u, cur):
     """R-CAM-8 / R-CAM-53: the adversary's room, else the only room, else one at random."""
-    if a < kp.S and kp.adv_room[a] >= 0:
-        return kp.adv_room[a]
-    return kp.rooms[pick(u, cur, kp.rooms.shape[0])]
+    if a < kp.S and kp.adv[ADV_ROOM, a] >= 0:
+        return kp.adv[ADV_ROOM, a]
+    return kp.loc[LOC_ROOMS, pick(u, cur, kp.n_rooms)]
 
 
 @step
 def record_duel(kp, rec, g, a, pc_stance, win):
-    tm = kp.adv_template[a]
+    tm = kp.adv[ADV_TEMPLATE, a]
     rec.duels_tmpl[g, tm] += 1
     rec.duels_stance[g, pc_stance] += 1
     if win:
@@ -291,9 +325,9 @@ def r_cam_20_place_adversaries(kp, w, rec, g, t, u, cur):
         w.adv_at[loc] = 0
     for a in range(kp.S):
         w.adv_present[a] = False
-        if kp.adv_first[a] <= t <= kp.adv_last[a] and chance(u, cur, kp.adv_chance[a]):
+        if kp.adv[ADV_FIRST, a] <= t <= kp.adv[ADV_LAST, a] and chance(u, cur, kp.prob[PROB_ADV_CHANCE, a]):
             w.adv_present[a] = True
-            loc = kp.adv_cand_table[a, pick(u, cur, kp.adv_n_cands[a])]
+            loc = kp.adv[ADV_CAND + pick(u, cur, kp.adv[ADV_N_CANDS, a]), a]
             w.adv_loc[a] = loc
             w.adv_at[loc] += 1  # its abilities are in w.adv_base from new_work on
     if kp.miso:
@@ -302,7 +336,7 @@ def r_cam_20_place_adversaries(kp, w, rec, g, t, u, cur):
             w.adv_present[a] = False
             if rec.status[g, i] == GAME_OVER:
                 w.adv_present[a] = True
-                loc = kp.plain[pick(u, cur, kp.plain.shape[0])]
+                loc = kp.loc[LOC_PLAIN, pick(u, cur, kp.n_plain)]
                 w.adv_loc[a] = loc
                 w.adv_at[loc] += 1
                 for s in range(3):  # R-CAM-57: its final abilities and skills (bought ones too, R-CAM-9a)
@@ -360,9 +394,9 @@ def r_cam_40_rescue(kp, w, rec, g, t):
             continue
         own = min3(rec, g, i)  # before this turn's growth
         for j in range(P):
-            if rec.status[g, j] != CAPTURED or not w.opt[rec.room[g, j]] or kp.pc_excl[i, j]:
+            if rec.status[g, j] != CAPTURED or not w.opt[rec.room[g, j]] or kp.pc[PC_EXCL + i, j]:
                 continue
-            target = t + kp.room_offset[rec.room[g, j]]
+            target = t + kp.loc[LOC_ROOM_OFFSET, rec.room[g, j]]
             if w.cover[j] < target and w.cover[j] + own >= target:
                 w.dest[i] = rec.room[g, j]
                 w.named[i] = j
@@ -380,7 +414,7 @@ def r_cam_40_move(kp, w, rec, g, n_opt, ears, u, cur):
         for q in range(n_opt):  # branch-free: which options qualify is unpredictable
             loc = w.opt_list[q]
             choices[m] = loc
-            m += (not kp.is_room[loc]) & (not (ears and w.adv_at[loc] > 0))
+            m += (not kp.loc[LOC_IS_ROOM, loc]) & (not (ears and w.adv_at[loc] > 0))
     if m == 0:
         for q in range(n_opt):
             choices[q] = w.opt_list[q]
@@ -407,16 +441,16 @@ def r_cam_9a_add_skill(kp, w, i, k):
     """R-CAM-9a: bought skill k joins PC i's terms (R-CAM-30: bonus added, multipliers multiplied as reduced
     fractions, early ears, nursing and gp per turn added)."""
     for s in range(3):
-        w.bonus[i, s] += kp.sk_bonus[k, s]
+        w.bonus[i, s] += kp.sk[SK_BONUS + s, k]
         for c in range(2):
-            n = w.num[i, s, c] * kp.sk_num[k, s, c]
-            d = w.den[i, s, c] * kp.sk_den[k, s, c]
+            n = w.num[i, s, c] * kp.sk[SK_NUM + 2 * s + c, k]
+            d = w.den[i, s, c] * kp.sk[SK_DEN + 2 * s + c, k]
             r = gcd(n, d)
             w.num[i, s, c] = n // r
             w.den[i, s, c] = d // r
-    w.ears[i] |= kp.sk_ears[k]
-    w.nurse[i] |= kp.sk_nurse[k]
-    w.gpt[i] += kp.sk_gpt[k]
+    w.ears[i] |= kp.sk[SK_EARS, k] != 0
+    w.nurse[i] |= kp.sk[SK_NURSE, k] != 0
+    w.gpt[i] += kp.sk[SK_GPT, k]
 
 
 @step
@@ -424,20 +458,20 @@ def r_cam_9a_terms(kp, w, rec, g):
     """R-CAM-9a: every PC's terms in game g: its own skills, then what it bought (in buy-list order)."""
     for i in range(kp.P):
         for s in range(3):
-            w.bonus[i, s] = kp.pc_bonus[i, s]
+            w.bonus[i, s] = kp.pc[PC_BONUS + s, i]
             for c in range(2):
-                w.num[i, s, c] = kp.pc_num[i, s, c]
-                w.den[i, s, c] = kp.pc_den[i, s, c]
-        w.ears[i] = kp.pc_ears[i]
-        w.nurse[i] = kp.pc_nurse[i]
-        w.gpt[i] = kp.pc_gpt[i]
-        w.team[i] = kp.pc_team[i]
+                w.num[i, s, c] = kp.pc[PC_NUM + 2 * s + c, i]
+                w.den[i, s, c] = kp.pc[PC_DEN + 2 * s + c, i]
+        w.ears[i] = kp.pc[PC_EARS, i]
+        w.nurse[i] = kp.pc[PC_NURSE, i]
+        w.gpt[i] = kp.pc[PC_GPT, i]
+        w.team[i] = kp.pc[PC_TEAM, i]
         for b in range(kp.B):
             if rec.bought[g, i, b] > 0:
-                if kp.buy_skill[b] >= 0:
-                    r_cam_9a_add_skill(kp, w, i, kp.buy_skill[b])
+                if kp.buy[BUY_SKILL, b] >= 0:
+                    r_cam_9a_add_skill(kp, w, i, kp.buy[BUY_SKILL, b])
                 else:
-                    w.team[i] = kp.buy_team[b]
+                    w.team[i] = kp.buy[BUY_TEAM, b]
 
 
 @step
@@ -449,11 +483,11 @@ def r_cam_9a_purchases(kp, w, rec, g, t, i):
     for b in range(kp.B):
         if rec.bought[g, i, b] > 0:
             continue
-        k = kp.buy_skill[b]
+        k = kp.buy[BUY_SKILL, b]
         if k >= 0:
-            cost = kp.sk_cost[k]
+            cost = kp.sk[SK_COST, k]
         else:
-            team = kp.buy_team[b]
+            team = kp.buy[BUY_TEAM, b]
             if w.team[i] >= 0:
                 continue  # one team per PC
             members = 0
@@ -471,7 +505,7 @@ def r_cam_9a_purchases(kp, w, rec, g, t, i):
         if k >= 0:
             r_cam_9a_add_skill(kp, w, i, k)
         else:
-            w.team[i] = kp.buy_team[b]
+            w.team[i] = kp.buy[BUY_TEAM, b]
     return False
 
 
@@ -517,7 +551,7 @@ def adv_weights(kp, w, a, s2):
     """Stance probabilities as integers over weight_den (a miso bomb: all on its own best, R-CAM-57)."""
     if a >= kp.S:
         return kp.weight_den if s2 == r_cam_40_best_stance(kp, w, w.adv_base[a], a - kp.S) else 0
-    return kp.adv_wnum[a, s2]
+    return kp.adv[ADV_WNUM + s2, a]
 
 
 def _equilibrium_thresholds(codes, n, prefer):
@@ -538,11 +572,11 @@ def r_cam_40_equilibrium(kp, w, rec, g, t, i, ears, best, u, cur):
         for a in range(kp.A):
             if w.adv_present[a] and w.adv_loc[a] == d:
                 fallback = False
-    for q in range(kp.A if not fallback else kp.eq_n[t - 1]):
+    for q in range(kp.A if not fallback else kp.eq[EQ_N, t - 1]):
         if fallback:
-            a = kp.eq_slots[t - 1, q]
+            a = kp.eq[EQ_SLOTS + q, t - 1]
             for s in range(3):
-                w.adv_base[a, s] = kp.adv_base[a, s]
+                w.adv_base[a, s] = kp.adv[ADV_BASE + s, a]
         else:
             a = q
             if not (w.adv_present[a] and w.adv_loc[a] == d):
@@ -615,20 +649,20 @@ def r_cam_25_missions(kp, w, rec, g, t, ears, u, cur):
         for i in range(kp.P):
             miso_ears |= w.adv_present[kp.S + i] & w.ears[i]
     for m in range(kp.M):
-        if not kp.mis_first[m] <= t <= kp.mis_last[m]:
+        if not kp.mis[MIS_FIRST, m] <= t <= kp.mis[MIS_LAST, m]:
             continue
-        if kp.mis_found[m] and not ears:
+        if kp.mis[MIS_FOUND, m] and not ears:
             continue
-        loc = kp.mis_loc[m]
+        loc = kp.mis[MIS_LOC, m]
         any_here = False
         for i in range(kp.P):
             if w.free0[i] and w.dest[i] == loc:
                 any_here = True
-        if not any_here or not chance(u, cur, kp.mis_chance[m]):
+        if not any_here or not chance(u, cur, kp.prob[PROB_MIS_CHANCE, m]):
             continue
-        s = kp.mis_stance[m]
+        s = kp.mis[MIS_STANCE, m]
         lower = 0
-        if kp.miso and kp.miso_in_missions and (miso_ears or not kp.mis_found[m]):
+        if kp.miso and kp.miso_in_missions and (miso_ears or not kp.mis[MIS_FOUND, m]):
             for i in range(kp.P):
                 a = kp.S + i
                 if w.adv_present[a] and w.adv_loc[a] == loc:
@@ -641,20 +675,20 @@ def r_cam_25_missions(kp, w, rec, g, t, ears, u, cur):
             if w.free0[i] and w.dest[i] == loc:
                 v = plain_value(kp, w, rec.base[g, i], i, s)
                 total += v
-                if v - lower < kp.mis_target[m]:
+                if v - lower < kp.mis[MIS_TARGET, m]:
                     ok = False
-        if not kp.mis_each[m]:
-            ok = total >= kp.mis_target[m]
+        if not kp.mis[MIS_EACH, m]:
+            ok = total >= kp.mis[MIS_TARGET, m]
         for i in range(kp.P):
             if not (w.free0[i] and w.dest[i] == loc):
                 continue
             if ok:
-                rec.gp[g, i] += kp.mis_reward[m]
+                rec.gp[g, i] += kp.mis[MIS_REWARD, m]
             else:
-                rec.vit[g, i] -= kp.mis_pen_vit[m]
-                k = kp.mis_pen_ability[m]
+                rec.vit[g, i] -= kp.mis[MIS_PEN_VIT, m]
+                k = kp.mis[MIS_PEN_ABILITY, m]
                 if k >= 0:
-                    rec.base[g, i, k] -= kp.mis_pen_amount[m]
+                    rec.base[g, i, k] -= kp.mis[MIS_PEN_AMOUNT, m]
                     if rec.base[g, i, k] < 0:  # R-CAM-16: gp lift it back to 0, gp may go negative
                         rec.gp[g, i] += rec.base[g, i, k]
                         rec.base[g, i, k] = 0
@@ -765,7 +799,7 @@ def r_cam_8_one_on_one(kp, w, rec, g, t, k, i, n_opp, u, cur):
     win = pv > av
     record_duel(kp, rec, g, a, sp, win)
     if win:
-        rec.gp[g, i] += kp.adv_reward[a]
+        rec.gp[g, i] += kp.adv[ADV_REWARD, a]
     else:
         r_cam_8_capture(kp, rec, g, t, i, r_cam_53_capture_room(kp, a, u, cur))
     r_cam_7_after_confrontation(kp, w, k, a)
@@ -804,7 +838,7 @@ def r_cam_9_team_battle(kp, w, rec, g, t, k, n_opp, u, cur):
         record_duel(kp, rec, g, a, sp, pv > av)
         if pv > av:
             w.red_pc[ip] += max(av, 0)
-            reward += kp.adv_reward[a]
+            reward += kp.adv[ADV_REWARD, a]
             ja += 1
         elif av > pv:
             w.red_adv[ja] += max(pv, 0)
@@ -870,7 +904,7 @@ def r_cam_26_exits(kp, w, rec, g, t):
     """R-CAM-26 / R-CAM-58: a free PC at an open exit after its confrontations leaves, cleared."""
     for i in range(kp.P):
         d = w.dest[i]
-        if w.free0[i] and rec.status[g, i] == FREE and kp.is_exit[d] and t >= kp.opens_on[d]:
+        if w.free0[i] and rec.status[g, i] == FREE and kp.loc[LOC_IS_EXIT, d] and t >= kp.loc[LOC_OPENS_ON, d]:
             rec.status[g, i] = CLEARED
             rec.end_turn[g, i] = t
 
@@ -898,7 +932,7 @@ def r_cam_30_nursing(kp, w, rec, g, u, cur):
         if m == 0:
             continue
         j = tied[pick(u, cur, m)]
-        if rec.vit[g, j] < kp.pc_vit[j]:
+        if rec.vit[g, j] < kp.pc[PC_VIT, j]:
             rec.vit[g, j] += 1
 
 
@@ -914,7 +948,7 @@ def r_cam_11_escape_checks(kp, w, rec, g, t, u, cur):
     cand = w.tmp
     for i in range(P):
         d = w.dest[i]
-        if not (w.free0[i] and rec.status[g, i] == FREE and kp.is_room[d]):
+        if not (w.free0[i] and rec.status[g, i] == FREE and kp.loc[LOC_IS_ROOM, d]):
             continue
         n_in = 0
         m = 0
@@ -924,7 +958,7 @@ def r_cam_11_escape_checks(kp, w, rec, g, t, u, cur):
                 n_in += 1
                 if j == w.named[i]:
                     named_in = True
-                if not kp.pc_excl[i, j]:
+                if not kp.pc[PC_EXCL + i, j]:
                     cand[m] = j
                     m += 1
         if n_in == 0:
@@ -945,7 +979,7 @@ def r_cam_11_escape_checks(kp, w, rec, g, t, u, cur):
             for i in range(P):
                 if w.sup_of[i] == j:
                     total += min3(rec, g, i)
-            ok[j] = 1 if t + kp.room_offset[rec.room[g, j]] <= total else 2
+            ok[j] = 1 if t + kp.loc[LOC_ROOM_OFFSET, rec.room[g, j]] <= total else 2
     for j in range(P):
         if ok[j] == 0:
             continue
@@ -1029,8 +1063,8 @@ def new_game(kp, rec, g):
     """Game g's starting state (R-CAM-1): base abilities, vitality, gp 0, free; its record cleared."""
     for i in range(kp.P):
         for s in range(3):
-            rec.base[g, i, s] = kp.pc_base[i, s]
-        rec.vit[g, i] = kp.pc_vit[i]
+            rec.base[g, i, s] = kp.pc[PC_BASE + s, i]
+        rec.vit[g, i] = kp.pc[PC_VIT, i]
         rec.gp[g, i] = 0
         rec.status[g, i] = FREE
         rec.room[g, i] = -1
