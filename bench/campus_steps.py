@@ -43,9 +43,9 @@ def profiled_turn(kp, w, rec, g, t, u, cur, acc):
     for i in range(P):
         st = rec.status[g, i]
         free = st == FREE
-        w.free0[i] = free
-        w.dest[i] = -1
-        w.named[i] = -1
+        w[K.W_FREE0, i] = free
+        w[K.W_DEST, i] = -1
+        w[K.W_NAMED, i] = -1
         n_free += free
         alive |= free | (st == CAPTURED)
     rec.free_t[g, t - 1] = n_free
@@ -84,7 +84,7 @@ def profiled_turn(kp, w, rec, g, t, u, cur, acc):
         for i in range(P):
             st = rec.status[g, i]
             in_game = (st == FREE) | (st == CAPTURED)
-            rec.gp[g, i] += in_game * (1 + w.gpt[i])
+            rec.gp[g, i] += in_game * (1 + w[K.W_GPT, i])
             if in_game & (rec.vit[g, i] <= 0):
                 rec.status[g, i] = GAME_OVER
                 rec.end_turn[g, i] = t

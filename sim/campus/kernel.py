@@ -66,13 +66,19 @@ KParams = namedtuple("KParams", [
     "loc", "pc", "adv", "prob", "mis", "sk", "buy", "eq",
 ])
 
-Work = namedtuple("Work", [
-    "adv_present", "adv_loc", "adv_base", "opt", "opt_list", "dest", "named", "stance", "free0", "cover",
-    "grp_pc", "grp_first", "fought_boss", "here", "opp", "side_pc", "side_adv", "red_pc", "red_adv", "adv_st",
-    "out_by", "sup_of", "failed", "codes", "prefer", "tmp", "team_tmp", "team_pcs", "team_start", "team_size",
-    "team_order", "adv_at", "pcs_at", "score",
-    "bonus", "num", "den", "ears", "nurse", "gpt", "team", "a_bonus", "a_num", "a_den",
-])
+# The scratch of a game-turn (new_work): one int64 table, a row per named field (bools 0 / 1) and a column per PC,
+# adversary slot or location (or group, team, slot of a list), reused by every game of a call.
+# By PC (or by group / team / list position):
+(W_DEST, W_NAMED, W_STANCE, W_FREE0, W_COVER, W_GRP_PC, W_GRP_FIRST, W_HERE, W_SIDE_PC, W_RED_PC, W_OUT_BY, W_SUP_OF,
+ W_FAILED, W_TEAM_TMP, W_TEAM_PCS, W_TEAM_START, W_TEAM_SIZE, W_TEAM_ORDER,
+ # the PCs' skill terms (R-CAM-30, R-CAM-9a; as in kp.pc)
+ W_EARS, W_NURSE, W_GPT, W_TEAM, W_BONUS, W_NUM, W_DEN,
+ # by adversary slot: the adversaries present, their opponents and duels, their terms (a miso bomb's: when placed)
+ W_ADV_PRESENT, W_ADV_LOC, W_OPP, W_SIDE_ADV, W_RED_ADV, W_ADV_ST, W_CODES, W_A_BASE, W_A_BONUS, W_A_NUM, W_A_DEN,
+ # by location; then a list scratch, the equilibrium's and counter's three stance sums; FOUGHT + group k: the
+ # bosses group k fought this turn (R-CAM-54)
+ W_OPT, W_OPT_LIST, W_ADV_AT, W_PCS_AT, W_TMP, W_PREFER, W_SCORE, W_FOUGHT) = _first_rows(
+    *[1] * 22, 3, 6, 6, *[1] * 7, 3, 3, 6, 6, *[1] * 7)
 
 # the per-game statistics of sim.campus.columns (their engine field names), and the state only the engine keeps
 Record = namedtuple("Record", [*(s.engine for s in RUN_STATS), "room", "cap_turn"])
@@ -130,32 +136,23 @@ def kernel_params(p: Params) -> KParams:
     )
 
 
-def new_work(p: Params) -> Work:
-    """Scratch arrays for one game-turn, reused by every game of a call. ``adv_base`` holds the abilities of
-    the adversaries present: a spawn slot's never change, so they are set here once; a miso bomb's are set
-    when it is placed. ``bonus`` .. ``team`` are the PCs' skill terms (R-CAM-30): their own skills, set here
-    once; with a buy list they are set again from the game's purchases every turn (R-CAM-9a). ``a_bonus``,
-    ``a_num``, ``a_den`` are the adversaries' (a miso bomb's: set when it is placed)."""
-    P, A, L = p.P, max(p.A, 1), p.L
-    z = np.zeros
-    adv_base = z((A, 3), np.int64)
-    adv_base[: p.S] = p.adv_base[: p.S]
-    a_bonus, a_num, a_den = z((A, 3), np.int64), np.ones((A, 3, 2), np.int64), np.ones((A, 3, 2), np.int64)
-    a_bonus[: p.A], a_num[: p.A], a_den[: p.A] = p.adv_bonus, p.adv_num, p.adv_den
-    return Work(
-        adv_present=z(A, np.bool_), adv_loc=z(A, np.int64), adv_base=adv_base, opt=z(L, np.bool_),
-        opt_list=z(L, np.int64), dest=z(P, np.int64), named=z(P, np.int64), stance=z(P, np.int64),
-        free0=z(P, np.bool_), cover=z(P, np.int64), grp_pc=z(P, np.int64), grp_first=z(P + 1, np.int64),
-        fought_boss=z((P, A), np.bool_), here=z(P, np.int64), opp=z(A, np.int64), side_pc=z(P, np.int64),
-        side_adv=z(A, np.int64), red_pc=z(P, np.int64), red_adv=z(A, np.int64), adv_st=z(A, np.int64),
-        out_by=z(P, np.int64), sup_of=z(P, np.int64), failed=z(P, np.bool_), codes=z(max(A, p.S, 1), np.int64),
-        prefer=z(3, np.int64), tmp=z(max(L, P, A) + 1, np.int64), team_tmp=z(P, np.int64),
-        team_pcs=z(P, np.int64), team_start=z(P, np.int64), team_size=z(P, np.int64), team_order=z(P, np.int64),
-        adv_at=z(L, np.int64), pcs_at=z(L, np.int64), score=z(3, np.int64),
-        bonus=np.array(p.pc_bonus, np.int64), num=np.array(p.pc_num, np.int64), den=np.array(p.pc_den, np.int64),
-        ears=np.array(p.pc_ears, np.bool_), nurse=np.array(p.pc_nurse, np.bool_), gpt=np.array(p.pc_gpt, np.int64),
-        team=np.array(p.pc_team, np.int64), a_bonus=a_bonus, a_num=a_num, a_den=a_den,
-    )
+def new_work(p: Params) -> np.ndarray:
+    """Scratch for one game-turn (the ``W_`` rows), reused by every game of a call. ``W_A_BASE`` holds the
+    abilities of the adversaries present: a spawn slot's never change, so they are set here once; a miso bomb's
+    are set when it is placed. ``W_EARS`` .. ``W_DEN`` are the PCs' skill terms (R-CAM-30): their own skills, set
+    here once; with a buy list they are set again from the game's purchases every turn (R-CAM-9a). ``W_A_BONUS``,
+    ``W_A_NUM``, ``W_A_DEN`` are the adversaries' (a miso bomb's: set when it is placed)."""
+    P, A, S = p.P, p.A, p.S
+    w = np.zeros((W_FOUGHT + max(P, 1), max(p.L, P, A, S, len(p.team_names), 3) + 1), np.int64)
+    w[W_A_NUM:W_A_DEN + 6] = 1
+    for first, x, n in ((W_EARS, p.pc_ears, P), (W_NURSE, p.pc_nurse, P), (W_GPT, p.pc_gpt, P),
+                        (W_TEAM, p.pc_team, P), (W_BONUS, p.pc_bonus, P), (W_NUM, p.pc_num, P), (W_DEN, p.pc_den, P),
+                        (W_A_BASE, p.adv_base[:S], S), (W_A_BONUS, p.adv_bonus, A), (W_A_NUM, p.adv_num, A),
+                        (W_A_DEN, p.adv_den, A)):
+        x = np.asarray(x, np.int64)
+        h = x.size // n if n else 0
+        w[first:first + h, :n] = x.reshape(n, h).T
+    return w
 
 
 def new_record(p: Params, n: int) -> Record:
@@ -238,29 +235,43 @@ def r_cam_3_value(base, reduction, bonus, num, den, unit):
 def pc_value(kp, w, rec, g, i, s, s2, red):
     """PC i's value in stance s against stance s2 (R-CAM-2: the stance that beats the other doubles)."""
     adv = 1 if s == (s2 + 1) % 3 else 0
-    return r_cam_3_value(rec.base[g, i, s], red, w.bonus[i, s], w.num[i, s, adv], w.den[i, s, adv], kp.unit_den)
+    return r_cam_3_value(rec.base[g, i, s], red, w[W_BONUS + s, i], w[W_NUM + 2 * s + adv, i],
+                         w[W_DEN + 2 * s + adv, i], kp.unit_den)
 
 
 @step
 def adv_value(kp, w, a, s, s2, red):
     adv = 1 if s == (s2 + 1) % 3 else 0
-    return r_cam_3_value(w.adv_base[a, s], red, w.a_bonus[a, s], w.a_num[a, s, adv], w.a_den[a, s, adv],
-                         kp.unit_den)
+    return r_cam_3_value(w[W_A_BASE + s, a], red, w[W_A_BONUS + s, a], w[W_A_NUM + 2 * s + adv, a],
+                         w[W_A_DEN + 2 * s + adv, a], kp.unit_den)
 
 
 @step
-def plain_value(kp, w, base_row, i, s):
-    """A value without an opponent (``best``, missions): no stance advantage (R-CAM-30, R-CAM-56)."""
-    return r_cam_3_value(base_row[s], 0, w.bonus[i, s], w.num[i, s, 0], w.den[i, s, 0], kp.unit_den)
+def plain_value(kp, w, base, i, s):
+    """A value without an opponent (``best``, missions) from base ``base`` in stance s: no stance advantage
+    (R-CAM-30, R-CAM-56)."""
+    return r_cam_3_value(base, 0, w[W_BONUS + s, i], w[W_NUM + 2 * s, i], w[W_DEN + 2 * s, i], kp.unit_den)
 
 
 @step
-def r_cam_40_best_stance(kp, w, base_row, i):
+def pc_bases(rec, g, i):
+    """PC i's base abilities (fight, flee, hide) in game g, as a tuple."""
+    return rec.base[g, i, 0], rec.base[g, i, 1], rec.base[g, i, 2]
+
+
+@step
+def adv_bases(w, a):
+    """Adversary a's base abilities (fight, flee, hide), as a tuple."""
+    return w[W_A_BASE, a], w[W_A_BASE + 1, a], w[W_A_BASE + 2, a]
+
+
+@step
+def r_cam_40_best_stance(kp, w, bases, i):
     """R-CAM-40 ``best``: the highest own value before the stance advantage; ties fight, flee, hide."""
     best = 0
     v0 = 0
     for s in range(3):  # a loop, not a call with a constant stance: numba compiles once per literal argument
-        v = plain_value(kp, w, base_row, i, s)
+        v = plain_value(kp, w, bases[s], i, s)
         if s == 0 or v > v0:
             best, v0 = s, v
     return best
@@ -280,7 +291,7 @@ def r_cam_21_adversary_stance(kp, w, a, u, cur):
             return kp.stance_value
         if kp.stance_policy == 1:
             return pick(u, cur, 3)
-        return r_cam_40_best_stance(kp, w, w.adv_base[a], a - kp.S)
+        return r_cam_40_best_stance(kp, w, adv_bases(w, a), a - kp.S)
     if kp.adv[ADV_FIXED_STANCE, a] >= 0:
         return kp.adv[ADV_FIXED_STANCE, a]
     x = draw(u, cur)
@@ -319,59 +330,59 @@ def record_duel(kp, rec, g, a, pc_stance, win):
 @step
 def r_cam_20_place_adversaries(kp, w, rec, g, t, u, cur):
     """R-CAM-20 / R-CAM-50: each spawn slot of this turn placed with its chance at a uniform candidate;
-    R-CAM-15 / R-CAM-57: a miso bomb per game-over PC at a location that is no capture room. ``w.adv_at``
+    R-CAM-15 / R-CAM-57: a miso bomb per game-over PC at a location that is no capture room. ``w[W_ADV_AT]``
     counts the adversaries present at each location."""
     for loc in range(kp.L):
-        w.adv_at[loc] = 0
+        w[W_ADV_AT, loc] = 0
     for a in range(kp.S):
-        w.adv_present[a] = False
+        w[W_ADV_PRESENT, a] = False
         if kp.adv[ADV_FIRST, a] <= t <= kp.adv[ADV_LAST, a] and chance(u, cur, kp.prob[PROB_ADV_CHANCE, a]):
-            w.adv_present[a] = True
+            w[W_ADV_PRESENT, a] = True
             loc = kp.adv[ADV_CAND + pick(u, cur, kp.adv[ADV_N_CANDS, a]), a]
-            w.adv_loc[a] = loc
-            w.adv_at[loc] += 1  # its abilities are in w.adv_base from new_work on
+            w[W_ADV_LOC, a] = loc
+            w[W_ADV_AT, loc] += 1  # its abilities are in w (W_A_BASE) from new_work on
     if kp.miso:
         for i in range(kp.P):
             a = kp.S + i
-            w.adv_present[a] = False
+            w[W_ADV_PRESENT, a] = False
             if rec.status[g, i] == GAME_OVER:
-                w.adv_present[a] = True
+                w[W_ADV_PRESENT, a] = True
                 loc = kp.loc[LOC_PLAIN, pick(u, cur, kp.n_plain)]
-                w.adv_loc[a] = loc
-                w.adv_at[loc] += 1
+                w[W_ADV_LOC, a] = loc
+                w[W_ADV_AT, loc] += 1
                 for s in range(3):  # R-CAM-57: its final abilities and skills (bought ones too, R-CAM-9a)
-                    w.adv_base[a, s] = rec.base[g, i, s]
-                    w.a_bonus[a, s] = w.bonus[i, s]
+                    w[W_A_BASE + s, a] = rec.base[g, i, s]
+                    w[W_A_BONUS + s, a] = w[W_BONUS + s, i]
                     for c in range(2):
-                        w.a_num[a, s, c] = w.num[i, s, c]
-                        w.a_den[a, s, c] = w.den[i, s, c]
+                        w[W_A_NUM + 2 * s + c, a] = w[W_NUM + 2 * s + c, i]
+                        w[W_A_DEN + 2 * s + c, a] = w[W_DEN + 2 * s + c, i]
 
 
 @step
 def r_cam_50_options(kp, w, u, cur):
     """R-CAM-50: `options = k` is a uniform k-subset (the first k of a partial shuffle), once for the party.
-    Returns the number of options; ``w.opt_list`` holds them in location order."""
+    Returns the number of options; ``w[W_OPT_LIST]`` holds them in location order."""
     L = kp.L
     if kp.k_options >= L:
         for loc in range(L):
-            w.opt[loc] = True
-            w.opt_list[loc] = loc
+            w[W_OPT, loc] = True
+            w[W_OPT_LIST, loc] = loc
         return L
-    order = w.tmp
+    order = w[W_TMP]
     for loc in range(L):
         order[loc] = loc
-        w.opt[loc] = False
+        w[W_OPT, loc] = False
     for j in range(kp.k_options):
         k = j + pick(u, cur, L - j)
         x = order[j]
         order[j] = order[k]
         order[k] = x
     for j in range(kp.k_options):
-        w.opt[order[j]] = True
+        w[W_OPT, order[j]] = True
     n = 0
     for loc in range(L):  # branch-free: the draws make the options unpredictable
-        w.opt_list[n] = loc
-        n += w.opt[loc]
+        w[W_OPT_LIST, n] = loc
+        n += w[W_OPT, loc]
     return n
 
 
@@ -388,19 +399,19 @@ def r_cam_40_rescue(kp, w, rec, g, t):
     this turn, room among the options) not yet covered whose check their own min completes."""
     P = kp.P
     for j in range(P):
-        w.cover[j] = min3(rec, g, j)
+        w[W_COVER, j] = min3(rec, g, j)
     for i in range(P):
-        if not w.free0[i]:
+        if not w[W_FREE0, i]:
             continue
         own = min3(rec, g, i)  # before this turn's growth
         for j in range(P):
-            if rec.status[g, j] != CAPTURED or not w.opt[rec.room[g, j]] or kp.pc[PC_EXCL + i, j]:
+            if rec.status[g, j] != CAPTURED or not w[W_OPT, rec.room[g, j]] or kp.pc[PC_EXCL + i, j]:
                 continue
             target = t + kp.loc[LOC_ROOM_OFFSET, rec.room[g, j]]
-            if w.cover[j] < target and w.cover[j] + own >= target:
-                w.dest[i] = rec.room[g, j]
-                w.named[i] = j
-                w.cover[j] += own
+            if w[W_COVER, j] < target and w[W_COVER, j] + own >= target:
+                w[W_DEST, i] = rec.room[g, j]
+                w[W_NAMED, i] = j
+                w[W_COVER, j] += own
                 break
 
 
@@ -408,25 +419,25 @@ def r_cam_40_rescue(kp, w, rec, g, t):
 def r_cam_40_move(kp, w, rec, g, n_opt, ears, u, cur):
     """R-CAM-40 move ``random`` (uniform among the options) or ``avoid`` (with early ears: options with no
     adversary and no capture room; without: options that are no capture room; none: all options)."""
-    choices = w.tmp
+    choices = w[W_TMP]
     m = 0
     if kp.move_avoid:
         for q in range(n_opt):  # branch-free: which options qualify is unpredictable
-            loc = w.opt_list[q]
+            loc = w[W_OPT_LIST, q]
             choices[m] = loc
-            m += (not kp.loc[LOC_IS_ROOM, loc]) & (not (ears and w.adv_at[loc] > 0))
+            m += (not kp.loc[LOC_IS_ROOM, loc]) & (not (ears and w[W_ADV_AT, loc] > 0))
     if m == 0:
         for q in range(n_opt):
-            choices[q] = w.opt_list[q]
+            choices[q] = w[W_OPT_LIST, q]
         m = n_opt
     for i in range(kp.P):
-        if w.free0[i] and w.dest[i] < 0:
-            w.dest[i] = choices[pick(u, cur, m)]
+        if w[W_FREE0, i] and w[W_DEST, i] < 0:
+            w[W_DEST, i] = choices[pick(u, cur, m)]
     for loc in range(kp.L):  # the free PCs at each destination
-        w.pcs_at[loc] = 0
+        w[W_PCS_AT, loc] = 0
     for i in range(kp.P):
-        if w.free0[i]:
-            w.pcs_at[w.dest[i]] += 1
+        if w[W_FREE0, i]:
+            w[W_PCS_AT, w[W_DEST, i]] += 1
 
 
 @step
@@ -441,16 +452,16 @@ def r_cam_9a_add_skill(kp, w, i, k):
     """R-CAM-9a: bought skill k joins PC i's terms (R-CAM-30: bonus added, multipliers multiplied as reduced
     fractions, early ears, nursing and gp per turn added)."""
     for s in range(3):
-        w.bonus[i, s] += kp.sk[SK_BONUS + s, k]
+        w[W_BONUS + s, i] += kp.sk[SK_BONUS + s, k]
         for c in range(2):
-            n = w.num[i, s, c] * kp.sk[SK_NUM + 2 * s + c, k]
-            d = w.den[i, s, c] * kp.sk[SK_DEN + 2 * s + c, k]
+            n = w[W_NUM + 2 * s + c, i] * kp.sk[SK_NUM + 2 * s + c, k]
+            d = w[W_DEN + 2 * s + c, i] * kp.sk[SK_DEN + 2 * s + c, k]
             r = gcd(n, d)
-            w.num[i, s, c] = n // r
-            w.den[i, s, c] = d // r
-    w.ears[i] |= kp.sk[SK_EARS, k] != 0
-    w.nurse[i] |= kp.sk[SK_NURSE, k] != 0
-    w.gpt[i] += kp.sk[SK_GPT, k]
+            w[W_NUM + 2 * s + c, i] = n // r
+            w[W_DEN + 2 * s + c, i] = d // r
+    w[W_EARS, i] |= kp.sk[SK_EARS, k] != 0
+    w[W_NURSE, i] |= kp.sk[SK_NURSE, k] != 0
+    w[W_GPT, i] += kp.sk[SK_GPT, k]
 
 
 @step
@@ -458,20 +469,20 @@ def r_cam_9a_terms(kp, w, rec, g):
     """R-CAM-9a: every PC's terms in game g: its own skills, then what it bought (in buy-list order)."""
     for i in range(kp.P):
         for s in range(3):
-            w.bonus[i, s] = kp.pc[PC_BONUS + s, i]
+            w[W_BONUS + s, i] = kp.pc[PC_BONUS + s, i]
             for c in range(2):
-                w.num[i, s, c] = kp.pc[PC_NUM + 2 * s + c, i]
-                w.den[i, s, c] = kp.pc[PC_DEN + 2 * s + c, i]
-        w.ears[i] = kp.pc[PC_EARS, i]
-        w.nurse[i] = kp.pc[PC_NURSE, i]
-        w.gpt[i] = kp.pc[PC_GPT, i]
-        w.team[i] = kp.pc[PC_TEAM, i]
+                w[W_NUM + 2 * s + c, i] = kp.pc[PC_NUM + 2 * s + c, i]
+                w[W_DEN + 2 * s + c, i] = kp.pc[PC_DEN + 2 * s + c, i]
+        w[W_EARS, i] = kp.pc[PC_EARS, i]
+        w[W_NURSE, i] = kp.pc[PC_NURSE, i]
+        w[W_GPT, i] = kp.pc[PC_GPT, i]
+        w[W_TEAM, i] = kp.pc[PC_TEAM, i]
         for b in range(kp.B):
             if rec.bought[g, i, b] > 0:
                 if kp.buy[BUY_SKILL, b] >= 0:
                     r_cam_9a_add_skill(kp, w, i, kp.buy[BUY_SKILL, b])
                 else:
-                    w.team[i] = kp.buy[BUY_TEAM, b]
+                    w[W_TEAM, i] = kp.buy[BUY_TEAM, b]
 
 
 @step
@@ -488,12 +499,12 @@ def r_cam_9a_purchases(kp, w, rec, g, t, i):
             cost = kp.sk[SK_COST, k]
         else:
             team = kp.buy[BUY_TEAM, b]
-            if w.team[i] >= 0:
+            if w[W_TEAM, i] >= 0:
                 continue  # one team per PC
             members = 0
             for j in range(kp.P):
                 st = rec.status[g, j]
-                if w.team[j] == team and (st == FREE or st == CAPTURED):
+                if w[W_TEAM, j] == team and (st == FREE or st == CAPTURED):
                     members += 1
             if members >= kp.team_max:
                 continue
@@ -505,7 +516,7 @@ def r_cam_9a_purchases(kp, w, rec, g, t, i):
         if k >= 0:
             r_cam_9a_add_skill(kp, w, i, k)
         else:
-            w.team[i] = kp.buy[BUY_TEAM, b]
+            w[W_TEAM, i] = kp.buy[BUY_TEAM, b]
     return False
 
 
@@ -517,7 +528,7 @@ def r_cam_40_growth(kp, w, rec, g, t):
     if kp.growth == 0 and kp.B == 0:
         return
     for i in range(kp.P):
-        if not w.free0[i]:
+        if not w[W_FREE0, i]:
             continue
         waiting = False
         if kp.B > 0:
@@ -535,7 +546,7 @@ def r_cam_40_growth(kp, w, rec, g, t):
                     b0 += 1
             rec.base[g, i, 0], rec.base[g, i, 1], rec.base[g, i, 2] = b0, b1, b2
         else:
-            s = r_cam_40_best_stance(kp, w, rec.base[g, i], i)
+            s = r_cam_40_best_stance(kp, w, pc_bases(rec, g, i), i)
             rec.base[g, i, s] += rec.gp[g, i]
         rec.gp[g, i] = 0
 
@@ -550,12 +561,14 @@ def pc_wins(kp, w, rec, g, i, s, a, s2):
 def adv_weights(kp, w, a, s2):
     """Stance probabilities as integers over weight_den (a miso bomb: all on its own best, R-CAM-57)."""
     if a >= kp.S:
-        return kp.weight_den if s2 == r_cam_40_best_stance(kp, w, w.adv_base[a], a - kp.S) else 0
+        return kp.weight_den if s2 == r_cam_40_best_stance(kp, w, adv_bases(w, a), a - kp.S) else 0
     return kp.adv[ADV_WNUM + s2, a]
 
 
-def _equilibrium_thresholds(codes, n, prefer):
-    return equilibrium_thresholds([int(c) for c in codes[:n]], [int(v) for v in prefer])
+def _equilibrium_thresholds(w, n):
+    """The exact mix for the first n codes of ``W_CODES`` and the sums of ``W_PREFER`` (in Python: ``w`` is the
+    scratch table itself; a row of it would be boxed as the whole table)."""
+    return equilibrium_thresholds([int(c) for c in w[W_CODES, :n]], [int(v) for v in w[W_PREFER, :3]])
 
 
 # not inlined: it holds the objmode call to the exact solver; no Python wrapper (it would unbox the ~1000 scalars
@@ -565,35 +578,34 @@ def r_cam_40_equilibrium(kp, w, rec, g, t, i, ears, best, u, cur):
     """Stance policy ``equilibrium`` (issue 7): the reference's ``equilibrium_stance``; the exact mix is
     solved (and cached) in Python by :func:`sim.campus.stances.equilibrium_thresholds`."""
     n = 0
-    w.prefer[:] = 0
-    d = w.dest[i]
+    w[W_PREFER, :3] = 0
+    d = w[W_DEST, i]
     fallback = True
     if ears:
         for a in range(kp.A):
-            if w.adv_present[a] and w.adv_loc[a] == d:
+            if w[W_ADV_PRESENT, a] and w[W_ADV_LOC, a] == d:
                 fallback = False
     for q in range(kp.A if not fallback else kp.eq[EQ_N, t - 1]):
         if fallback:
             a = kp.eq[EQ_SLOTS + q, t - 1]
             for s in range(3):
-                w.adv_base[a, s] = kp.adv[ADV_BASE + s, a]
+                w[W_A_BASE + s, a] = kp.adv[ADV_BASE + s, a]
         else:
             a = q
-            if not (w.adv_present[a] and w.adv_loc[a] == d):
+            if not (w[W_ADV_PRESENT, a] and w[W_ADV_LOC, a] == d):
                 continue
         code = 0
         for s in range(3):
             for s2 in range(3):
                 if pc_wins(kp, w, rec, g, i, s, a, s2):
                     code |= 1 << (3 * s + s2)
-                    w.prefer[s] += adv_weights(kp, w, a, s2)
-        w.codes[n] = code
+                    w[W_PREFER, s] += adv_weights(kp, w, a, s2)
+        w[W_CODES, n] = code
         n += 1
     if n == 0:
         return best
-    codes, prefer = w.codes, w.prefer
     with nb.objmode(c1="float64", c2="float64"):
-        c1, c2 = _equilibrium_thresholds(codes, n, prefer)
+        c1, c2 = _equilibrium_thresholds(w, n)
     x = draw(u, cur)
     return (1 if x >= c1 else 0) + (1 if x >= c2 else 0)
 
@@ -603,24 +615,24 @@ def r_cam_40_stances(kp, w, rec, g, t, ears, u, cur):
     """R-CAM-40 stance policies (R-CAM-51: after growth): fixed, random, best, counter (the most
     weight-averaged wins against the adversaries seen at the destination; without any, best), equilibrium."""
     for i in range(kp.P):
-        if not w.free0[i]:
+        if not w[W_FREE0, i]:
             continue
         if kp.stance_policy == 0:
-            w.stance[i] = kp.stance_value
+            w[W_STANCE, i] = kp.stance_value
             continue
         if kp.stance_policy == 1:
-            w.stance[i] = pick(u, cur, 3)
+            w[W_STANCE, i] = pick(u, cur, 3)
             continue
-        best = r_cam_40_best_stance(kp, w, rec.base[g, i], i)
-        w.stance[i] = best
+        best = r_cam_40_best_stance(kp, w, pc_bases(rec, g, i), i)
+        w[W_STANCE, i] = best
         if kp.stance_policy == 4:
-            w.stance[i] = r_cam_40_equilibrium(kp, w, rec, g, t, i, ears, best, u, cur)
-        elif kp.stance_policy == 3 and ears and w.adv_at[w.dest[i]] > 0:
-            score = w.score
+            w[W_STANCE, i] = r_cam_40_equilibrium(kp, w, rec, g, t, i, ears, best, u, cur)
+        elif kp.stance_policy == 3 and ears and w[W_ADV_AT, w[W_DEST, i]] > 0:
+            score = w[W_SCORE]
             for s in range(3):
                 score[s] = 0
             for a in range(kp.A):
-                if not (w.adv_present[a] and w.adv_loc[a] == w.dest[i]):
+                if not (w[W_ADV_PRESENT, a] and w[W_ADV_LOC, a] == w[W_DEST, i]):
                     continue
                 for s2 in range(3):
                     wt = adv_weights(kp, w, a, s2)
@@ -629,12 +641,12 @@ def r_cam_40_stances(kp, w, rec, g, t, ears, u, cur):
                     for s in range(3):
                         if pc_wins(kp, w, rec, g, i, s, a, s2):
                             score[s] += wt
-            k = 0  # w.adv_at says an adversary is there: the most wins, ties fight, flee, hide
+            k = 0  # w[W_ADV_AT] says an adversary is there: the most wins, ties fight, flee, hide
             if score[1] > score[0]:
                 k = 1
             if score[2] > score[k]:
                 k = 2
-            w.stance[i] = k
+            w[W_STANCE, i] = k
 
 
 # ------------------------------------------------------------------ 4. missions and confrontations
@@ -647,7 +659,7 @@ def r_cam_25_missions(kp, w, rec, g, t, ears, u, cur):
     miso_ears = False  # R-CAM-25a: the adversary side has early ears (a miso bomb placed this turn holds them)
     if kp.miso:
         for i in range(kp.P):
-            miso_ears |= w.adv_present[kp.S + i] & w.ears[i]
+            miso_ears |= (w[W_ADV_PRESENT, kp.S + i] & w[W_EARS, i]) != 0
     for m in range(kp.M):
         if not kp.mis[MIS_FIRST, m] <= t <= kp.mis[MIS_LAST, m]:
             continue
@@ -656,7 +668,7 @@ def r_cam_25_missions(kp, w, rec, g, t, ears, u, cur):
         loc = kp.mis[MIS_LOC, m]
         any_here = False
         for i in range(kp.P):
-            if w.free0[i] and w.dest[i] == loc:
+            if w[W_FREE0, i] and w[W_DEST, i] == loc:
                 any_here = True
         if not any_here or not chance(u, cur, kp.prob[PROB_MIS_CHANCE, m]):
             continue
@@ -665,22 +677,22 @@ def r_cam_25_missions(kp, w, rec, g, t, ears, u, cur):
         if kp.miso and kp.miso_in_missions and (miso_ears or not kp.mis[MIS_FOUND, m]):
             for i in range(kp.P):
                 a = kp.S + i
-                if w.adv_present[a] and w.adv_loc[a] == loc:
-                    v = r_cam_3_value(w.adv_base[a, s], 0, w.a_bonus[a, s], w.a_num[a, s, 0], w.a_den[a, s, 0],
-                                      kp.unit_den)
+                if w[W_ADV_PRESENT, a] and w[W_ADV_LOC, a] == loc:
+                    v = r_cam_3_value(w[W_A_BASE + s, a], 0, w[W_A_BONUS + s, a], w[W_A_NUM + 2 * s, a],
+                                      w[W_A_DEN + 2 * s, a], kp.unit_den)
                     lower += max(v, 0)
         total = -lower
         ok = True
         for i in range(kp.P):
-            if w.free0[i] and w.dest[i] == loc:
-                v = plain_value(kp, w, rec.base[g, i], i, s)
+            if w[W_FREE0, i] and w[W_DEST, i] == loc:
+                v = plain_value(kp, w, rec.base[g, i, s], i, s)
                 total += v
                 if v - lower < kp.mis[MIS_TARGET, m]:
                     ok = False
         if not kp.mis[MIS_EACH, m]:
             ok = total >= kp.mis[MIS_TARGET, m]
         for i in range(kp.P):
-            if not (w.free0[i] and w.dest[i] == loc):
+            if not (w[W_FREE0, i] and w[W_DEST, i] == loc):
                 continue
             if ok:
                 rec.gp[g, i] += kp.mis[MIS_REWARD, m]
@@ -695,28 +707,26 @@ def r_cam_25_missions(kp, w, rec, g, t, ears, u, cur):
 
 
 @step
-def r_cam_6_rotation(kp, w, rec, g, loc, u, cur):
-    """R-CAM-6: the groups at ``loc``: every team with two or more members present (R-CAM-9; more than
-    team_max: a random team_max of them, the rest alone, R-CAM-52), larger teams first, ties in random order;
-    then the other PCs one at a time in random order. Returns the number of groups (``w.grp_first``,
-    ``w.grp_pc``)."""
+def r_cam_52_teams_present(kp, w, rec, g, loc, u, cur):
+    """R-CAM-9 / R-CAM-52: the free PCs at ``loc`` by team: each team with two or more members present into
+    ``W_TEAM_PCS`` (``W_TEAM_START``, ``W_TEAM_SIZE``; more than team_max: a random team_max of them, the rest
+    alone); the PCs that fight alone into ``W_HERE``, in no order. Returns how many fight alone."""
     P = kp.P
     n_single = 0
-    singles = w.here
-    n_groups = 0
+    singles = w[W_HERE]
     n_pcs = 0
-    tmp = w.team_tmp
+    tmp = w[W_TEAM_TMP]
     for i in range(P):  # PCs without a team fight alone
-        if w.free0[i] and rec.status[g, i] == FREE and w.dest[i] == loc and w.team[i] < 0:
+        if w[W_FREE0, i] and rec.status[g, i] == FREE and w[W_DEST, i] == loc and w[W_TEAM, i] < 0:
             singles[n_single] = i
             n_single += 1
     for k in range(kp.n_teams):  # the teams present, in team order
         m = 0
         for i in range(P):
-            if w.free0[i] and rec.status[g, i] == FREE and w.dest[i] == loc and w.team[i] == k:
+            if w[W_FREE0, i] and rec.status[g, i] == FREE and w[W_DEST, i] == loc and w[W_TEAM, i] == k:
                 tmp[m] = i
                 m += 1
-        w.team_size[k] = 0
+        w[W_TEAM_SIZE, k] = 0
         if m < 2:
             for q in range(m):
                 singles[n_single] = tmp[q]
@@ -729,49 +739,61 @@ def r_cam_6_rotation(kp, w, rec, g, loc, u, cur):
                 n_single += 1
             m = kp.team_max
             sort_prefix(tmp, m)
-        w.team_start[k] = n_pcs
-        w.team_size[k] = m
+        w[W_TEAM_START, k] = n_pcs
+        w[W_TEAM_SIZE, k] = m
         for q in range(m):
-            w.team_pcs[n_pcs + q] = tmp[q]
+            w[W_TEAM_PCS, n_pcs + q] = tmp[q]
         n_pcs += m
+    return n_single
+
+
+@step
+def r_cam_6_rotation(kp, w, rec, g, loc, u, cur):
+    """R-CAM-6: the groups at ``loc``: every team with two or more members present (R-CAM-9; more than
+    team_max: a random team_max of them, the rest alone, R-CAM-52), larger teams first, ties in random order;
+    then the other PCs one at a time in random order. Returns the number of groups (``w[W_GRP_FIRST]``,
+    ``w[W_GRP_PC]``)."""
+    n_single = r_cam_52_teams_present(kp, w, rec, g, loc, u, cur)
+    singles = w[W_HERE]
+    n_groups = 0
     # order the teams: larger first; each size's teams (in team order) shuffled
-    order = w.team_order
+    order = w[W_TEAM_ORDER]
     n_t = 0
     for size in range(kp.team_max, 1, -1):
         first = n_t
         for k in range(kp.n_teams):
-            if w.team_size[k] == size:
+            if w[W_TEAM_SIZE, k] == size:
                 order[n_t] = k
                 n_t += 1
         shuffle(u, cur, order, first, n_t - first)
     pos = 0
     for q in range(n_t):
         k = order[q]
-        w.grp_first[n_groups] = pos
-        for r in range(w.team_size[k]):
-            w.grp_pc[pos] = w.team_pcs[w.team_start[k] + r]
+        w[W_GRP_FIRST, n_groups] = pos
+        for r in range(w[W_TEAM_SIZE, k]):
+            w[W_GRP_PC, pos] = w[W_TEAM_PCS, w[W_TEAM_START, k] + r]
             pos += 1
         n_groups += 1
     # then the single PCs in random order (sorted, then shuffled)
     sort_prefix(singles, n_single)
     shuffle(u, cur, singles, 0, n_single)
     for q in range(n_single):
-        w.grp_first[n_groups] = pos
-        w.grp_pc[pos] = singles[q]
+        w[W_GRP_FIRST, n_groups] = pos
+        w[W_GRP_PC, pos] = singles[q]
         pos += 1
         n_groups += 1
-    w.grp_first[n_groups] = pos
+    w[W_GRP_FIRST, n_groups] = pos
     return n_groups
 
 
 @step
 def r_cam_7_opponents(kp, w, loc, k):
     """R-CAM-7: the adversaries still at ``loc`` that group k may fight (a boss at most once a turn per
-    group), in slot order into ``w.opp``; returns their number."""
+    group), in slot order into ``w[W_OPP]``; returns their number."""
     n = 0
     for a in range(kp.A):
-        if w.adv_present[a] and w.adv_loc[a] == loc and not (is_boss(kp, a) and w.fought_boss[k, a]):
-            w.opp[n] = a
+        if w[W_ADV_PRESENT, a] and w[W_ADV_LOC, a] == loc and not (is_boss(kp, a) and w[W_FOUGHT + k, a]):
+            w[W_OPP, n] = a
             n += 1
     return n
 
@@ -781,19 +803,19 @@ def r_cam_7_after_confrontation(kp, w, k, a):
     """R-CAM-7 / R-CAM-54: an ordinary adversary leaves, won or lost; a boss stays (a tie too) and is done
     with this group for the turn."""
     if is_boss(kp, a):
-        w.fought_boss[k, a] = True
+        w[W_FOUGHT + k, a] = True
     else:
-        w.adv_present[a] = False
-        w.adv_at[w.adv_loc[a]] -= 1
+        w[W_ADV_PRESENT, a] = False
+        w[W_ADV_AT, w[W_ADV_LOC, a]] -= 1
 
 
 @step
 def r_cam_8_one_on_one(kp, w, rec, g, t, k, i, n_opp, u, cur):
     """R-CAM-6 / R-CAM-8: a single PC against one of its opponents drawn at random; a win pays the reward,
     a loss or a tie (R-CAM-4) is a capture."""
-    a = w.opp[pick(u, cur, n_opp)]
+    a = w[W_OPP, pick(u, cur, n_opp)]
     sa = r_cam_21_adversary_stance(kp, w, a, u, cur)
-    sp = w.stance[i]
+    sp = w[W_STANCE, i]
     pv = pc_value(kp, w, rec, g, i, sp, sa, 0)
     av = adv_value(kp, w, a, sa, sp, 0)
     win = pv > av
@@ -812,50 +834,50 @@ def r_cam_9_team_battle(kp, w, rec, g, t, k, n_opp, u, cur):
     tie puts both out; the team loses when its side is empty (a last duel emptying both sides too). Each
     adversary draws its stance once per battle, when it first steps up. Rewards of won duels are shared,
     floored; a losing team is captured whole; every ordinary adversary that took part leaves."""
-    lo = w.grp_first[k]
-    m = w.grp_first[k + 1] - lo
+    lo = w[W_GRP_FIRST, k]
+    m = w[W_GRP_FIRST, k + 1] - lo
     for q in range(m):
-        w.side_pc[q] = w.grp_pc[lo + q]
-        w.red_pc[q] = 0
-    shuffle(u, cur, w.side_pc, 0, m)
+        w[W_SIDE_PC, q] = w[W_GRP_PC, lo + q]
+        w[W_RED_PC, q] = 0
+    shuffle(u, cur, w[W_SIDE_PC], 0, m)
     for q in range(n_opp):
-        w.side_adv[q] = w.opp[q]
-        w.red_adv[q] = 0
-        w.adv_st[q] = -1
-    shuffle(u, cur, w.side_adv, 0, n_opp)
+        w[W_SIDE_ADV, q] = w[W_OPP, q]
+        w[W_RED_ADV, q] = 0
+        w[W_ADV_ST, q] = -1
+    shuffle(u, cur, w[W_SIDE_ADV], 0, n_opp)
     ip = 0
     ja = 0
     reward = 0
     while ip < m and ja < n_opp:
-        i = w.side_pc[ip]
-        a = w.side_adv[ja]
-        if w.adv_st[ja] < 0:
-            w.adv_st[ja] = r_cam_21_adversary_stance(kp, w, a, u, cur)
-        sa = w.adv_st[ja]
-        sp = w.stance[i]
-        pv = pc_value(kp, w, rec, g, i, sp, sa, w.red_pc[ip])
-        av = adv_value(kp, w, a, sa, sp, w.red_adv[ja])
+        i = w[W_SIDE_PC, ip]
+        a = w[W_SIDE_ADV, ja]
+        if w[W_ADV_ST, ja] < 0:
+            w[W_ADV_ST, ja] = r_cam_21_adversary_stance(kp, w, a, u, cur)
+        sa = w[W_ADV_ST, ja]
+        sp = w[W_STANCE, i]
+        pv = pc_value(kp, w, rec, g, i, sp, sa, w[W_RED_PC, ip])
+        av = adv_value(kp, w, a, sa, sp, w[W_RED_ADV, ja])
         record_duel(kp, rec, g, a, sp, pv > av)
         if pv > av:
-            w.red_pc[ip] += max(av, 0)
+            w[W_RED_PC, ip] += max(av, 0)
             reward += kp.adv[ADV_REWARD, a]
             ja += 1
         elif av > pv:
-            w.red_adv[ja] += max(pv, 0)
-            w.out_by[ip] = a
+            w[W_RED_ADV, ja] += max(pv, 0)
+            w[W_OUT_BY, ip] = a
             ip += 1
         else:
-            w.out_by[ip] = a
+            w[W_OUT_BY, ip] = a
             ip += 1
             ja += 1
     share = reward // m
     for q in range(m):
-        rec.gp[g, w.side_pc[q]] += share
+        rec.gp[g, w[W_SIDE_PC, q]] += share
     if ip >= m:  # the team's side is empty: every member is captured
         for q in range(m):
-            r_cam_8_capture(kp, rec, g, t, w.side_pc[q], r_cam_53_capture_room(kp, w.out_by[q], u, cur))
+            r_cam_8_capture(kp, rec, g, t, w[W_SIDE_PC, q], r_cam_53_capture_room(kp, w[W_OUT_BY, q], u, cur))
     for q in range(n_opp):
-        r_cam_7_after_confrontation(kp, w, k, w.side_adv[q])
+        r_cam_7_after_confrontation(kp, w, k, w[W_SIDE_ADV, q])
 
 
 @step
@@ -863,12 +885,12 @@ def r_cam_6_confrontations(kp, w, rec, g, t, loc, u, cur):
     """R-CAM-6: walk the rotation round and round; at each step the next group still free with an opponent
     left fights, until no adversary or no free PC is left (so a group fights twice in a row only when it is
     the only one that can). ``fights = "once"``: one walk, each group at most once."""
-    if (w.adv_at[loc] == 0) | (w.pcs_at[loc] == 0):
+    if (w[W_ADV_AT, loc] == 0) | (w[W_PCS_AT, loc] == 0):
         return  # no adversary here, or no PC (all PCs there are still free: only this step captures them)
     n = r_cam_6_rotation(kp, w, rec, g, loc, u, cur)
     for k in range(n):
         for a in range(kp.A):
-            w.fought_boss[k, a] = False
+            w[W_FOUGHT + k, a] = False
     nxt = 0
     while True:
         chosen = -1
@@ -878,8 +900,8 @@ def r_cam_6_confrontations(kp, w, rec, g, t, loc, u, cur):
             if not kp.until_cleared and k < nxt:
                 break  # "once": no second walk
             free = True
-            for q in range(w.grp_first[k], w.grp_first[k + 1]):
-                if rec.status[g, w.grp_pc[q]] != FREE:
+            for q in range(w[W_GRP_FIRST, k], w[W_GRP_FIRST, k + 1]):
+                if rec.status[g, w[W_GRP_PC, q]] != FREE:
                     free = False
             if not free:
                 continue
@@ -889,10 +911,10 @@ def r_cam_6_confrontations(kp, w, rec, g, t, loc, u, cur):
                 break
         if chosen < 0:
             return
-        if w.grp_first[chosen + 1] - w.grp_first[chosen] >= 2:
+        if w[W_GRP_FIRST, chosen + 1] - w[W_GRP_FIRST, chosen] >= 2:
             r_cam_9_team_battle(kp, w, rec, g, t, chosen, n_opp, u, cur)
         else:
-            r_cam_8_one_on_one(kp, w, rec, g, t, chosen, w.grp_pc[w.grp_first[chosen]], n_opp, u, cur)
+            r_cam_8_one_on_one(kp, w, rec, g, t, chosen, w[W_GRP_PC, w[W_GRP_FIRST, chosen]], n_opp, u, cur)
         nxt = chosen + 1
         if not kp.until_cleared and nxt >= n:
             return
@@ -903,8 +925,8 @@ def r_cam_6_confrontations(kp, w, rec, g, t, loc, u, cur):
 def r_cam_26_exits(kp, w, rec, g, t):
     """R-CAM-26 / R-CAM-58: a free PC at an open exit after its confrontations leaves, cleared."""
     for i in range(kp.P):
-        d = w.dest[i]
-        if w.free0[i] and rec.status[g, i] == FREE and kp.loc[LOC_IS_EXIT, d] and t >= kp.loc[LOC_OPENS_ON, d]:
+        d = w[W_DEST, i]
+        if w[W_FREE0, i] and rec.status[g, i] == FREE and kp.loc[LOC_IS_EXIT, d] and t >= kp.loc[LOC_OPENS_ON, d]:
             rec.status[g, i] = CLEARED
             rec.end_turn[g, i] = t
 
@@ -913,15 +935,15 @@ def r_cam_26_exits(kp, w, rec, g, t):
 def r_cam_30_nursing(kp, w, rec, g, u, cur):
     """R-CAM-30 / R-CAM-55: a free nurse gives +1 vitality (up to its starting value) to the other free PC at
     its location with the lowest vitality, one at random among ties."""
-    tied = w.tmp
+    tied = w[W_TMP]
     for i in range(kp.P):
-        if not (w.nurse[i] and rec.status[g, i] == FREE):
+        if not (w[W_NURSE, i] and rec.status[g, i] == FREE):
             continue
         low = 1 << 62
         m = 0
-        d = w.dest[i]
+        d = w[W_DEST, i]
         for j in range(kp.P):  # free now means free at the start of the turn: only step 6 frees captives
-            if (j != i) & (rec.status[g, j] == FREE) & (w.dest[j] == d):
+            if (j != i) & (rec.status[g, j] == FREE) & (w[W_DEST, j] == d):
                 v = rec.vit[g, j]
                 if v < low:
                     low = v
@@ -937,18 +959,18 @@ def r_cam_30_nursing(kp, w, rec, g, u, cur):
 
 
 @step
-def r_cam_11_escape_checks(kp, w, rec, g, t, u, cur):
-    """R-CAM-11..14, R-CAM-53: captives taken before this turn check against t + offset; each rescuer (a free
-    PC whose destination is a capture room) supports the captive it named, else one at random (minus its
-    exclusions; none left: its support fails); success when the target <= min(captive) + the rescuers' mins."""
+def r_cam_12_supports(kp, w, rec, g, t, u, cur):
+    """R-CAM-11 / R-CAM-12: each rescuer (a free PC whose destination is a capture room where a captive taken
+    before this turn checks) supports the captive it named, else one at random (minus its exclusions; none left:
+    its support fails): ``W_SUP_OF`` (the captive, or -1) and ``W_FAILED``."""
     P = kp.P
     for i in range(P):
-        w.sup_of[i] = -1
-        w.failed[i] = False
-    cand = w.tmp
+        w[W_SUP_OF, i] = -1
+        w[W_FAILED, i] = False
+    cand = w[W_TMP]
     for i in range(P):
-        d = w.dest[i]
-        if not (w.free0[i] and rec.status[g, i] == FREE and kp.loc[LOC_IS_ROOM, d]):
+        d = w[W_DEST, i]
+        if not (w[W_FREE0, i] and rec.status[g, i] == FREE and kp.loc[LOC_IS_ROOM, d]):
             continue
         n_in = 0
         m = 0
@@ -956,7 +978,7 @@ def r_cam_11_escape_checks(kp, w, rec, g, t, u, cur):
         for j in range(P):
             if rec.status[g, j] == CAPTURED and rec.cap_turn[g, j] < t and rec.room[g, j] == d:
                 n_in += 1
-                if j == w.named[i]:
+                if j == w[W_NAMED, i]:
                     named_in = True
                 if not kp.pc[PC_EXCL + i, j]:
                     cand[m] = j
@@ -965,19 +987,27 @@ def r_cam_11_escape_checks(kp, w, rec, g, t, u, cur):
             continue  # nobody checks here: the rescuer does nothing
         rec.rescues_tried[g] += 1
         if named_in:
-            w.sup_of[i] = w.named[i]
+            w[W_SUP_OF, i] = w[W_NAMED, i]
         elif m == 0:
-            w.failed[i] = True  # R-CAM-12: exclusions leave no one
+            w[W_FAILED, i] = True  # R-CAM-12: exclusions leave no one
         else:
-            w.sup_of[i] = cand[pick(u, cur, m)]
+            w[W_SUP_OF, i] = cand[pick(u, cur, m)]
+
+
+@step
+def r_cam_11_escape_checks(kp, w, rec, g, t, u, cur):
+    """R-CAM-11..14, R-CAM-53: captives taken before this turn check against t + offset, supported by the
+    rescuers (:func:`r_cam_12_supports`); success when the target <= min(captive) + the rescuers' mins."""
+    P = kp.P
+    r_cam_12_supports(kp, w, rec, g, t, u, cur)
     # R-CAM-13: every check is decided on the abilities before any result of this step
-    ok = w.team_tmp
+    ok = w[W_TEAM_TMP]
     for j in range(P):
         ok[j] = 0
         if rec.status[g, j] == CAPTURED and rec.cap_turn[g, j] < t:
             total = min3(rec, g, j)
             for i in range(P):
-                if w.sup_of[i] == j:
+                if w[W_SUP_OF, i] == j:
                     total += min3(rec, g, i)
             ok[j] = 1 if t + kp.loc[LOC_ROOM_OFFSET, rec.room[g, j]] <= total else 2
     for j in range(P):
@@ -988,17 +1018,17 @@ def r_cam_11_escape_checks(kp, w, rec, g, t, u, cur):
             rec.escapes_t[g, t - 1] += 1
             rec.status[g, j] = FREE
             for i in range(P):
-                if w.sup_of[i] == j:
+                if w[W_SUP_OF, i] == j:
                     rec.gp[g, i] += t // 2 + 1
                     rec.rescues_won[g] += 1
         else:  # R-CAM-14
             rec.vit[g, j] -= 1
             for i in range(P):
-                if w.sup_of[i] == j:
+                if w[W_SUP_OF, i] == j:
                     r_cam_8_capture(kp, rec, g, t, i, rec.room[g, j])
     for i in range(P):
-        if w.failed[i]:
-            r_cam_8_capture(kp, rec, g, t, i, w.dest[i])
+        if w[W_FAILED, i]:
+            r_cam_8_capture(kp, rec, g, t, i, w[W_DEST, i])
 
 
 # ------------------------------------------------------------------ the turn and the game
@@ -1009,7 +1039,7 @@ def r_cam_51_early_ears(kp, w, rec, g):
     ears = False
     for i in range(kp.P):
         st = rec.status[g, i]
-        ears |= ((st == FREE) | (st == CAPTURED)) & w.ears[i]
+        ears |= ((st == FREE) | (st == CAPTURED)) & (w[W_EARS, i] != 0)
     return ears
 
 
@@ -1024,9 +1054,9 @@ def r_cam_5_turn(kp, w, rec, g, t, u, cur):
     for i in range(P):  # branch-free: the statuses are unpredictable
         st = rec.status[g, i]
         free = st == FREE
-        w.free0[i] = free
-        w.dest[i] = -1
-        w.named[i] = -1
+        w[W_FREE0, i] = free
+        w[W_DEST, i] = -1
+        w[W_NAMED, i] = -1
         n_free += free
         alive |= free | (st == CAPTURED)
     rec.free_t[g, t - 1] = n_free
@@ -1050,7 +1080,7 @@ def r_cam_5_turn(kp, w, rec, g, t, u, cur):
         for i in range(P):
             st = rec.status[g, i]
             in_game = (st == FREE) | (st == CAPTURED)
-            rec.gp[g, i] += in_game * (1 + w.gpt[i])  # 7. R-CAM-58 growth points (branch-free)
+            rec.gp[g, i] += in_game * (1 + w[W_GPT, i])  # 7. R-CAM-58 growth points (branch-free)
             if in_game & (rec.vit[g, i] <= 0):  # 8. R-CAM-15 game over
                 rec.status[g, i] = GAME_OVER
                 rec.end_turn[g, i] = t
