@@ -62,7 +62,7 @@ EQ_N, EQ_SLOTS = _first_rows(1)
 KParams = namedtuple("KParams", [
     "P", "L", "T", "S", "A", "team_max", "n_teams", "miso", "k_options", "until_cleared", "move_avoid",
     "stance_policy", "stance_value", "growth", "rescue", "unit_den", "weight_den", "M", "B", "team_cost",
-    "miso_in_missions", "save_for_buy", "n_rooms", "n_plain",
+    "miso_in_missions", "save_for_buy", "n_rooms", "n_plain", "g_bought",
     "loc", "pc", "adv", "prob", "mis", "sk", "buy", "eq",
 ])
 
@@ -75,10 +75,15 @@ KParams = namedtuple("KParams", [
  W_EARS, W_NURSE, W_GPT, W_TEAM, W_BONUS, W_NUM, W_DEN,
  # by adversary slot: the adversaries present, their opponents and duels, their terms (a miso bomb's: when placed)
  W_ADV_PRESENT, W_ADV_LOC, W_OPP, W_SIDE_ADV, W_RED_ADV, W_ADV_ST, W_CODES, W_A_BASE, W_A_BONUS, W_A_NUM, W_A_DEN,
- # by location; then a list scratch, the equilibrium's and counter's three stance sums; FOUGHT + group k: the
- # bosses group k fought this turn (R-CAM-54)
- W_OPT, W_OPT_LIST, W_ADV_AT, W_PCS_AT, W_TMP, W_PREFER, W_SCORE, W_FOUGHT) = _first_rows(
-    *[1] * 22, 3, 6, 6, *[1] * 7, 3, 3, 6, 6, *[1] * 7)
+ # by location; then a list scratch, the equilibrium's and counter's three stance sums
+ W_OPT, W_OPT_LIST, W_ADV_AT, W_PCS_AT, W_TMP, W_PREFER, W_SCORE,
+ # the game's state and counts (R-CAM-41; stored into its record when it ends): by PC; RESCUES_*: column 0; by
+ # turn (column t - 1); by adversary template; by stance
+ G_STATUS, G_VIT, G_GP, G_ROOM, G_CAP_TURN, G_END_TURN, G_BASE, G_RESCUES_TRIED, G_RESCUES_WON, G_CAPTURES_T,
+ G_CHECKS_T, G_ESCAPES_T, G_FREE_T, G_DUELS_TMPL, G_WINS_TMPL, G_DUELS_STANCE, G_WINS_STANCE,
+ # FOUGHT + group k: the bosses group k fought this turn (R-CAM-54); then kp.g_bought + b: the turn each PC bought
+ # buy-list item b (0: not yet, R-CAM-9a)
+ W_FOUGHT) = _first_rows(*[1] * 22, 3, 6, 6, *[1] * 7, 3, 3, 6, 6, *[1] * 7, *[1] * 6, 3, *[1] * 10)
 
 # the per-game statistics of sim.campus.columns (their engine field names), and the state only the engine keeps
 Record = namedtuple("Record", [*(s.engine for s in RUN_STATS), "room", "cap_turn"])
@@ -130,20 +135,22 @@ def kernel_params(p: Params) -> KParams:
         stance_value=int(p.stance_value), growth=GROWTH[p.growth], rescue=bool(p.rescue), unit_den=bool(p.unit_den),
         weight_den=int(p.weight_den), M=int(M), B=int(p.B), team_cost=int(p.team_cost),
         miso_in_missions=bool(p.miso_in_missions), save_for_buy=bool(p.save_for_buy), n_rooms=len(p.rooms),
-        n_plain=len(p.plain), loc=loc, pc=pc, adv=adv, prob=prob, mis=mis, sk=sk,
+        n_plain=len(p.plain), g_bought=W_FOUGHT + max(P, 1), loc=loc, pc=pc, adv=adv, prob=prob, mis=mis, sk=sk,
         buy=_pack(BUY_ROWS, p.B, [(BUY_SKILL, p.buy_skill), (BUY_TEAM, p.buy_team)]),
         eq=_pack(EQ_SLOTS + eq_slots.shape[1], p.T, [(EQ_N, eq_n), (EQ_SLOTS, eq_slots)]),
     )
 
 
 def new_work(p: Params) -> np.ndarray:
-    """Scratch for one game-turn (the ``W_`` rows), reused by every game of a call. ``W_A_BASE`` holds the
+    """Scratch for one game-turn (the ``W_`` rows) and the state of the game being played (the ``G_`` rows), reused
+    by every game of a call. ``W_A_BASE`` holds the
     abilities of the adversaries present: a spawn slot's never change, so they are set here once; a miso bomb's
     are set when it is placed. ``W_EARS`` .. ``W_DEN`` are the PCs' skill terms (R-CAM-30): their own skills, set
     here once; with a buy list they are set again from the game's purchases every turn (R-CAM-9a). ``W_A_BONUS``,
     ``W_A_NUM``, ``W_A_DEN`` are the adversaries' (a miso bomb's: set when it is placed)."""
     P, A, S = p.P, p.A, p.S
-    w = np.zeros((W_FOUGHT + max(P, 1), max(p.L, P, A, S, len(p.team_names), 3) + 1), np.int64)
+    n = max(p.L, P, A, S, len(p.team_names), p.T, len(p.template_names), 3) + 1
+    w = np.zeros((W_FOUGHT + max(P, 1) + p.B, n), np.int64)
     w[W_A_NUM:W_A_DEN + 6] = 1
     for first, x, n in ((W_EARS, p.pc_ears, P), (W_NURSE, p.pc_nurse, P), (W_GPT, p.pc_gpt, P),
                         (W_TEAM, p.pc_team, P), (W_BONUS, p.pc_bonus, P), (W_NUM, p.pc_num, P), (W_DEN, p.pc_den, P),
@@ -232,10 +239,10 @@ def r_cam_3_value(base, reduction, bonus, num, den, unit):
 
 
 @step
-def pc_value(kp, w, rec, g, i, s, s2, red):
+def pc_value(kp, w, i, s, s2, red):
     """PC i's value in stance s against stance s2 (R-CAM-2: the stance that beats the other doubles)."""
     adv = 1 if s == (s2 + 1) % 3 else 0
-    return r_cam_3_value(rec.base[g, i, s], red, w[W_BONUS + s, i], w[W_NUM + 2 * s + adv, i],
+    return r_cam_3_value(w[G_BASE + s, i], red, w[W_BONUS + s, i], w[W_NUM + 2 * s + adv, i],
                          w[W_DEN + 2 * s + adv, i], kp.unit_den)
 
 
@@ -254,9 +261,9 @@ def plain_value(kp, w, base, i, s):
 
 
 @step
-def pc_bases(rec, g, i):
-    """PC i's base abilities (fight, flee, hide) in game g, as a tuple."""
-    return rec.base[g, i, 0], rec.base[g, i, 1], rec.base[g, i, 2]
+def pc_bases(w, i):
+    """PC i's base abilities (fight, flee, hide) in the game, as a tuple."""
+    return w[G_BASE, i], w[G_BASE + 1, i], w[G_BASE + 2, i]
 
 
 @step
@@ -299,13 +306,13 @@ def r_cam_21_adversary_stance(kp, w, a, u, cur):
 
 
 @step
-def r_cam_8_capture(kp, rec, g, t, i, room):
+def r_cam_8_capture(kp, w, t, i, room):
     """R-CAM-8 / R-CAM-14: vitality -1, captured (moved to the room at the end of the turn)."""
-    rec.status[g, i] = CAPTURED
-    rec.vit[g, i] -= 1
-    rec.room[g, i] = room
-    rec.cap_turn[g, i] = t
-    rec.captures_t[g, t - 1] += 1
+    w[G_STATUS, i] = CAPTURED
+    w[G_VIT, i] -= 1
+    w[G_ROOM, i] = room
+    w[G_CAP_TURN, i] = t
+    w[G_CAPTURES_T, t - 1] += 1
 
 
 @step
@@ -317,18 +324,18 @@ def r_cam_53_capture_room(kp, a, u, cur):
 
 
 @step
-def record_duel(kp, rec, g, a, pc_stance, win):
+def record_duel(kp, w, a, pc_stance, win):
     tm = kp.adv[ADV_TEMPLATE, a]
-    rec.duels_tmpl[g, tm] += 1
-    rec.duels_stance[g, pc_stance] += 1
+    w[G_DUELS_TMPL, tm] += 1
+    w[G_DUELS_STANCE, pc_stance] += 1
     if win:
-        rec.wins_tmpl[g, tm] += 1
-        rec.wins_stance[g, pc_stance] += 1
+        w[G_WINS_TMPL, tm] += 1
+        w[G_WINS_STANCE, pc_stance] += 1
 
 
 # ------------------------------------------------------------------ 1. preview
 @step
-def r_cam_20_place_adversaries(kp, w, rec, g, t, u, cur):
+def r_cam_20_place_adversaries(kp, w, t, u, cur):
     """R-CAM-20 / R-CAM-50: each spawn slot of this turn placed with its chance at a uniform candidate;
     R-CAM-15 / R-CAM-57: a miso bomb per game-over PC at a location that is no capture room. ``w[W_ADV_AT]``
     counts the adversaries present at each location."""
@@ -345,13 +352,13 @@ def r_cam_20_place_adversaries(kp, w, rec, g, t, u, cur):
         for i in range(kp.P):
             a = kp.S + i
             w[W_ADV_PRESENT, a] = False
-            if rec.status[g, i] == GAME_OVER:
+            if w[G_STATUS, i] == GAME_OVER:
                 w[W_ADV_PRESENT, a] = True
                 loc = kp.loc[LOC_PLAIN, pick(u, cur, kp.n_plain)]
                 w[W_ADV_LOC, a] = loc
                 w[W_ADV_AT, loc] += 1
                 for s in range(3):  # R-CAM-57: its final abilities and skills (bought ones too, R-CAM-9a)
-                    w[W_A_BASE + s, a] = rec.base[g, i, s]
+                    w[W_A_BASE + s, a] = w[G_BASE + s, i]
                     w[W_A_BONUS + s, a] = w[W_BONUS + s, i]
                     for c in range(2):
                         w[W_A_NUM + 2 * s + c, a] = w[W_NUM + 2 * s + c, i]
@@ -388,35 +395,34 @@ def r_cam_50_options(kp, w, u, cur):
 
 # ------------------------------------------------------------------ 2-3. declaration and growth
 @step
-def min3(rec, g, i):
-    b = rec.base[g, i]
-    return min(b[0], min(b[1], b[2]))
+def min3(w, i):
+    return min(w[G_BASE, i], min(w[G_BASE + 1, i], w[G_BASE + 2, i]))
 
 
 @step
-def r_cam_40_rescue(kp, w, rec, g, t):
+def r_cam_40_rescue(kp, w, t):
     """R-CAM-40 ``rescue = true``: free PCs in party order take the first captive (party order, held before
     this turn, room among the options) not yet covered whose check their own min completes."""
     P = kp.P
     for j in range(P):
-        w[W_COVER, j] = min3(rec, g, j)
+        w[W_COVER, j] = min3(w, j)
     for i in range(P):
         if not w[W_FREE0, i]:
             continue
-        own = min3(rec, g, i)  # before this turn's growth
+        own = min3(w, i)  # before this turn's growth
         for j in range(P):
-            if rec.status[g, j] != CAPTURED or not w[W_OPT, rec.room[g, j]] or kp.pc[PC_EXCL + i, j]:
+            if w[G_STATUS, j] != CAPTURED or not w[W_OPT, w[G_ROOM, j]] or kp.pc[PC_EXCL + i, j]:
                 continue
-            target = t + kp.loc[LOC_ROOM_OFFSET, rec.room[g, j]]
+            target = t + kp.loc[LOC_ROOM_OFFSET, w[G_ROOM, j]]
             if w[W_COVER, j] < target and w[W_COVER, j] + own >= target:
-                w[W_DEST, i] = rec.room[g, j]
+                w[W_DEST, i] = w[G_ROOM, j]
                 w[W_NAMED, i] = j
                 w[W_COVER, j] += own
                 break
 
 
 @step
-def r_cam_40_move(kp, w, rec, g, n_opt, ears, u, cur):
+def r_cam_40_move(kp, w, n_opt, ears, u, cur):
     """R-CAM-40 move ``random`` (uniform among the options) or ``avoid`` (with early ears: options with no
     adversary and no capture room; without: options that are no capture room; none: all options)."""
     choices = w[W_TMP]
@@ -465,7 +471,7 @@ def r_cam_9a_add_skill(kp, w, i, k):
 
 
 @step
-def r_cam_9a_terms(kp, w, rec, g):
+def r_cam_9a_terms(kp, w):
     """R-CAM-9a: every PC's terms in game g: its own skills, then what it bought (in buy-list order)."""
     for i in range(kp.P):
         for s in range(3):
@@ -478,7 +484,7 @@ def r_cam_9a_terms(kp, w, rec, g):
         w[W_GPT, i] = kp.pc[PC_GPT, i]
         w[W_TEAM, i] = kp.pc[PC_TEAM, i]
         for b in range(kp.B):
-            if rec.bought[g, i, b] > 0:
+            if w[kp.g_bought + b, i] > 0:
                 if kp.buy[BUY_SKILL, b] >= 0:
                     r_cam_9a_add_skill(kp, w, i, kp.buy[BUY_SKILL, b])
                 else:
@@ -486,13 +492,13 @@ def r_cam_9a_terms(kp, w, rec, g):
 
 
 @step
-def r_cam_9a_purchases(kp, w, rec, g, t, i):
+def r_cam_9a_purchases(kp, w, t, i):
     """R-CAM-9a: free PC i walks the buy list in order and buys each item as soon as it can afford it, before
     the rest is spent by the growth policy. An item it has, or cannot take (a team when it is in one, a team
     with team_max members in the game), is passed over; the walk stops at the first item it cannot afford.
     Returns whether it stopped there (an item is waiting)."""
     for b in range(kp.B):
-        if rec.bought[g, i, b] > 0:
+        if w[kp.g_bought + b, i] > 0:
             continue
         k = kp.buy[BUY_SKILL, b]
         if k >= 0:
@@ -503,16 +509,16 @@ def r_cam_9a_purchases(kp, w, rec, g, t, i):
                 continue  # one team per PC
             members = 0
             for j in range(kp.P):
-                st = rec.status[g, j]
+                st = w[G_STATUS, j]
                 if w[W_TEAM, j] == team and (st == FREE or st == CAPTURED):
                     members += 1
             if members >= kp.team_max:
                 continue
             cost = kp.team_cost
-        if rec.gp[g, i] < cost:
+        if w[G_GP, i] < cost:
             return True
-        rec.gp[g, i] -= cost
-        rec.bought[g, i, b] = t
+        w[G_GP, i] -= cost
+        w[kp.g_bought + b, i] = t
         if k >= 0:
             r_cam_9a_add_skill(kp, w, i, k)
         else:
@@ -521,7 +527,7 @@ def r_cam_9a_purchases(kp, w, rec, g, t, i):
 
 
 @step
-def r_cam_40_growth(kp, w, rec, g, t):
+def r_cam_40_growth(kp, w, t):
     """R-CAM-5 step 3, free PCs only, in party order: purchases (R-CAM-9a), then R-CAM-40 growth: ``lowest``
     (each gp to the lowest base ability, ties fight, flee, hide) or ``best`` (all gp to the ability of the best
     stance)."""
@@ -532,29 +538,29 @@ def r_cam_40_growth(kp, w, rec, g, t):
             continue
         waiting = False
         if kp.B > 0:
-            waiting = r_cam_9a_purchases(kp, w, rec, g, t, i)
-        if kp.growth == 0 or rec.gp[g, i] <= 0 or (waiting and kp.save_for_buy):
+            waiting = r_cam_9a_purchases(kp, w, t, i)
+        if kp.growth == 0 or w[G_GP, i] <= 0 or (waiting and kp.save_for_buy):
             continue  # policy.save_for_buy: it keeps its gp for the item it cannot afford yet
         if kp.growth == 1:
-            b0, b1, b2 = rec.base[g, i, 0], rec.base[g, i, 1], rec.base[g, i, 2]  # in registers, not memory
-            for _ in range(rec.gp[g, i]):
+            b0, b1, b2 = w[G_BASE, i], w[G_BASE + 1, i], w[G_BASE + 2, i]  # in registers, not memory
+            for _ in range(w[G_GP, i]):
                 if b1 < b0 and b1 <= b2:
                     b1 += 1
                 elif b2 < b0 and b2 < b1:
                     b2 += 1
                 else:
                     b0 += 1
-            rec.base[g, i, 0], rec.base[g, i, 1], rec.base[g, i, 2] = b0, b1, b2
+            w[G_BASE, i], w[G_BASE + 1, i], w[G_BASE + 2, i] = b0, b1, b2
         else:
-            s = r_cam_40_best_stance(kp, w, pc_bases(rec, g, i), i)
-            rec.base[g, i, s] += rec.gp[g, i]
-        rec.gp[g, i] = 0
+            s = r_cam_40_best_stance(kp, w, pc_bases(w, i), i)
+            w[G_BASE + s, i] += w[G_GP, i]
+        w[G_GP, i] = 0
 
 
 @step
-def pc_wins(kp, w, rec, g, i, s, a, s2):
+def pc_wins(kp, w, i, s, a, s2):
     """R-CAM-2..4: PC i in stance s beats adversary a in stance s2 (a tie is no win)."""
-    return pc_value(kp, w, rec, g, i, s, s2, 0) > adv_value(kp, w, a, s2, s, 0)
+    return pc_value(kp, w, i, s, s2, 0) > adv_value(kp, w, a, s2, s, 0)
 
 
 @step
@@ -574,7 +580,7 @@ def _equilibrium_thresholds(w, n):
 # not inlined: it holds the objmode call to the exact solver; no Python wrapper (it would unbox the ~1000 scalars
 # of kp, w and rec: seconds of cold compile for a function only compiled code calls)
 @nb.njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
-def r_cam_40_equilibrium(kp, w, rec, g, t, i, ears, best, u, cur):
+def r_cam_40_equilibrium(kp, w, t, i, ears, best, u, cur):
     """Stance policy ``equilibrium`` (issue 7): the reference's ``equilibrium_stance``; the exact mix is
     solved (and cached) in Python by :func:`sim.campus.stances.equilibrium_thresholds`."""
     n = 0
@@ -597,7 +603,7 @@ def r_cam_40_equilibrium(kp, w, rec, g, t, i, ears, best, u, cur):
         code = 0
         for s in range(3):
             for s2 in range(3):
-                if pc_wins(kp, w, rec, g, i, s, a, s2):
+                if pc_wins(kp, w, i, s, a, s2):
                     code |= 1 << (3 * s + s2)
                     w[W_PREFER, s] += adv_weights(kp, w, a, s2)
         w[W_CODES, n] = code
@@ -611,7 +617,7 @@ def r_cam_40_equilibrium(kp, w, rec, g, t, i, ears, best, u, cur):
 
 
 @step
-def r_cam_40_stances(kp, w, rec, g, t, ears, u, cur):
+def r_cam_40_stances(kp, w, t, ears, u, cur):
     """R-CAM-40 stance policies (R-CAM-51: after growth): fixed, random, best, counter (the most
     weight-averaged wins against the adversaries seen at the destination; without any, best), equilibrium."""
     for i in range(kp.P):
@@ -623,10 +629,10 @@ def r_cam_40_stances(kp, w, rec, g, t, ears, u, cur):
         if kp.stance_policy == 1:
             w[W_STANCE, i] = pick(u, cur, 3)
             continue
-        best = r_cam_40_best_stance(kp, w, pc_bases(rec, g, i), i)
+        best = r_cam_40_best_stance(kp, w, pc_bases(w, i), i)
         w[W_STANCE, i] = best
         if kp.stance_policy == 4:
-            w[W_STANCE, i] = r_cam_40_equilibrium(kp, w, rec, g, t, i, ears, best, u, cur)
+            w[W_STANCE, i] = r_cam_40_equilibrium(kp, w, t, i, ears, best, u, cur)
         elif kp.stance_policy == 3 and ears and w[W_ADV_AT, w[W_DEST, i]] > 0:
             score = w[W_SCORE]
             for s in range(3):
@@ -639,7 +645,7 @@ def r_cam_40_stances(kp, w, rec, g, t, ears, u, cur):
                     if wt == 0:
                         continue
                     for s in range(3):
-                        if pc_wins(kp, w, rec, g, i, s, a, s2):
+                        if pc_wins(kp, w, i, s, a, s2):
                             score[s] += wt
             k = 0  # w[W_ADV_AT] says an adversary is there: the most wins, ties fight, flee, hide
             if score[1] > score[0]:
@@ -651,7 +657,7 @@ def r_cam_40_stances(kp, w, rec, g, t, ears, u, cur):
 
 # ------------------------------------------------------------------ 4. missions and confrontations
 @step
-def r_cam_25_missions(kp, w, rec, g, t, ears, u, cur):
+def r_cam_25_missions(kp, w, t, ears, u, cur):
     """R-CAM-25 / R-CAM-56: the sum (or each) of the present free PCs' values against the target; success pays
     every participant, failure hits every participant; no free PC present: no effect (and no draw).
     R-CAM-25a: a mission found by early ears occurs only while a PC with early ears is in the game; miso bombs
@@ -685,7 +691,7 @@ def r_cam_25_missions(kp, w, rec, g, t, ears, u, cur):
         ok = True
         for i in range(kp.P):
             if w[W_FREE0, i] and w[W_DEST, i] == loc:
-                v = plain_value(kp, w, rec.base[g, i, s], i, s)
+                v = plain_value(kp, w, w[G_BASE + s, i], i, s)
                 total += v
                 if v - lower < kp.mis[MIS_TARGET, m]:
                     ok = False
@@ -695,19 +701,19 @@ def r_cam_25_missions(kp, w, rec, g, t, ears, u, cur):
             if not (w[W_FREE0, i] and w[W_DEST, i] == loc):
                 continue
             if ok:
-                rec.gp[g, i] += kp.mis[MIS_REWARD, m]
+                w[G_GP, i] += kp.mis[MIS_REWARD, m]
             else:
-                rec.vit[g, i] -= kp.mis[MIS_PEN_VIT, m]
+                w[G_VIT, i] -= kp.mis[MIS_PEN_VIT, m]
                 k = kp.mis[MIS_PEN_ABILITY, m]
                 if k >= 0:
-                    rec.base[g, i, k] -= kp.mis[MIS_PEN_AMOUNT, m]
-                    if rec.base[g, i, k] < 0:  # R-CAM-16: gp lift it back to 0, gp may go negative
-                        rec.gp[g, i] += rec.base[g, i, k]
-                        rec.base[g, i, k] = 0
+                    w[G_BASE + k, i] -= kp.mis[MIS_PEN_AMOUNT, m]
+                    if w[G_BASE + k, i] < 0:  # R-CAM-16: gp lift it back to 0, gp may go negative
+                        w[G_GP, i] += w[G_BASE + k, i]
+                        w[G_BASE + k, i] = 0
 
 
 @step
-def r_cam_52_teams_present(kp, w, rec, g, loc, u, cur):
+def r_cam_52_teams_present(kp, w, loc, u, cur):
     """R-CAM-9 / R-CAM-52: the free PCs at ``loc`` by team: each team with two or more members present into
     ``W_TEAM_PCS`` (``W_TEAM_START``, ``W_TEAM_SIZE``; more than team_max: a random team_max of them, the rest
     alone); the PCs that fight alone into ``W_HERE``, in no order. Returns how many fight alone."""
@@ -717,13 +723,13 @@ def r_cam_52_teams_present(kp, w, rec, g, loc, u, cur):
     n_pcs = 0
     tmp = w[W_TEAM_TMP]
     for i in range(P):  # PCs without a team fight alone
-        if w[W_FREE0, i] and rec.status[g, i] == FREE and w[W_DEST, i] == loc and w[W_TEAM, i] < 0:
+        if w[W_FREE0, i] and w[G_STATUS, i] == FREE and w[W_DEST, i] == loc and w[W_TEAM, i] < 0:
             singles[n_single] = i
             n_single += 1
     for k in range(kp.n_teams):  # the teams present, in team order
         m = 0
         for i in range(P):
-            if w[W_FREE0, i] and rec.status[g, i] == FREE and w[W_DEST, i] == loc and w[W_TEAM, i] == k:
+            if w[W_FREE0, i] and w[G_STATUS, i] == FREE and w[W_DEST, i] == loc and w[W_TEAM, i] == k:
                 tmp[m] = i
                 m += 1
         w[W_TEAM_SIZE, k] = 0
@@ -748,12 +754,12 @@ def r_cam_52_teams_present(kp, w, rec, g, loc, u, cur):
 
 
 @step
-def r_cam_6_rotation(kp, w, rec, g, loc, u, cur):
+def r_cam_6_rotation(kp, w, loc, u, cur):
     """R-CAM-6: the groups at ``loc``: every team with two or more members present (R-CAM-9; more than
     team_max: a random team_max of them, the rest alone, R-CAM-52), larger teams first, ties in random order;
     then the other PCs one at a time in random order. Returns the number of groups (``w[W_GRP_FIRST]``,
     ``w[W_GRP_PC]``)."""
-    n_single = r_cam_52_teams_present(kp, w, rec, g, loc, u, cur)
+    n_single = r_cam_52_teams_present(kp, w, loc, u, cur)
     singles = w[W_HERE]
     n_groups = 0
     # order the teams: larger first; each size's teams (in team order) shuffled
@@ -810,25 +816,25 @@ def r_cam_7_after_confrontation(kp, w, k, a):
 
 
 @step
-def r_cam_8_one_on_one(kp, w, rec, g, t, k, i, n_opp, u, cur):
+def r_cam_8_one_on_one(kp, w, t, k, i, n_opp, u, cur):
     """R-CAM-6 / R-CAM-8: a single PC against one of its opponents drawn at random; a win pays the reward,
     a loss or a tie (R-CAM-4) is a capture."""
     a = w[W_OPP, pick(u, cur, n_opp)]
     sa = r_cam_21_adversary_stance(kp, w, a, u, cur)
     sp = w[W_STANCE, i]
-    pv = pc_value(kp, w, rec, g, i, sp, sa, 0)
+    pv = pc_value(kp, w, i, sp, sa, 0)
     av = adv_value(kp, w, a, sa, sp, 0)
     win = pv > av
-    record_duel(kp, rec, g, a, sp, win)
+    record_duel(kp, w, a, sp, win)
     if win:
-        rec.gp[g, i] += kp.adv[ADV_REWARD, a]
+        w[G_GP, i] += kp.adv[ADV_REWARD, a]
     else:
-        r_cam_8_capture(kp, rec, g, t, i, r_cam_53_capture_room(kp, a, u, cur))
+        r_cam_8_capture(kp, w, t, i, r_cam_53_capture_room(kp, a, u, cur))
     r_cam_7_after_confrontation(kp, w, k, a)
 
 
 @step
-def r_cam_9_team_battle(kp, w, rec, g, t, k, n_opp, u, cur):
+def r_cam_9_team_battle(kp, w, t, k, n_opp, u, cur):
     """R-CAM-9 / R-CAM-52: the team against every opponent present, each side in random order. The first of
     each side duel; the loser is out and the winner's base in its stance is lowered by the loser's value; a
     tie puts both out; the team loses when its side is empty (a last duel emptying both sides too). Each
@@ -855,9 +861,9 @@ def r_cam_9_team_battle(kp, w, rec, g, t, k, n_opp, u, cur):
             w[W_ADV_ST, ja] = r_cam_21_adversary_stance(kp, w, a, u, cur)
         sa = w[W_ADV_ST, ja]
         sp = w[W_STANCE, i]
-        pv = pc_value(kp, w, rec, g, i, sp, sa, w[W_RED_PC, ip])
+        pv = pc_value(kp, w, i, sp, sa, w[W_RED_PC, ip])
         av = adv_value(kp, w, a, sa, sp, w[W_RED_ADV, ja])
-        record_duel(kp, rec, g, a, sp, pv > av)
+        record_duel(kp, w, a, sp, pv > av)
         if pv > av:
             w[W_RED_PC, ip] += max(av, 0)
             reward += kp.adv[ADV_REWARD, a]
@@ -872,22 +878,22 @@ def r_cam_9_team_battle(kp, w, rec, g, t, k, n_opp, u, cur):
             ja += 1
     share = reward // m
     for q in range(m):
-        rec.gp[g, w[W_SIDE_PC, q]] += share
+        w[G_GP, w[W_SIDE_PC, q]] += share
     if ip >= m:  # the team's side is empty: every member is captured
         for q in range(m):
-            r_cam_8_capture(kp, rec, g, t, w[W_SIDE_PC, q], r_cam_53_capture_room(kp, w[W_OUT_BY, q], u, cur))
+            r_cam_8_capture(kp, w, t, w[W_SIDE_PC, q], r_cam_53_capture_room(kp, w[W_OUT_BY, q], u, cur))
     for q in range(n_opp):
         r_cam_7_after_confrontation(kp, w, k, w[W_SIDE_ADV, q])
 
 
 @step
-def r_cam_6_confrontations(kp, w, rec, g, t, loc, u, cur):
+def r_cam_6_confrontations(kp, w, t, loc, u, cur):
     """R-CAM-6: walk the rotation round and round; at each step the next group still free with an opponent
     left fights, until no adversary or no free PC is left (so a group fights twice in a row only when it is
     the only one that can). ``fights = "once"``: one walk, each group at most once."""
     if (w[W_ADV_AT, loc] == 0) | (w[W_PCS_AT, loc] == 0):
         return  # no adversary here, or no PC (all PCs there are still free: only this step captures them)
-    n = r_cam_6_rotation(kp, w, rec, g, loc, u, cur)
+    n = r_cam_6_rotation(kp, w, loc, u, cur)
     for k in range(n):
         for a in range(kp.A):
             w[W_FOUGHT + k, a] = False
@@ -901,7 +907,7 @@ def r_cam_6_confrontations(kp, w, rec, g, t, loc, u, cur):
                 break  # "once": no second walk
             free = True
             for q in range(w[W_GRP_FIRST, k], w[W_GRP_FIRST, k + 1]):
-                if rec.status[g, w[W_GRP_PC, q]] != FREE:
+                if w[G_STATUS, w[W_GRP_PC, q]] != FREE:
                     free = False
             if not free:
                 continue
@@ -912,9 +918,9 @@ def r_cam_6_confrontations(kp, w, rec, g, t, loc, u, cur):
         if chosen < 0:
             return
         if w[W_GRP_FIRST, chosen + 1] - w[W_GRP_FIRST, chosen] >= 2:
-            r_cam_9_team_battle(kp, w, rec, g, t, chosen, n_opp, u, cur)
+            r_cam_9_team_battle(kp, w, t, chosen, n_opp, u, cur)
         else:
-            r_cam_8_one_on_one(kp, w, rec, g, t, chosen, w[W_GRP_PC, w[W_GRP_FIRST, chosen]], n_opp, u, cur)
+            r_cam_8_one_on_one(kp, w, t, chosen, w[W_GRP_PC, w[W_GRP_FIRST, chosen]], n_opp, u, cur)
         nxt = chosen + 1
         if not kp.until_cleared and nxt >= n:
             return
@@ -922,29 +928,29 @@ def r_cam_6_confrontations(kp, w, rec, g, t, loc, u, cur):
 
 # ------------------------------------------------------------------ exits, nursing, escape checks
 @step
-def r_cam_26_exits(kp, w, rec, g, t):
+def r_cam_26_exits(kp, w, t):
     """R-CAM-26 / R-CAM-58: a free PC at an open exit after its confrontations leaves, cleared."""
     for i in range(kp.P):
         d = w[W_DEST, i]
-        if w[W_FREE0, i] and rec.status[g, i] == FREE and kp.loc[LOC_IS_EXIT, d] and t >= kp.loc[LOC_OPENS_ON, d]:
-            rec.status[g, i] = CLEARED
-            rec.end_turn[g, i] = t
+        if w[W_FREE0, i] and w[G_STATUS, i] == FREE and kp.loc[LOC_IS_EXIT, d] and t >= kp.loc[LOC_OPENS_ON, d]:
+            w[G_STATUS, i] = CLEARED
+            w[G_END_TURN, i] = t
 
 
 @step
-def r_cam_30_nursing(kp, w, rec, g, u, cur):
+def r_cam_30_nursing(kp, w, u, cur):
     """R-CAM-30 / R-CAM-55: a free nurse gives +1 vitality (up to its starting value) to the other free PC at
     its location with the lowest vitality, one at random among ties."""
     tied = w[W_TMP]
     for i in range(kp.P):
-        if not (w[W_NURSE, i] and rec.status[g, i] == FREE):
+        if not (w[W_NURSE, i] and w[G_STATUS, i] == FREE):
             continue
         low = 1 << 62
         m = 0
         d = w[W_DEST, i]
         for j in range(kp.P):  # free now means free at the start of the turn: only step 6 frees captives
-            if (j != i) & (rec.status[g, j] == FREE) & (w[W_DEST, j] == d):
-                v = rec.vit[g, j]
+            if (j != i) & (w[G_STATUS, j] == FREE) & (w[W_DEST, j] == d):
+                v = w[G_VIT, j]
                 if v < low:
                     low = v
                     m = 0
@@ -954,12 +960,12 @@ def r_cam_30_nursing(kp, w, rec, g, u, cur):
         if m == 0:
             continue
         j = tied[pick(u, cur, m)]
-        if rec.vit[g, j] < kp.pc[PC_VIT, j]:
-            rec.vit[g, j] += 1
+        if w[G_VIT, j] < kp.pc[PC_VIT, j]:
+            w[G_VIT, j] += 1
 
 
 @step
-def r_cam_12_supports(kp, w, rec, g, t, u, cur):
+def r_cam_12_supports(kp, w, t, u, cur):
     """R-CAM-11 / R-CAM-12: each rescuer (a free PC whose destination is a capture room where a captive taken
     before this turn checks) supports the captive it named, else one at random (minus its exclusions; none left:
     its support fails): ``W_SUP_OF`` (the captive, or -1) and ``W_FAILED``."""
@@ -970,13 +976,13 @@ def r_cam_12_supports(kp, w, rec, g, t, u, cur):
     cand = w[W_TMP]
     for i in range(P):
         d = w[W_DEST, i]
-        if not (w[W_FREE0, i] and rec.status[g, i] == FREE and kp.loc[LOC_IS_ROOM, d]):
+        if not (w[W_FREE0, i] and w[G_STATUS, i] == FREE and kp.loc[LOC_IS_ROOM, d]):
             continue
         n_in = 0
         m = 0
         named_in = False
         for j in range(P):
-            if rec.status[g, j] == CAPTURED and rec.cap_turn[g, j] < t and rec.room[g, j] == d:
+            if w[G_STATUS, j] == CAPTURED and w[G_CAP_TURN, j] < t and w[G_ROOM, j] == d:
                 n_in += 1
                 if j == w[W_NAMED, i]:
                     named_in = True
@@ -985,7 +991,7 @@ def r_cam_12_supports(kp, w, rec, g, t, u, cur):
                     m += 1
         if n_in == 0:
             continue  # nobody checks here: the rescuer does nothing
-        rec.rescues_tried[g] += 1
+        w[G_RESCUES_TRIED, 0] += 1
         if named_in:
             w[W_SUP_OF, i] = w[W_NAMED, i]
         elif m == 0:
@@ -995,50 +1001,50 @@ def r_cam_12_supports(kp, w, rec, g, t, u, cur):
 
 
 @step
-def r_cam_11_escape_checks(kp, w, rec, g, t, u, cur):
+def r_cam_11_escape_checks(kp, w, t, u, cur):
     """R-CAM-11..14, R-CAM-53: captives taken before this turn check against t + offset, supported by the
     rescuers (:func:`r_cam_12_supports`); success when the target <= min(captive) + the rescuers' mins."""
     P = kp.P
-    r_cam_12_supports(kp, w, rec, g, t, u, cur)
+    r_cam_12_supports(kp, w, t, u, cur)
     # R-CAM-13: every check is decided on the abilities before any result of this step
     ok = w[W_TEAM_TMP]
     for j in range(P):
         ok[j] = 0
-        if rec.status[g, j] == CAPTURED and rec.cap_turn[g, j] < t:
-            total = min3(rec, g, j)
+        if w[G_STATUS, j] == CAPTURED and w[G_CAP_TURN, j] < t:
+            total = min3(w, j)
             for i in range(P):
                 if w[W_SUP_OF, i] == j:
-                    total += min3(rec, g, i)
-            ok[j] = 1 if t + kp.loc[LOC_ROOM_OFFSET, rec.room[g, j]] <= total else 2
+                    total += min3(w, i)
+            ok[j] = 1 if t + kp.loc[LOC_ROOM_OFFSET, w[G_ROOM, j]] <= total else 2
     for j in range(P):
         if ok[j] == 0:
             continue
-        rec.checks_t[g, t - 1] += 1
+        w[G_CHECKS_T, t - 1] += 1
         if ok[j] == 1:
-            rec.escapes_t[g, t - 1] += 1
-            rec.status[g, j] = FREE
+            w[G_ESCAPES_T, t - 1] += 1
+            w[G_STATUS, j] = FREE
             for i in range(P):
                 if w[W_SUP_OF, i] == j:
-                    rec.gp[g, i] += t // 2 + 1
-                    rec.rescues_won[g] += 1
+                    w[G_GP, i] += t // 2 + 1
+                    w[G_RESCUES_WON, 0] += 1
         else:  # R-CAM-14
-            rec.vit[g, j] -= 1
+            w[G_VIT, j] -= 1
             for i in range(P):
                 if w[W_SUP_OF, i] == j:
-                    r_cam_8_capture(kp, rec, g, t, i, rec.room[g, j])
+                    r_cam_8_capture(kp, w, t, i, w[G_ROOM, j])
     for i in range(P):
         if w[W_FAILED, i]:
-            r_cam_8_capture(kp, rec, g, t, i, w[W_DEST, i])
+            r_cam_8_capture(kp, w, t, i, w[W_DEST, i])
 
 
 # ------------------------------------------------------------------ the turn and the game
 @step
-def r_cam_51_early_ears(kp, w, rec, g):
+def r_cam_51_early_ears(kp, w):
     """R-CAM-51: early ears count while their holder is in the game (free or captured). (A step of its own so
     that ``ears`` is never the constant False: numba would compile every step it is passed to twice.)"""
     ears = False
     for i in range(kp.P):
-        st = rec.status[g, i]
+        st = w[G_STATUS, i]
         ears |= ((st == FREE) | (st == CAPTURED)) & (w[W_EARS, i] != 0)
     return ears
 
@@ -1047,77 +1053,119 @@ def r_cam_51_early_ears(kp, w, rec, g):
 # turned into machine code whole (every step inlined) once more, a tenth of the cold compile time
 @nb.njit(inline="always", no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def r_cam_5_turn(kp, w, rec, g, t, u, cur):
-    """R-CAM-5: one turn of game g (steps 1-8)."""
+    """R-CAM-5: one turn of game g (steps 1-8) on its state rows (``G_``); its statuses into ``rec``."""
     P = kp.P
     n_free = 0
     alive = False
     for i in range(P):  # branch-free: the statuses are unpredictable
-        st = rec.status[g, i]
+        st = w[G_STATUS, i]
         free = st == FREE
         w[W_FREE0, i] = free
         w[W_DEST, i] = -1
         w[W_NAMED, i] = -1
         n_free += free
         alive |= free | (st == CAPTURED)
-    rec.free_t[g, t - 1] = n_free
+    w[G_FREE_T, t - 1] = n_free
     if kp.B > 0:  # R-CAM-9a: the skills this game's PCs bought
-        r_cam_9a_terms(kp, w, rec, g)
-    ears = r_cam_51_early_ears(kp, w, rec, g)
+        r_cam_9a_terms(kp, w)
+    ears = r_cam_51_early_ears(kp, w)
     if alive:
-        r_cam_20_place_adversaries(kp, w, rec, g, t, u, cur)  # 1. preview
+        r_cam_20_place_adversaries(kp, w, t, u, cur)  # 1. preview
         n_opt = r_cam_50_options(kp, w, u, cur)
         if kp.rescue:  # 2. declaration
-            r_cam_40_rescue(kp, w, rec, g, t)
-        r_cam_40_move(kp, w, rec, g, n_opt, ears, u, cur)
-        r_cam_40_growth(kp, w, rec, g, t)  # 3. growth spending (R-CAM-9a purchases first)
-        r_cam_40_stances(kp, w, rec, g, t, ears, u, cur)
-        r_cam_25_missions(kp, w, rec, g, t, ears, u, cur)  # 4. missions, then confrontations
+            r_cam_40_rescue(kp, w, t)
+        r_cam_40_move(kp, w, n_opt, ears, u, cur)
+        r_cam_40_growth(kp, w, t)  # 3. growth spending (R-CAM-9a purchases first)
+        r_cam_40_stances(kp, w, t, ears, u, cur)
+        r_cam_25_missions(kp, w, t, ears, u, cur)  # 4. missions, then confrontations
         for loc in range(kp.L):
-            r_cam_6_confrontations(kp, w, rec, g, t, loc, u, cur)
-        r_cam_26_exits(kp, w, rec, g, t)
-        r_cam_30_nursing(kp, w, rec, g, u, cur)  # 5.
-        r_cam_11_escape_checks(kp, w, rec, g, t, u, cur)  # 6.
-        for i in range(P):
-            st = rec.status[g, i]
-            in_game = (st == FREE) | (st == CAPTURED)
-            rec.gp[g, i] += in_game * (1 + w[W_GPT, i])  # 7. R-CAM-58 growth points (branch-free)
-            if in_game & (rec.vit[g, i] <= 0):  # 8. R-CAM-15 game over
-                rec.status[g, i] = GAME_OVER
-                rec.end_turn[g, i] = t
+            r_cam_6_confrontations(kp, w, t, loc, u, cur)
+        r_cam_26_exits(kp, w, t)
+        r_cam_30_nursing(kp, w, u, cur)  # 5.
+        r_cam_11_escape_checks(kp, w, t, u, cur)  # 6.
+        r_cam_15_turn_end(kp, w, t)  # 7-8.
     for i in range(P):
-        rec.status_by_turn[g, t - 1, i] = rec.status[g, i]
+        rec.status_by_turn[g, t - 1, i] = w[G_STATUS, i]
 
 
 @step
-def new_game(kp, rec, g):
-    """Game g's starting state (R-CAM-1): base abilities, vitality, gp 0, free; its record cleared."""
+def r_cam_15_turn_end(kp, w, t):
+    """R-CAM-5 steps 7-8: R-CAM-58 growth points to every PC in the game, then R-CAM-15 game over at vitality 0."""
+    for i in range(kp.P):
+        st = w[G_STATUS, i]
+        in_game = (st == FREE) | (st == CAPTURED)
+        w[G_GP, i] += in_game * (1 + w[W_GPT, i])  # branch-free
+        if in_game & (w[G_VIT, i] <= 0):
+            w[G_STATUS, i] = GAME_OVER
+            w[G_END_TURN, i] = t
+
+
+@step
+def new_game(kp, w):
+    """A game's starting state (R-CAM-1) in the state rows: base abilities, vitality, gp 0, free; counts cleared."""
+    w[G_STATUS:W_FOUGHT] = 0
+    w[kp.g_bought:kp.g_bought + kp.B] = 0
     for i in range(kp.P):
         for s in range(3):
-            rec.base[g, i, s] = kp.pc[PC_BASE + s, i]
-        rec.vit[g, i] = kp.pc[PC_VIT, i]
-        rec.gp[g, i] = 0
-        rec.status[g, i] = FREE
-        rec.room[g, i] = -1
-        rec.cap_turn[g, i] = 0
-        rec.end_turn[g, i] = 0
-    rec.status_by_turn[g] = 0
-    for a in (rec.captures_t, rec.checks_t, rec.escapes_t, rec.free_t, rec.duels_tmpl, rec.wins_tmpl,
-              rec.duels_stance, rec.wins_stance):
-        a[g] = 0
-    rec.rescues_tried[g] = 0
-    rec.rescues_won[g] = 0
-    rec.bought[g] = 0
+            w[G_BASE + s, i] = kp.pc[PC_BASE + s, i]
+        w[G_VIT, i] = kp.pc[PC_VIT, i]
+        w[G_STATUS, i] = FREE
+        w[G_ROOM, i] = -1
+
+
+@step
+def move_game(kp, w, rec, g, store):
+    """Game g's state and counts between its record and the state rows: into ``rec`` (``store``) or from it."""
+    for i in range(kp.P):
+        if store:  # int8, int16
+            rec.status[g, i] = w[G_STATUS, i]
+            rec.end_turn[g, i] = w[G_END_TURN, i]
+        else:
+            w[G_STATUS, i] = rec.status[g, i]
+            w[G_END_TURN, i] = rec.end_turn[g, i]
+        for r, y in ((G_VIT, rec.vit), (G_GP, rec.gp), (G_ROOM, rec.room), (G_CAP_TURN, rec.cap_turn)):
+            if store:
+                y[g, i] = w[r, i]
+            else:
+                w[r, i] = y[g, i]
+        for s in range(3):
+            if store:
+                rec.base[g, i, s] = w[G_BASE + s, i]
+            else:
+                w[G_BASE + s, i] = rec.base[g, i, s]
+        for b in range(kp.B):
+            if store:
+                rec.bought[g, i, b] = w[kp.g_bought + b, i]
+            else:
+                w[kp.g_bought + b, i] = rec.bought[g, i, b]
+    for r, z in ((G_CAPTURES_T, rec.captures_t), (G_CHECKS_T, rec.checks_t), (G_ESCAPES_T, rec.escapes_t),
+                 (G_FREE_T, rec.free_t), (G_DUELS_TMPL, rec.duels_tmpl), (G_WINS_TMPL, rec.wins_tmpl),
+                 (G_DUELS_STANCE, rec.duels_stance), (G_WINS_STANCE, rec.wins_stance)):
+        for k in range(z.shape[1]):
+            if store:
+                z[g, k] = w[r, k]
+            else:
+                w[r, k] = z[g, k]
+    if store:
+        rec.rescues_tried[g] = w[G_RESCUES_TRIED, 0]
+        rec.rescues_won[g] = w[G_RESCUES_WON, 0]
+    else:
+        w[G_RESCUES_TRIED, 0] = rec.rescues_tried[g]
+        w[G_RESCUES_WON, 0] = rec.rescues_won[g]
 
 
 @nb.njit(cache=True, _nrt=False, nogil=True)  # the one compiled entry point; threads may run it at once
 def play_games(kp, w, rec, u, cur, g0, g1, t0, t1, whole):
     """Games g0..g1-1 in run order from the stream ``u`` at ``cur[0]``, turns t0..t1; ``whole``: each game
-    from its start to its end (the engine), else turns of a state the caller set (tests). Returns the first
-    game not played (g1, or one that ran past the end of the stream; ``cur[0]`` is then its first draw)."""
+    from its start to its end (the engine), else turns of a state the caller set in ``rec`` (tests). A game is
+    played on the state rows of ``w`` and stored into ``rec`` when done. Returns the first game not played (g1,
+    or one that ran past the end of the stream; ``cur[0]`` is then its first draw)."""
     for g in range(g0, g1):
         start = cur[0]
         if whole:
-            new_game(kp, rec, g)
+            new_game(kp, w)
+        else:
+            move_game(kp, w, rec, g, False)
         for t in range(t0, t1 + 1):
             r_cam_5_turn(kp, w, rec, g, t, u, cur)
         if cur[1]:
@@ -1128,9 +1176,10 @@ def play_games(kp, w, rec, u, cur, g0, g1, t0, t1, whole):
             return g
         if whole:
             for i in range(kp.P):  # after turn T a PC still free has cleared (R-CAM-5)
-                if rec.status[g, i] == FREE:
-                    rec.status[g, i] = CLEARED
-                    rec.end_turn[g, i] = kp.T
+                if w[G_STATUS, i] == FREE:
+                    w[G_STATUS, i] = CLEARED
+                    w[G_END_TURN, i] = kp.T
+        move_game(kp, w, rec, g, True)
     return g1
 
 
