@@ -120,7 +120,7 @@ def profiled_games(kp, w, rec, u, cur, g0, g1, acc):
             if w[K.G_STATUS, i] == FREE:
                 w[K.G_STATUS, i] = CLEARED
                 w[K.G_END_TURN, i] = kp.T
-        K.move_game(kp, w, rec, g, True)
+        K.store_game(kp, w, rec, g)
         acc[0] += cycles() - c0
     return g1
 

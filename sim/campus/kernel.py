@@ -1103,55 +1103,79 @@ def r_cam_15_turn_end(kp, w, t):
 @step
 def new_game(kp, w):
     """A game's starting state (R-CAM-1) in the state rows: base abilities, vitality, gp 0, free; counts cleared."""
-    w[G_STATUS:W_FOUGHT] = 0
-    w[kp.g_bought:kp.g_bought + kp.B] = 0
     for i in range(kp.P):
         for s in range(3):
             w[G_BASE + s, i] = kp.pc[PC_BASE + s, i]
         w[G_VIT, i] = kp.pc[PC_VIT, i]
         w[G_STATUS, i] = FREE
         w[G_ROOM, i] = -1
+        w[G_GP, i] = 0
+        w[G_CAP_TURN, i] = 0
+        w[G_END_TURN, i] = 0
+        for b in range(kp.B):
+            w[kp.g_bought + b, i] = 0
+    for r in range(G_RESCUES_TRIED, G_WINS_STANCE + 1):  # the counts
+        for k in range(w.shape[1]):
+            w[r, k] = 0
 
 
 @step
-def move_game(kp, w, rec, g, store):
-    """Game g's state and counts between its record and the state rows: into ``rec`` (``store``) or from it."""
+def store_game(kp, w, rec, g):
+    """The game's state and counts (the state rows) into game g's record."""
     for i in range(kp.P):
-        if store:  # int8, int16
-            rec.status[g, i] = w[G_STATUS, i]
-            rec.end_turn[g, i] = w[G_END_TURN, i]
-        else:
-            w[G_STATUS, i] = rec.status[g, i]
-            w[G_END_TURN, i] = rec.end_turn[g, i]
-        for r, y in ((G_VIT, rec.vit), (G_GP, rec.gp), (G_ROOM, rec.room), (G_CAP_TURN, rec.cap_turn)):
-            if store:
-                y[g, i] = w[r, i]
-            else:
-                w[r, i] = y[g, i]
+        rec.status[g, i] = w[G_STATUS, i]
+        rec.end_turn[g, i] = w[G_END_TURN, i]
+        rec.vit[g, i] = w[G_VIT, i]
+        rec.gp[g, i] = w[G_GP, i]
+        rec.room[g, i] = w[G_ROOM, i]
+        rec.cap_turn[g, i] = w[G_CAP_TURN, i]
         for s in range(3):
-            if store:
-                rec.base[g, i, s] = w[G_BASE + s, i]
-            else:
-                w[G_BASE + s, i] = rec.base[g, i, s]
+            rec.base[g, i, s] = w[G_BASE + s, i]
         for b in range(kp.B):
-            if store:
-                rec.bought[g, i, b] = w[kp.g_bought + b, i]
-            else:
-                w[kp.g_bought + b, i] = rec.bought[g, i, b]
-    for r, z in ((G_CAPTURES_T, rec.captures_t), (G_CHECKS_T, rec.checks_t), (G_ESCAPES_T, rec.escapes_t),
-                 (G_FREE_T, rec.free_t), (G_DUELS_TMPL, rec.duels_tmpl), (G_WINS_TMPL, rec.wins_tmpl),
-                 (G_DUELS_STANCE, rec.duels_stance), (G_WINS_STANCE, rec.wins_stance)):
-        for k in range(z.shape[1]):
-            if store:
-                z[g, k] = w[r, k]
-            else:
-                w[r, k] = z[g, k]
-    if store:
-        rec.rescues_tried[g] = w[G_RESCUES_TRIED, 0]
-        rec.rescues_won[g] = w[G_RESCUES_WON, 0]
-    else:
-        w[G_RESCUES_TRIED, 0] = rec.rescues_tried[g]
-        w[G_RESCUES_WON, 0] = rec.rescues_won[g]
+            rec.bought[g, i, b] = w[kp.g_bought + b, i]
+    for t in range(kp.T):
+        rec.captures_t[g, t] = w[G_CAPTURES_T, t]
+        rec.checks_t[g, t] = w[G_CHECKS_T, t]
+        rec.escapes_t[g, t] = w[G_ESCAPES_T, t]
+        rec.free_t[g, t] = w[G_FREE_T, t]
+    for k in range(rec.duels_tmpl.shape[1]):
+        rec.duels_tmpl[g, k] = w[G_DUELS_TMPL, k]
+        rec.wins_tmpl[g, k] = w[G_WINS_TMPL, k]
+    for s in range(3):
+        rec.duels_stance[g, s] = w[G_DUELS_STANCE, s]
+        rec.wins_stance[g, s] = w[G_WINS_STANCE, s]
+    rec.rescues_tried[g] = w[G_RESCUES_TRIED, 0]
+    rec.rescues_won[g] = w[G_RESCUES_WON, 0]
+
+
+@step
+def load_game(kp, w, rec, g):
+    """Game g's state and counts from its record into the state rows (a state the caller set: tests)."""
+    new_game(kp, w)
+    for i in range(kp.P):
+        w[G_STATUS, i] = rec.status[g, i]
+        w[G_END_TURN, i] = rec.end_turn[g, i]
+        w[G_VIT, i] = rec.vit[g, i]
+        w[G_GP, i] = rec.gp[g, i]
+        w[G_ROOM, i] = rec.room[g, i]
+        w[G_CAP_TURN, i] = rec.cap_turn[g, i]
+        for s in range(3):
+            w[G_BASE + s, i] = rec.base[g, i, s]
+        for b in range(kp.B):
+            w[kp.g_bought + b, i] = rec.bought[g, i, b]
+    for t in range(kp.T):
+        w[G_CAPTURES_T, t] = rec.captures_t[g, t]
+        w[G_CHECKS_T, t] = rec.checks_t[g, t]
+        w[G_ESCAPES_T, t] = rec.escapes_t[g, t]
+        w[G_FREE_T, t] = rec.free_t[g, t]
+    for k in range(rec.duels_tmpl.shape[1]):
+        w[G_DUELS_TMPL, k] = rec.duels_tmpl[g, k]
+        w[G_WINS_TMPL, k] = rec.wins_tmpl[g, k]
+    for s in range(3):
+        w[G_DUELS_STANCE, s] = rec.duels_stance[g, s]
+        w[G_WINS_STANCE, s] = rec.wins_stance[g, s]
+    w[G_RESCUES_TRIED, 0] = rec.rescues_tried[g]
+    w[G_RESCUES_WON, 0] = rec.rescues_won[g]
 
 
 @nb.njit(cache=True, _nrt=False, nogil=True)  # the one compiled entry point; threads may run it at once
@@ -1165,7 +1189,7 @@ def play_games(kp, w, rec, u, cur, g0, g1, t0, t1, whole):
         if whole:
             new_game(kp, w)
         else:
-            move_game(kp, w, rec, g, False)
+            load_game(kp, w, rec, g)
         for t in range(t0, t1 + 1):
             r_cam_5_turn(kp, w, rec, g, t, u, cur)
         if cur[1]:
@@ -1179,7 +1203,7 @@ def play_games(kp, w, rec, u, cur, g0, g1, t0, t1, whole):
                 if w[G_STATUS, i] == FREE:
                     w[G_STATUS, i] = CLEARED
                     w[G_END_TURN, i] = kp.T
-        move_game(kp, w, rec, g, True)
+        store_game(kp, w, rec, g)
     return g1
 
 
