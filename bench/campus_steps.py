@@ -42,14 +42,14 @@ def profiled_turn(kp, w, rec, g, t, u, cur, acc):
     n_free = 0
     alive = False
     for i in range(P):
-        st = w[K.G_STATUS, i]
+        st = w[K.G_STATUS + i]
         free = st == FREE
-        w[K.W_FREE0, i] = free
-        w[K.W_DEST, i] = -1
-        w[K.W_NAMED, i] = -1
+        w[K.W_FREE0 + i] = free
+        w[K.W_DEST + i] = -1
+        w[K.W_NAMED + i] = -1
         n_free += free
         alive |= free | (st == CAPTURED)
-    w[K.G_FREE_T, t - 1] = n_free
+    w[K.G_FREE_T + 4 * (t - 1)] = n_free
     ears = K.r_cam_51_early_ears(kp, w)
     c1 = cycles()
     acc[1] += c1 - c0
@@ -96,7 +96,7 @@ def profiled_turn(kp, w, rec, g, t, u, cur, acc):
         acc[13] += c13 - c12
         c2 = c13
     for i in range(P):
-        rec.status_by_turn[g, t - 1, i] = w[K.G_STATUS, i]
+        rec.status_by_turn[g, t - 1, i] = w[K.G_STATUS + i]
     acc[14] += cycles() - c2
 
 
@@ -117,9 +117,9 @@ def profiled_games(kp, w, rec, u, cur, g0, g1, acc):
             return g
         c0 = cycles()
         for i in range(kp.P):
-            if w[K.G_STATUS, i] == FREE:
-                w[K.G_STATUS, i] = CLEARED
-                w[K.G_END_TURN, i] = kp.T
+            if w[K.G_STATUS + i] == FREE:
+                w[K.G_STATUS + i] = CLEARED
+                w[K.G_END_TURN + i] = kp.T
         K.store_game(kp, w, rec, g)
         acc[0] += cycles() - c0
     return g1

@@ -26,6 +26,7 @@ import numba as nb
 import numpy as np
 
 from sim.campus.columns import RUN_STATS, allocate, columns_from_record
+from sim.campus.model import MAX_PARTY
 from sim.campus.params import CAPTURED, CLEARED, FREE, GAME_OVER, Params
 from sim.campus.stances import equilibrium_thresholds
 
@@ -62,13 +63,19 @@ EQ_N, EQ_SLOTS = _first_rows(1)
 KParams = namedtuple("KParams", [
     "P", "L", "T", "S", "A", "team_max", "n_teams", "miso", "k_options", "until_cleared", "move_avoid",
     "stance_policy", "stance_value", "growth", "rescue", "unit_den", "weight_den", "M", "B", "team_cost",
-    "miso_in_missions", "save_for_buy", "n_rooms", "n_plain", "g_bought",
+    "miso_in_missions", "save_for_buy", "n_rooms", "n_plain", "g_tmpl", "g_bought",
     "loc", "pc", "adv", "prob", "mis", "sk", "buy", "eq",
 ])
 
-# The scratch of a game-turn (new_work): one int64 table, a row per named field (bools 0 / 1) and a column per PC,
-# adversary slot or location (or group, team, slot of a list), reused by every game of a call.
-# By PC (or by group / team / list position):
+# The scratch of a game-turn and the state of the game being played (new_work): one flat int64 table of fields
+# (bools 0 / 1), each a row of NC cells indexed by PC, adversary slot or location (or group, team, slot of a list),
+# so that a cell is ``w[FIELD + i]`` (a field of several rows: ``w[FIELD + r * NC + i]``) at an offset the compiler
+# knows; reused by every game of a call. NC exceeds every count a scenario may have (the limits of
+# sim.campus.model: 200 locations, 200 spawn slots plus a miso slot per PC of 32; teams); 264 cells are an odd
+# number of 64-byte cache lines, which spreads the rows' first cells over the cache's sets.
+NC = 264
+_W_ROWS = _first_rows(*[1] * 22, 3, 6, 6, *[1] * 7, 3, 3, 6, 6, *[1] * 7, *[1] * 6, 3, *[1] * 4)
+# by PC (or by group / team / list position):
 (W_DEST, W_NAMED, W_STANCE, W_FREE0, W_COVER, W_GRP_PC, W_GRP_FIRST, W_HERE, W_SIDE_PC, W_RED_PC, W_OUT_BY, W_SUP_OF,
  W_FAILED, W_TEAM_TMP, W_TEAM_PCS, W_TEAM_START, W_TEAM_SIZE, W_TEAM_ORDER,
  # the PCs' skill terms (R-CAM-30, R-CAM-9a; as in kp.pc)
@@ -77,13 +84,14 @@ KParams = namedtuple("KParams", [
  W_ADV_PRESENT, W_ADV_LOC, W_OPP, W_SIDE_ADV, W_RED_ADV, W_ADV_ST, W_CODES, W_A_BASE, W_A_BONUS, W_A_NUM, W_A_DEN,
  # by location; then a list scratch, the equilibrium's and counter's three stance sums
  W_OPT, W_OPT_LIST, W_ADV_AT, W_PCS_AT, W_TMP, W_PREFER, W_SCORE,
- # the game's state and counts (R-CAM-41; stored into its record when it ends): by PC; RESCUES_*: column 0; by
- # turn (column t - 1); by adversary template; by stance
- G_STATUS, G_VIT, G_GP, G_ROOM, G_CAP_TURN, G_END_TURN, G_BASE, G_RESCUES_TRIED, G_RESCUES_WON, G_CAPTURES_T,
- G_CHECKS_T, G_ESCAPES_T, G_FREE_T, G_DUELS_TMPL, G_WINS_TMPL, G_DUELS_STANCE, G_WINS_STANCE,
- # FOUGHT + group k: the bosses group k fought this turn (R-CAM-54); then kp.g_bought + b: the turn each PC bought
- # buy-list item b (0: not yet, R-CAM-9a)
- W_FOUGHT) = _first_rows(*[1] * 22, 3, 6, 6, *[1] * 7, 3, 3, 6, 6, *[1] * 7, *[1] * 6, 3, *[1] * 10)
+ # the game's state and counts (R-CAM-41; stored into its record when it ends): by PC; RESCUES_*: cell 0; by stance
+ G_STATUS, G_VIT, G_GP, G_ROOM, G_CAP_TURN, G_END_TURN, G_BASE, G_RESCUES_TRIED, G_RESCUES_WON, G_DUELS_STANCE,
+ G_WINS_STANCE,
+ # FOUGHT + k * NC: the bosses group k fought this turn (R-CAM-54), a row per group (at most a group per PC)
+ W_FOUGHT) = (r * NC for r in _W_ROWS)
+# then the counts by turn t (+ 4 * (t - 1)), from kp.g_tmpl those by adversary template (duels, wins), from
+# kp.g_bought the turn each PC bought each buy-list item (+ i * B + b; 0: not yet, R-CAM-9a)
+G_CAPTURES_T, G_CHECKS_T, G_ESCAPES_T, G_FREE_T = (W_FOUGHT + MAX_PARTY * NC + k for k in range(4))
 
 # the per-game statistics of sim.campus.columns (their engine field names), and the state only the engine keeps
 Record = namedtuple("Record", [*(s.engine for s in RUN_STATS), "room", "cap_turn"])
@@ -135,7 +143,8 @@ def kernel_params(p: Params) -> KParams:
         stance_value=int(p.stance_value), growth=GROWTH[p.growth], rescue=bool(p.rescue), unit_den=bool(p.unit_den),
         weight_den=int(p.weight_den), M=int(M), B=int(p.B), team_cost=int(p.team_cost),
         miso_in_missions=bool(p.miso_in_missions), save_for_buy=bool(p.save_for_buy), n_rooms=len(p.rooms),
-        n_plain=len(p.plain), g_bought=W_FOUGHT + max(P, 1), loc=loc, pc=pc, adv=adv, prob=prob, mis=mis, sk=sk,
+        n_plain=len(p.plain), g_tmpl=G_CAPTURES_T + 4 * p.T,
+        g_bought=G_CAPTURES_T + 4 * p.T + 2 * len(p.template_names), loc=loc, pc=pc, adv=adv, prob=prob, mis=mis, sk=sk,
         buy=_pack(BUY_ROWS, p.B, [(BUY_SKILL, p.buy_skill), (BUY_TEAM, p.buy_team)]),
         eq=_pack(EQ_SLOTS + eq_slots.shape[1], p.T, [(EQ_N, eq_n), (EQ_SLOTS, eq_slots)]),
     )
@@ -149,17 +158,19 @@ def new_work(p: Params) -> np.ndarray:
     here once; with a buy list they are set again from the game's purchases every turn (R-CAM-9a). ``W_A_BONUS``,
     ``W_A_NUM``, ``W_A_DEN`` are the adversaries' (a miso bomb's: set when it is placed)."""
     P, A, S = p.P, p.A, p.S
-    n = max(p.L, P, A, S, len(p.team_names), p.T, len(p.template_names), 3) + 1
-    w = np.zeros((W_FOUGHT + max(P, 1) + p.B, n), np.int64)
-    w[W_A_NUM:W_A_DEN + 6] = 1
+    if max(p.L, A, S, len(p.team_names)) >= NC or P > MAX_PARTY:
+        raise ValueError(f"the campus engine's scratch rows hold {NC - 1} locations, slots and teams")
+    w = np.zeros((_W_ROWS[-1] + MAX_PARTY, NC), np.int64)
+    w[W_A_NUM // NC:W_A_DEN // NC + 6] = 1
     for first, x, n in ((W_EARS, p.pc_ears, P), (W_NURSE, p.pc_nurse, P), (W_GPT, p.pc_gpt, P),
                         (W_TEAM, p.pc_team, P), (W_BONUS, p.pc_bonus, P), (W_NUM, p.pc_num, P), (W_DEN, p.pc_den, P),
                         (W_A_BASE, p.adv_base[:S], S), (W_A_BONUS, p.adv_bonus, A), (W_A_NUM, p.adv_num, A),
                         (W_A_DEN, p.adv_den, A)):
         x = np.asarray(x, np.int64)
         h = x.size // n if n else 0
-        w[first:first + h, :n] = x.reshape(n, h).T
-    return w
+        w[first // NC:first // NC + h, :n] = x.reshape(n, h).T
+    tail = 4 * p.T + 2 * len(p.template_names) + P * p.B  # by turn, by template, bought
+    return np.concatenate([w.ravel(), np.zeros(tail, np.int64)])
 
 
 def new_record(p: Params, n: int) -> Record:
@@ -242,34 +253,35 @@ def r_cam_3_value(base, reduction, bonus, num, den, unit):
 def pc_value(kp, w, i, s, s2, red):
     """PC i's value in stance s against stance s2 (R-CAM-2: the stance that beats the other doubles)."""
     adv = 1 if s == (s2 + 1) % 3 else 0
-    return r_cam_3_value(w[G_BASE + s, i], red, w[W_BONUS + s, i], w[W_NUM + 2 * s + adv, i],
-                         w[W_DEN + 2 * s + adv, i], kp.unit_den)
+    return r_cam_3_value(w[G_BASE + s * NC + i], red, w[W_BONUS + s * NC + i], w[W_NUM + (2 * s + adv) * NC + i],
+                         w[W_DEN + (2 * s + adv) * NC + i], kp.unit_den)
 
 
 @step
 def adv_value(kp, w, a, s, s2, red):
     adv = 1 if s == (s2 + 1) % 3 else 0
-    return r_cam_3_value(w[W_A_BASE + s, a], red, w[W_A_BONUS + s, a], w[W_A_NUM + 2 * s + adv, a],
-                         w[W_A_DEN + 2 * s + adv, a], kp.unit_den)
+    return r_cam_3_value(w[W_A_BASE + s * NC + a], red, w[W_A_BONUS + s * NC + a], w[W_A_NUM + (2 * s + adv) * NC + a],
+                         w[W_A_DEN + (2 * s + adv) * NC + a], kp.unit_den)
 
 
 @step
 def plain_value(kp, w, base, i, s):
     """A value without an opponent (``best``, missions) from base ``base`` in stance s: no stance advantage
     (R-CAM-30, R-CAM-56)."""
-    return r_cam_3_value(base, 0, w[W_BONUS + s, i], w[W_NUM + 2 * s, i], w[W_DEN + 2 * s, i], kp.unit_den)
+    return r_cam_3_value(base, 0, w[W_BONUS + s * NC + i], w[W_NUM + 2 * s * NC + i], w[W_DEN + 2 * s * NC + i],
+                         kp.unit_den)
 
 
 @step
 def pc_bases(w, i):
     """PC i's base abilities (fight, flee, hide) in the game, as a tuple."""
-    return w[G_BASE, i], w[G_BASE + 1, i], w[G_BASE + 2, i]
+    return w[G_BASE + i], w[G_BASE + NC + i], w[G_BASE + 2 * NC + i]
 
 
 @step
 def adv_bases(w, a):
     """Adversary a's base abilities (fight, flee, hide), as a tuple."""
-    return w[W_A_BASE, a], w[W_A_BASE + 1, a], w[W_A_BASE + 2, a]
+    return w[W_A_BASE + a], w[W_A_BASE + NC + a], w[W_A_BASE + 2 * NC + a]
 
 
 @step
@@ -308,11 +320,11 @@ def r_cam_21_adversary_stance(kp, w, a, u, cur):
 @step
 def r_cam_8_capture(kp, w, t, i, room):
     """R-CAM-8 / R-CAM-14: vitality -1, captured (moved to the room at the end of the turn)."""
-    w[G_STATUS, i] = CAPTURED
-    w[G_VIT, i] -= 1
-    w[G_ROOM, i] = room
-    w[G_CAP_TURN, i] = t
-    w[G_CAPTURES_T, t - 1] += 1
+    w[G_STATUS + i] = CAPTURED
+    w[G_VIT + i] -= 1
+    w[G_ROOM + i] = room
+    w[G_CAP_TURN + i] = t
+    w[G_CAPTURES_T + 4 * (t - 1)] += 1
 
 
 @step
@@ -326,11 +338,11 @@ def r_cam_53_capture_room(kp, a, u, cur):
 @step
 def record_duel(kp, w, a, pc_stance, win):
     tm = kp.adv[ADV_TEMPLATE, a]
-    w[G_DUELS_TMPL, tm] += 1
-    w[G_DUELS_STANCE, pc_stance] += 1
+    w[kp.g_tmpl + 2 * tm] += 1
+    w[G_DUELS_STANCE + pc_stance] += 1
     if win:
-        w[G_WINS_TMPL, tm] += 1
-        w[G_WINS_STANCE, pc_stance] += 1
+        w[kp.g_tmpl + 2 * tm + 1] += 1
+        w[G_WINS_STANCE + pc_stance] += 1
 
 
 # ------------------------------------------------------------------ 1. preview
@@ -340,29 +352,29 @@ def r_cam_20_place_adversaries(kp, w, t, u, cur):
     R-CAM-15 / R-CAM-57: a miso bomb per game-over PC at a location that is no capture room. ``w[W_ADV_AT]``
     counts the adversaries present at each location."""
     for loc in range(kp.L):
-        w[W_ADV_AT, loc] = 0
+        w[W_ADV_AT + loc] = 0
     for a in range(kp.S):
-        w[W_ADV_PRESENT, a] = False
+        w[W_ADV_PRESENT + a] = False
         if kp.adv[ADV_FIRST, a] <= t <= kp.adv[ADV_LAST, a] and chance(u, cur, kp.prob[PROB_ADV_CHANCE, a]):
-            w[W_ADV_PRESENT, a] = True
+            w[W_ADV_PRESENT + a] = True
             loc = kp.adv[ADV_CAND + pick(u, cur, kp.adv[ADV_N_CANDS, a]), a]
-            w[W_ADV_LOC, a] = loc
-            w[W_ADV_AT, loc] += 1  # its abilities are in w (W_A_BASE) from new_work on
+            w[W_ADV_LOC + a] = loc
+            w[W_ADV_AT + loc] += 1  # its abilities are in w (W_A_BASE) from new_work on
     if kp.miso:
         for i in range(kp.P):
             a = kp.S + i
-            w[W_ADV_PRESENT, a] = False
-            if w[G_STATUS, i] == GAME_OVER:
-                w[W_ADV_PRESENT, a] = True
+            w[W_ADV_PRESENT + a] = False
+            if w[G_STATUS + i] == GAME_OVER:
+                w[W_ADV_PRESENT + a] = True
                 loc = kp.loc[LOC_PLAIN, pick(u, cur, kp.n_plain)]
-                w[W_ADV_LOC, a] = loc
-                w[W_ADV_AT, loc] += 1
+                w[W_ADV_LOC + a] = loc
+                w[W_ADV_AT + loc] += 1
                 for s in range(3):  # R-CAM-57: its final abilities and skills (bought ones too, R-CAM-9a)
-                    w[W_A_BASE + s, a] = w[G_BASE + s, i]
-                    w[W_A_BONUS + s, a] = w[W_BONUS + s, i]
+                    w[W_A_BASE + s * NC + a] = w[G_BASE + s * NC + i]
+                    w[W_A_BONUS + s * NC + a] = w[W_BONUS + s * NC + i]
                     for c in range(2):
-                        w[W_A_NUM + 2 * s + c, a] = w[W_NUM + 2 * s + c, i]
-                        w[W_A_DEN + 2 * s + c, a] = w[W_DEN + 2 * s + c, i]
+                        w[W_A_NUM + (2 * s + c) * NC + a] = w[W_NUM + (2 * s + c) * NC + i]
+                        w[W_A_DEN + (2 * s + c) * NC + a] = w[W_DEN + (2 * s + c) * NC + i]
 
 
 @step
@@ -372,31 +384,31 @@ def r_cam_50_options(kp, w, u, cur):
     L = kp.L
     if kp.k_options >= L:
         for loc in range(L):
-            w[W_OPT, loc] = True
-            w[W_OPT_LIST, loc] = loc
+            w[W_OPT + loc] = True
+            w[W_OPT_LIST + loc] = loc
         return L
-    order = w[W_TMP]
+    order = w[W_TMP:W_TMP + NC]
     for loc in range(L):
         order[loc] = loc
-        w[W_OPT, loc] = False
+        w[W_OPT + loc] = False
     for j in range(kp.k_options):
         k = j + pick(u, cur, L - j)
         x = order[j]
         order[j] = order[k]
         order[k] = x
     for j in range(kp.k_options):
-        w[W_OPT, order[j]] = True
+        w[W_OPT + order[j]] = True
     n = 0
     for loc in range(L):  # branch-free: the draws make the options unpredictable
-        w[W_OPT_LIST, n] = loc
-        n += w[W_OPT, loc]
+        w[W_OPT_LIST + n] = loc
+        n += w[W_OPT + loc]
     return n
 
 
 # ------------------------------------------------------------------ 2-3. declaration and growth
 @step
 def min3(w, i):
-    return min(w[G_BASE, i], min(w[G_BASE + 1, i], w[G_BASE + 2, i]))
+    return min(w[G_BASE + i], min(w[G_BASE + NC + i], w[G_BASE + 2 * NC + i]))
 
 
 @step
@@ -405,19 +417,19 @@ def r_cam_40_rescue(kp, w, t):
     this turn, room among the options) not yet covered whose check their own min completes."""
     P = kp.P
     for j in range(P):
-        w[W_COVER, j] = min3(w, j)
+        w[W_COVER + j] = min3(w, j)
     for i in range(P):
-        if not w[W_FREE0, i]:
+        if not w[W_FREE0 + i]:
             continue
         own = min3(w, i)  # before this turn's growth
         for j in range(P):
-            if w[G_STATUS, j] != CAPTURED or not w[W_OPT, w[G_ROOM, j]] or kp.pc[PC_EXCL + i, j]:
+            if w[G_STATUS + j] != CAPTURED or not w[W_OPT + w[G_ROOM + j]] or kp.pc[PC_EXCL + i, j]:
                 continue
-            target = t + kp.loc[LOC_ROOM_OFFSET, w[G_ROOM, j]]
-            if w[W_COVER, j] < target and w[W_COVER, j] + own >= target:
-                w[W_DEST, i] = w[G_ROOM, j]
-                w[W_NAMED, i] = j
-                w[W_COVER, j] += own
+            target = t + kp.loc[LOC_ROOM_OFFSET, w[G_ROOM + j]]
+            if w[W_COVER + j] < target and w[W_COVER + j] + own >= target:
+                w[W_DEST + i] = w[G_ROOM + j]
+                w[W_NAMED + i] = j
+                w[W_COVER + j] += own
                 break
 
 
@@ -425,25 +437,25 @@ def r_cam_40_rescue(kp, w, t):
 def r_cam_40_move(kp, w, n_opt, ears, u, cur):
     """R-CAM-40 move ``random`` (uniform among the options) or ``avoid`` (with early ears: options with no
     adversary and no capture room; without: options that are no capture room; none: all options)."""
-    choices = w[W_TMP]
+    choices = w[W_TMP:W_TMP + NC]
     m = 0
     if kp.move_avoid:
         for q in range(n_opt):  # branch-free: which options qualify is unpredictable
-            loc = w[W_OPT_LIST, q]
+            loc = w[W_OPT_LIST + q]
             choices[m] = loc
-            m += (not kp.loc[LOC_IS_ROOM, loc]) & (not (ears and w[W_ADV_AT, loc] > 0))
+            m += (not kp.loc[LOC_IS_ROOM, loc]) & (not (ears and w[W_ADV_AT + loc] > 0))
     if m == 0:
         for q in range(n_opt):
-            choices[q] = w[W_OPT_LIST, q]
+            choices[q] = w[W_OPT_LIST + q]
         m = n_opt
     for i in range(kp.P):
-        if w[W_FREE0, i] and w[W_DEST, i] < 0:
-            w[W_DEST, i] = choices[pick(u, cur, m)]
+        if w[W_FREE0 + i] and w[W_DEST + i] < 0:
+            w[W_DEST + i] = choices[pick(u, cur, m)]
     for loc in range(kp.L):  # the free PCs at each destination
-        w[W_PCS_AT, loc] = 0
+        w[W_PCS_AT + loc] = 0
     for i in range(kp.P):
-        if w[W_FREE0, i]:
-            w[W_PCS_AT, w[W_DEST, i]] += 1
+        if w[W_FREE0 + i]:
+            w[W_PCS_AT + w[W_DEST + i]] += 1
 
 
 @step
@@ -458,16 +470,16 @@ def r_cam_9a_add_skill(kp, w, i, k):
     """R-CAM-9a: bought skill k joins PC i's terms (R-CAM-30: bonus added, multipliers multiplied as reduced
     fractions, early ears, nursing and gp per turn added)."""
     for s in range(3):
-        w[W_BONUS + s, i] += kp.sk[SK_BONUS + s, k]
+        w[W_BONUS + s * NC + i] += kp.sk[SK_BONUS + s, k]
         for c in range(2):
-            n = w[W_NUM + 2 * s + c, i] * kp.sk[SK_NUM + 2 * s + c, k]
-            d = w[W_DEN + 2 * s + c, i] * kp.sk[SK_DEN + 2 * s + c, k]
+            n = w[W_NUM + (2 * s + c) * NC + i] * kp.sk[SK_NUM + 2 * s + c, k]
+            d = w[W_DEN + (2 * s + c) * NC + i] * kp.sk[SK_DEN + 2 * s + c, k]
             r = gcd(n, d)
-            w[W_NUM + 2 * s + c, i] = n // r
-            w[W_DEN + 2 * s + c, i] = d // r
-    w[W_EARS, i] |= kp.sk[SK_EARS, k] != 0
-    w[W_NURSE, i] |= kp.sk[SK_NURSE, k] != 0
-    w[W_GPT, i] += kp.sk[SK_GPT, k]
+            w[W_NUM + (2 * s + c) * NC + i] = n // r
+            w[W_DEN + (2 * s + c) * NC + i] = d // r
+    w[W_EARS + i] |= kp.sk[SK_EARS, k] != 0
+    w[W_NURSE + i] |= kp.sk[SK_NURSE, k] != 0
+    w[W_GPT + i] += kp.sk[SK_GPT, k]
 
 
 @step
@@ -475,20 +487,20 @@ def r_cam_9a_terms(kp, w):
     """R-CAM-9a: every PC's terms in game g: its own skills, then what it bought (in buy-list order)."""
     for i in range(kp.P):
         for s in range(3):
-            w[W_BONUS + s, i] = kp.pc[PC_BONUS + s, i]
+            w[W_BONUS + s * NC + i] = kp.pc[PC_BONUS + s, i]
             for c in range(2):
-                w[W_NUM + 2 * s + c, i] = kp.pc[PC_NUM + 2 * s + c, i]
-                w[W_DEN + 2 * s + c, i] = kp.pc[PC_DEN + 2 * s + c, i]
-        w[W_EARS, i] = kp.pc[PC_EARS, i]
-        w[W_NURSE, i] = kp.pc[PC_NURSE, i]
-        w[W_GPT, i] = kp.pc[PC_GPT, i]
-        w[W_TEAM, i] = kp.pc[PC_TEAM, i]
+                w[W_NUM + (2 * s + c) * NC + i] = kp.pc[PC_NUM + 2 * s + c, i]
+                w[W_DEN + (2 * s + c) * NC + i] = kp.pc[PC_DEN + 2 * s + c, i]
+        w[W_EARS + i] = kp.pc[PC_EARS, i]
+        w[W_NURSE + i] = kp.pc[PC_NURSE, i]
+        w[W_GPT + i] = kp.pc[PC_GPT, i]
+        w[W_TEAM + i] = kp.pc[PC_TEAM, i]
         for b in range(kp.B):
-            if w[kp.g_bought + b, i] > 0:
+            if w[kp.g_bought + i * kp.B + b] > 0:
                 if kp.buy[BUY_SKILL, b] >= 0:
                     r_cam_9a_add_skill(kp, w, i, kp.buy[BUY_SKILL, b])
                 else:
-                    w[W_TEAM, i] = kp.buy[BUY_TEAM, b]
+                    w[W_TEAM + i] = kp.buy[BUY_TEAM, b]
 
 
 @step
@@ -498,31 +510,31 @@ def r_cam_9a_purchases(kp, w, t, i):
     with team_max members in the game), is passed over; the walk stops at the first item it cannot afford.
     Returns whether it stopped there (an item is waiting)."""
     for b in range(kp.B):
-        if w[kp.g_bought + b, i] > 0:
+        if w[kp.g_bought + i * kp.B + b] > 0:
             continue
         k = kp.buy[BUY_SKILL, b]
         if k >= 0:
             cost = kp.sk[SK_COST, k]
         else:
             team = kp.buy[BUY_TEAM, b]
-            if w[W_TEAM, i] >= 0:
+            if w[W_TEAM + i] >= 0:
                 continue  # one team per PC
             members = 0
             for j in range(kp.P):
-                st = w[G_STATUS, j]
-                if w[W_TEAM, j] == team and (st == FREE or st == CAPTURED):
+                st = w[G_STATUS + j]
+                if w[W_TEAM + j] == team and (st == FREE or st == CAPTURED):
                     members += 1
             if members >= kp.team_max:
                 continue
             cost = kp.team_cost
-        if w[G_GP, i] < cost:
+        if w[G_GP + i] < cost:
             return True
-        w[G_GP, i] -= cost
-        w[kp.g_bought + b, i] = t
+        w[G_GP + i] -= cost
+        w[kp.g_bought + i * kp.B + b] = t
         if k >= 0:
             r_cam_9a_add_skill(kp, w, i, k)
         else:
-            w[W_TEAM, i] = kp.buy[BUY_TEAM, b]
+            w[W_TEAM + i] = kp.buy[BUY_TEAM, b]
     return False
 
 
@@ -534,27 +546,27 @@ def r_cam_40_growth(kp, w, t):
     if kp.growth == 0 and kp.B == 0:
         return
     for i in range(kp.P):
-        if not w[W_FREE0, i]:
+        if not w[W_FREE0 + i]:
             continue
         waiting = False
         if kp.B > 0:
             waiting = r_cam_9a_purchases(kp, w, t, i)
-        if kp.growth == 0 or w[G_GP, i] <= 0 or (waiting and kp.save_for_buy):
+        if kp.growth == 0 or w[G_GP + i] <= 0 or (waiting and kp.save_for_buy):
             continue  # policy.save_for_buy: it keeps its gp for the item it cannot afford yet
         if kp.growth == 1:
-            b0, b1, b2 = w[G_BASE, i], w[G_BASE + 1, i], w[G_BASE + 2, i]  # in registers, not memory
-            for _ in range(w[G_GP, i]):
+            b0, b1, b2 = w[G_BASE + i], w[G_BASE + NC + i], w[G_BASE + 2 * NC + i]  # in registers, not memory
+            for _ in range(w[G_GP + i]):
                 if b1 < b0 and b1 <= b2:
                     b1 += 1
                 elif b2 < b0 and b2 < b1:
                     b2 += 1
                 else:
                     b0 += 1
-            w[G_BASE, i], w[G_BASE + 1, i], w[G_BASE + 2, i] = b0, b1, b2
+            w[G_BASE + i], w[G_BASE + NC + i], w[G_BASE + 2 * NC + i] = b0, b1, b2
         else:
             s = r_cam_40_best_stance(kp, w, pc_bases(w, i), i)
-            w[G_BASE + s, i] += w[G_GP, i]
-        w[G_GP, i] = 0
+            w[G_BASE + s * NC + i] += w[G_GP + i]
+        w[G_GP + i] = 0
 
 
 @step
@@ -574,7 +586,7 @@ def adv_weights(kp, w, a, s2):
 def _equilibrium_thresholds(w, n):
     """The exact mix for the first n codes of ``W_CODES`` and the sums of ``W_PREFER`` (in Python: ``w`` is the
     scratch table itself; a row of it would be boxed as the whole table)."""
-    return equilibrium_thresholds([int(c) for c in w[W_CODES, :n]], [int(v) for v in w[W_PREFER, :3]])
+    return equilibrium_thresholds([int(c) for c in w[W_CODES:W_CODES + n]], [int(v) for v in w[W_PREFER:W_PREFER + 3]])
 
 
 # not inlined: it holds the objmode call to the exact solver; no Python wrapper (it would unbox the ~1000 scalars
@@ -584,29 +596,30 @@ def r_cam_40_equilibrium(kp, w, t, i, ears, best, u, cur):
     """Stance policy ``equilibrium`` (issue 7): the reference's ``equilibrium_stance``; the exact mix is
     solved (and cached) in Python by :func:`sim.campus.stances.equilibrium_thresholds`."""
     n = 0
-    w[W_PREFER, :3] = 0
-    d = w[W_DEST, i]
+    for s in range(3):
+        w[W_PREFER + s] = 0
+    d = w[W_DEST + i]
     fallback = True
     if ears:
         for a in range(kp.A):
-            if w[W_ADV_PRESENT, a] and w[W_ADV_LOC, a] == d:
+            if w[W_ADV_PRESENT + a] and w[W_ADV_LOC + a] == d:
                 fallback = False
     for q in range(kp.A if not fallback else kp.eq[EQ_N, t - 1]):
         if fallback:
             a = kp.eq[EQ_SLOTS + q, t - 1]
             for s in range(3):
-                w[W_A_BASE + s, a] = kp.adv[ADV_BASE + s, a]
+                w[W_A_BASE + s * NC + a] = kp.adv[ADV_BASE + s, a]
         else:
             a = q
-            if not (w[W_ADV_PRESENT, a] and w[W_ADV_LOC, a] == d):
+            if not (w[W_ADV_PRESENT + a] and w[W_ADV_LOC + a] == d):
                 continue
         code = 0
         for s in range(3):
             for s2 in range(3):
                 if pc_wins(kp, w, i, s, a, s2):
                     code |= 1 << (3 * s + s2)
-                    w[W_PREFER, s] += adv_weights(kp, w, a, s2)
-        w[W_CODES, n] = code
+                    w[W_PREFER + s] += adv_weights(kp, w, a, s2)
+        w[W_CODES + n] = code
         n += 1
     if n == 0:
         return best
@@ -621,24 +634,24 @@ def r_cam_40_stances(kp, w, t, ears, u, cur):
     """R-CAM-40 stance policies (R-CAM-51: after growth): fixed, random, best, counter (the most
     weight-averaged wins against the adversaries seen at the destination; without any, best), equilibrium."""
     for i in range(kp.P):
-        if not w[W_FREE0, i]:
+        if not w[W_FREE0 + i]:
             continue
         if kp.stance_policy == 0:
-            w[W_STANCE, i] = kp.stance_value
+            w[W_STANCE + i] = kp.stance_value
             continue
         if kp.stance_policy == 1:
-            w[W_STANCE, i] = pick(u, cur, 3)
+            w[W_STANCE + i] = pick(u, cur, 3)
             continue
         best = r_cam_40_best_stance(kp, w, pc_bases(w, i), i)
-        w[W_STANCE, i] = best
+        w[W_STANCE + i] = best
         if kp.stance_policy == 4:
-            w[W_STANCE, i] = r_cam_40_equilibrium(kp, w, t, i, ears, best, u, cur)
-        elif kp.stance_policy == 3 and ears and w[W_ADV_AT, w[W_DEST, i]] > 0:
-            score = w[W_SCORE]
+            w[W_STANCE + i] = r_cam_40_equilibrium(kp, w, t, i, ears, best, u, cur)
+        elif kp.stance_policy == 3 and ears and w[W_ADV_AT + w[W_DEST + i]] > 0:
+            score = w[W_SCORE:W_SCORE + NC]
             for s in range(3):
                 score[s] = 0
             for a in range(kp.A):
-                if not (w[W_ADV_PRESENT, a] and w[W_ADV_LOC, a] == w[W_DEST, i]):
+                if not (w[W_ADV_PRESENT + a] and w[W_ADV_LOC + a] == w[W_DEST + i]):
                     continue
                 for s2 in range(3):
                     wt = adv_weights(kp, w, a, s2)
@@ -652,7 +665,7 @@ def r_cam_40_stances(kp, w, t, ears, u, cur):
                 k = 1
             if score[2] > score[k]:
                 k = 2
-            w[W_STANCE, i] = k
+            w[W_STANCE + i] = k
 
 
 # ------------------------------------------------------------------ 4. missions and confrontations
@@ -665,7 +678,7 @@ def r_cam_25_missions(kp, w, t, ears, u, cur):
     miso_ears = False  # R-CAM-25a: the adversary side has early ears (a miso bomb placed this turn holds them)
     if kp.miso:
         for i in range(kp.P):
-            miso_ears |= (w[W_ADV_PRESENT, kp.S + i] & w[W_EARS, i]) != 0
+            miso_ears |= (w[W_ADV_PRESENT + kp.S + i] & w[W_EARS + i]) != 0
     for m in range(kp.M):
         if not kp.mis[MIS_FIRST, m] <= t <= kp.mis[MIS_LAST, m]:
             continue
@@ -674,7 +687,7 @@ def r_cam_25_missions(kp, w, t, ears, u, cur):
         loc = kp.mis[MIS_LOC, m]
         any_here = False
         for i in range(kp.P):
-            if w[W_FREE0, i] and w[W_DEST, i] == loc:
+            if w[W_FREE0 + i] and w[W_DEST + i] == loc:
                 any_here = True
         if not any_here or not chance(u, cur, kp.prob[PROB_MIS_CHANCE, m]):
             continue
@@ -683,33 +696,33 @@ def r_cam_25_missions(kp, w, t, ears, u, cur):
         if kp.miso and kp.miso_in_missions and (miso_ears or not kp.mis[MIS_FOUND, m]):
             for i in range(kp.P):
                 a = kp.S + i
-                if w[W_ADV_PRESENT, a] and w[W_ADV_LOC, a] == loc:
-                    v = r_cam_3_value(w[W_A_BASE + s, a], 0, w[W_A_BONUS + s, a], w[W_A_NUM + 2 * s, a],
-                                      w[W_A_DEN + 2 * s, a], kp.unit_den)
+                if w[W_ADV_PRESENT + a] and w[W_ADV_LOC + a] == loc:
+                    v = r_cam_3_value(w[W_A_BASE + s * NC + a], 0, w[W_A_BONUS + s * NC + a],
+                                      w[W_A_NUM + 2 * s * NC + a], w[W_A_DEN + 2 * s * NC + a], kp.unit_den)
                     lower += max(v, 0)
         total = -lower
         ok = True
         for i in range(kp.P):
-            if w[W_FREE0, i] and w[W_DEST, i] == loc:
-                v = plain_value(kp, w, w[G_BASE + s, i], i, s)
+            if w[W_FREE0 + i] and w[W_DEST + i] == loc:
+                v = plain_value(kp, w, w[G_BASE + s * NC + i], i, s)
                 total += v
                 if v - lower < kp.mis[MIS_TARGET, m]:
                     ok = False
         if not kp.mis[MIS_EACH, m]:
             ok = total >= kp.mis[MIS_TARGET, m]
         for i in range(kp.P):
-            if not (w[W_FREE0, i] and w[W_DEST, i] == loc):
+            if not (w[W_FREE0 + i] and w[W_DEST + i] == loc):
                 continue
             if ok:
-                w[G_GP, i] += kp.mis[MIS_REWARD, m]
+                w[G_GP + i] += kp.mis[MIS_REWARD, m]
             else:
-                w[G_VIT, i] -= kp.mis[MIS_PEN_VIT, m]
+                w[G_VIT + i] -= kp.mis[MIS_PEN_VIT, m]
                 k = kp.mis[MIS_PEN_ABILITY, m]
                 if k >= 0:
-                    w[G_BASE + k, i] -= kp.mis[MIS_PEN_AMOUNT, m]
-                    if w[G_BASE + k, i] < 0:  # R-CAM-16: gp lift it back to 0, gp may go negative
-                        w[G_GP, i] += w[G_BASE + k, i]
-                        w[G_BASE + k, i] = 0
+                    w[G_BASE + k * NC + i] -= kp.mis[MIS_PEN_AMOUNT, m]
+                    if w[G_BASE + k * NC + i] < 0:  # R-CAM-16: gp lift it back to 0, gp may go negative
+                        w[G_GP + i] += w[G_BASE + k * NC + i]
+                        w[G_BASE + k * NC + i] = 0
 
 
 @step
@@ -719,20 +732,20 @@ def r_cam_52_teams_present(kp, w, loc, u, cur):
     alone); the PCs that fight alone into ``W_HERE``, in no order. Returns how many fight alone."""
     P = kp.P
     n_single = 0
-    singles = w[W_HERE]
+    singles = w[W_HERE:W_HERE + NC]
     n_pcs = 0
-    tmp = w[W_TEAM_TMP]
+    tmp = w[W_TEAM_TMP:W_TEAM_TMP + NC]
     for i in range(P):  # PCs without a team fight alone
-        if w[W_FREE0, i] and w[G_STATUS, i] == FREE and w[W_DEST, i] == loc and w[W_TEAM, i] < 0:
+        if w[W_FREE0 + i] and w[G_STATUS + i] == FREE and w[W_DEST + i] == loc and w[W_TEAM + i] < 0:
             singles[n_single] = i
             n_single += 1
     for k in range(kp.n_teams):  # the teams present, in team order
         m = 0
         for i in range(P):
-            if w[W_FREE0, i] and w[G_STATUS, i] == FREE and w[W_DEST, i] == loc and w[W_TEAM, i] == k:
+            if w[W_FREE0 + i] and w[G_STATUS + i] == FREE and w[W_DEST + i] == loc and w[W_TEAM + i] == k:
                 tmp[m] = i
                 m += 1
-        w[W_TEAM_SIZE, k] = 0
+        w[W_TEAM_SIZE + k] = 0
         if m < 2:
             for q in range(m):
                 singles[n_single] = tmp[q]
@@ -745,10 +758,10 @@ def r_cam_52_teams_present(kp, w, loc, u, cur):
                 n_single += 1
             m = kp.team_max
             sort_prefix(tmp, m)
-        w[W_TEAM_START, k] = n_pcs
-        w[W_TEAM_SIZE, k] = m
+        w[W_TEAM_START + k] = n_pcs
+        w[W_TEAM_SIZE + k] = m
         for q in range(m):
-            w[W_TEAM_PCS, n_pcs + q] = tmp[q]
+            w[W_TEAM_PCS + n_pcs + q] = tmp[q]
         n_pcs += m
     return n_single
 
@@ -760,35 +773,35 @@ def r_cam_6_rotation(kp, w, loc, u, cur):
     then the other PCs one at a time in random order. Returns the number of groups (``w[W_GRP_FIRST]``,
     ``w[W_GRP_PC]``)."""
     n_single = r_cam_52_teams_present(kp, w, loc, u, cur)
-    singles = w[W_HERE]
+    singles = w[W_HERE:W_HERE + NC]
     n_groups = 0
     # order the teams: larger first; each size's teams (in team order) shuffled
-    order = w[W_TEAM_ORDER]
+    order = w[W_TEAM_ORDER:W_TEAM_ORDER + NC]
     n_t = 0
     for size in range(kp.team_max, 1, -1):
         first = n_t
         for k in range(kp.n_teams):
-            if w[W_TEAM_SIZE, k] == size:
+            if w[W_TEAM_SIZE + k] == size:
                 order[n_t] = k
                 n_t += 1
         shuffle(u, cur, order, first, n_t - first)
     pos = 0
     for q in range(n_t):
         k = order[q]
-        w[W_GRP_FIRST, n_groups] = pos
-        for r in range(w[W_TEAM_SIZE, k]):
-            w[W_GRP_PC, pos] = w[W_TEAM_PCS, w[W_TEAM_START, k] + r]
+        w[W_GRP_FIRST + n_groups] = pos
+        for r in range(w[W_TEAM_SIZE + k]):
+            w[W_GRP_PC + pos] = w[W_TEAM_PCS + w[W_TEAM_START + k] + r]
             pos += 1
         n_groups += 1
     # then the single PCs in random order (sorted, then shuffled)
     sort_prefix(singles, n_single)
     shuffle(u, cur, singles, 0, n_single)
     for q in range(n_single):
-        w[W_GRP_FIRST, n_groups] = pos
-        w[W_GRP_PC, pos] = singles[q]
+        w[W_GRP_FIRST + n_groups] = pos
+        w[W_GRP_PC + pos] = singles[q]
         pos += 1
         n_groups += 1
-    w[W_GRP_FIRST, n_groups] = pos
+    w[W_GRP_FIRST + n_groups] = pos
     return n_groups
 
 
@@ -798,8 +811,8 @@ def r_cam_7_opponents(kp, w, loc, k):
     group), in slot order into ``w[W_OPP]``; returns their number."""
     n = 0
     for a in range(kp.A):
-        if w[W_ADV_PRESENT, a] and w[W_ADV_LOC, a] == loc and not (is_boss(kp, a) and w[W_FOUGHT + k, a]):
-            w[W_OPP, n] = a
+        if w[W_ADV_PRESENT + a] and w[W_ADV_LOC + a] == loc and not (is_boss(kp, a) and w[W_FOUGHT + k * NC + a]):
+            w[W_OPP + n] = a
             n += 1
     return n
 
@@ -809,25 +822,25 @@ def r_cam_7_after_confrontation(kp, w, k, a):
     """R-CAM-7 / R-CAM-54: an ordinary adversary leaves, won or lost; a boss stays (a tie too) and is done
     with this group for the turn."""
     if is_boss(kp, a):
-        w[W_FOUGHT + k, a] = True
+        w[W_FOUGHT + k * NC + a] = True
     else:
-        w[W_ADV_PRESENT, a] = False
-        w[W_ADV_AT, w[W_ADV_LOC, a]] -= 1
+        w[W_ADV_PRESENT + a] = False
+        w[W_ADV_AT + w[W_ADV_LOC + a]] -= 1
 
 
 @step
 def r_cam_8_one_on_one(kp, w, t, k, i, n_opp, u, cur):
     """R-CAM-6 / R-CAM-8: a single PC against one of its opponents drawn at random; a win pays the reward,
     a loss or a tie (R-CAM-4) is a capture."""
-    a = w[W_OPP, pick(u, cur, n_opp)]
+    a = w[W_OPP + pick(u, cur, n_opp)]
     sa = r_cam_21_adversary_stance(kp, w, a, u, cur)
-    sp = w[W_STANCE, i]
+    sp = w[W_STANCE + i]
     pv = pc_value(kp, w, i, sp, sa, 0)
     av = adv_value(kp, w, a, sa, sp, 0)
     win = pv > av
     record_duel(kp, w, a, sp, win)
     if win:
-        w[G_GP, i] += kp.adv[ADV_REWARD, a]
+        w[G_GP + i] += kp.adv[ADV_REWARD, a]
     else:
         r_cam_8_capture(kp, w, t, i, r_cam_53_capture_room(kp, a, u, cur))
     r_cam_7_after_confrontation(kp, w, k, a)
@@ -840,50 +853,50 @@ def r_cam_9_team_battle(kp, w, t, k, n_opp, u, cur):
     tie puts both out; the team loses when its side is empty (a last duel emptying both sides too). Each
     adversary draws its stance once per battle, when it first steps up. Rewards of won duels are shared,
     floored; a losing team is captured whole; every ordinary adversary that took part leaves."""
-    lo = w[W_GRP_FIRST, k]
-    m = w[W_GRP_FIRST, k + 1] - lo
+    lo = w[W_GRP_FIRST + k]
+    m = w[W_GRP_FIRST + k + 1] - lo
     for q in range(m):
-        w[W_SIDE_PC, q] = w[W_GRP_PC, lo + q]
-        w[W_RED_PC, q] = 0
-    shuffle(u, cur, w[W_SIDE_PC], 0, m)
+        w[W_SIDE_PC + q] = w[W_GRP_PC + lo + q]
+        w[W_RED_PC + q] = 0
+    shuffle(u, cur, w[W_SIDE_PC:W_SIDE_PC + NC], 0, m)
     for q in range(n_opp):
-        w[W_SIDE_ADV, q] = w[W_OPP, q]
-        w[W_RED_ADV, q] = 0
-        w[W_ADV_ST, q] = -1
-    shuffle(u, cur, w[W_SIDE_ADV], 0, n_opp)
+        w[W_SIDE_ADV + q] = w[W_OPP + q]
+        w[W_RED_ADV + q] = 0
+        w[W_ADV_ST + q] = -1
+    shuffle(u, cur, w[W_SIDE_ADV:W_SIDE_ADV + NC], 0, n_opp)
     ip = 0
     ja = 0
     reward = 0
     while ip < m and ja < n_opp:
-        i = w[W_SIDE_PC, ip]
-        a = w[W_SIDE_ADV, ja]
-        if w[W_ADV_ST, ja] < 0:
-            w[W_ADV_ST, ja] = r_cam_21_adversary_stance(kp, w, a, u, cur)
-        sa = w[W_ADV_ST, ja]
-        sp = w[W_STANCE, i]
-        pv = pc_value(kp, w, i, sp, sa, w[W_RED_PC, ip])
-        av = adv_value(kp, w, a, sa, sp, w[W_RED_ADV, ja])
+        i = w[W_SIDE_PC + ip]
+        a = w[W_SIDE_ADV + ja]
+        if w[W_ADV_ST + ja] < 0:
+            w[W_ADV_ST + ja] = r_cam_21_adversary_stance(kp, w, a, u, cur)
+        sa = w[W_ADV_ST + ja]
+        sp = w[W_STANCE + i]
+        pv = pc_value(kp, w, i, sp, sa, w[W_RED_PC + ip])
+        av = adv_value(kp, w, a, sa, sp, w[W_RED_ADV + ja])
         record_duel(kp, w, a, sp, pv > av)
         if pv > av:
-            w[W_RED_PC, ip] += max(av, 0)
+            w[W_RED_PC + ip] += max(av, 0)
             reward += kp.adv[ADV_REWARD, a]
             ja += 1
         elif av > pv:
-            w[W_RED_ADV, ja] += max(pv, 0)
-            w[W_OUT_BY, ip] = a
+            w[W_RED_ADV + ja] += max(pv, 0)
+            w[W_OUT_BY + ip] = a
             ip += 1
         else:
-            w[W_OUT_BY, ip] = a
+            w[W_OUT_BY + ip] = a
             ip += 1
             ja += 1
     share = reward // m
     for q in range(m):
-        w[G_GP, w[W_SIDE_PC, q]] += share
+        w[G_GP + w[W_SIDE_PC + q]] += share
     if ip >= m:  # the team's side is empty: every member is captured
         for q in range(m):
-            r_cam_8_capture(kp, w, t, w[W_SIDE_PC, q], r_cam_53_capture_room(kp, w[W_OUT_BY, q], u, cur))
+            r_cam_8_capture(kp, w, t, w[W_SIDE_PC + q], r_cam_53_capture_room(kp, w[W_OUT_BY + q], u, cur))
     for q in range(n_opp):
-        r_cam_7_after_confrontation(kp, w, k, w[W_SIDE_ADV, q])
+        r_cam_7_after_confrontation(kp, w, k, w[W_SIDE_ADV + q])
 
 
 @step
@@ -891,12 +904,12 @@ def r_cam_6_confrontations(kp, w, t, loc, u, cur):
     """R-CAM-6: walk the rotation round and round; at each step the next group still free with an opponent
     left fights, until no adversary or no free PC is left (so a group fights twice in a row only when it is
     the only one that can). ``fights = "once"``: one walk, each group at most once."""
-    if (w[W_ADV_AT, loc] == 0) | (w[W_PCS_AT, loc] == 0):
+    if (w[W_ADV_AT + loc] == 0) | (w[W_PCS_AT + loc] == 0):
         return  # no adversary here, or no PC (all PCs there are still free: only this step captures them)
     n = r_cam_6_rotation(kp, w, loc, u, cur)
     for k in range(n):
         for a in range(kp.A):
-            w[W_FOUGHT + k, a] = False
+            w[W_FOUGHT + k * NC + a] = False
     nxt = 0
     while True:
         chosen = -1
@@ -906,8 +919,8 @@ def r_cam_6_confrontations(kp, w, t, loc, u, cur):
             if not kp.until_cleared and k < nxt:
                 break  # "once": no second walk
             free = True
-            for q in range(w[W_GRP_FIRST, k], w[W_GRP_FIRST, k + 1]):
-                if w[G_STATUS, w[W_GRP_PC, q]] != FREE:
+            for q in range(w[W_GRP_FIRST + k], w[W_GRP_FIRST + k + 1]):
+                if w[G_STATUS + w[W_GRP_PC + q]] != FREE:
                     free = False
             if not free:
                 continue
@@ -917,10 +930,10 @@ def r_cam_6_confrontations(kp, w, t, loc, u, cur):
                 break
         if chosen < 0:
             return
-        if w[W_GRP_FIRST, chosen + 1] - w[W_GRP_FIRST, chosen] >= 2:
+        if w[W_GRP_FIRST + chosen + 1] - w[W_GRP_FIRST + chosen] >= 2:
             r_cam_9_team_battle(kp, w, t, chosen, n_opp, u, cur)
         else:
-            r_cam_8_one_on_one(kp, w, t, chosen, w[W_GRP_PC, w[W_GRP_FIRST, chosen]], n_opp, u, cur)
+            r_cam_8_one_on_one(kp, w, t, chosen, w[W_GRP_PC + w[W_GRP_FIRST + chosen]], n_opp, u, cur)
         nxt = chosen + 1
         if not kp.until_cleared and nxt >= n:
             return
@@ -931,26 +944,26 @@ def r_cam_6_confrontations(kp, w, t, loc, u, cur):
 def r_cam_26_exits(kp, w, t):
     """R-CAM-26 / R-CAM-58: a free PC at an open exit after its confrontations leaves, cleared."""
     for i in range(kp.P):
-        d = w[W_DEST, i]
-        if w[W_FREE0, i] and w[G_STATUS, i] == FREE and kp.loc[LOC_IS_EXIT, d] and t >= kp.loc[LOC_OPENS_ON, d]:
-            w[G_STATUS, i] = CLEARED
-            w[G_END_TURN, i] = t
+        d = w[W_DEST + i]
+        if w[W_FREE0 + i] and w[G_STATUS + i] == FREE and kp.loc[LOC_IS_EXIT, d] and t >= kp.loc[LOC_OPENS_ON, d]:
+            w[G_STATUS + i] = CLEARED
+            w[G_END_TURN + i] = t
 
 
 @step
 def r_cam_30_nursing(kp, w, u, cur):
     """R-CAM-30 / R-CAM-55: a free nurse gives +1 vitality (up to its starting value) to the other free PC at
     its location with the lowest vitality, one at random among ties."""
-    tied = w[W_TMP]
+    tied = w[W_TMP:W_TMP + NC]
     for i in range(kp.P):
-        if not (w[W_NURSE, i] and w[G_STATUS, i] == FREE):
+        if not (w[W_NURSE + i] and w[G_STATUS + i] == FREE):
             continue
         low = 1 << 62
         m = 0
-        d = w[W_DEST, i]
+        d = w[W_DEST + i]
         for j in range(kp.P):  # free now means free at the start of the turn: only step 6 frees captives
-            if (j != i) & (w[G_STATUS, j] == FREE) & (w[W_DEST, j] == d):
-                v = w[G_VIT, j]
+            if (j != i) & (w[G_STATUS + j] == FREE) & (w[W_DEST + j] == d):
+                v = w[G_VIT + j]
                 if v < low:
                     low = v
                     m = 0
@@ -960,8 +973,8 @@ def r_cam_30_nursing(kp, w, u, cur):
         if m == 0:
             continue
         j = tied[pick(u, cur, m)]
-        if w[G_VIT, j] < kp.pc[PC_VIT, j]:
-            w[G_VIT, j] += 1
+        if w[G_VIT + j] < kp.pc[PC_VIT, j]:
+            w[G_VIT + j] += 1
 
 
 @step
@@ -971,33 +984,33 @@ def r_cam_12_supports(kp, w, t, u, cur):
     its support fails): ``W_SUP_OF`` (the captive, or -1) and ``W_FAILED``."""
     P = kp.P
     for i in range(P):
-        w[W_SUP_OF, i] = -1
-        w[W_FAILED, i] = False
-    cand = w[W_TMP]
+        w[W_SUP_OF + i] = -1
+        w[W_FAILED + i] = False
+    cand = w[W_TMP:W_TMP + NC]
     for i in range(P):
-        d = w[W_DEST, i]
-        if not (w[W_FREE0, i] and w[G_STATUS, i] == FREE and kp.loc[LOC_IS_ROOM, d]):
+        d = w[W_DEST + i]
+        if not (w[W_FREE0 + i] and w[G_STATUS + i] == FREE and kp.loc[LOC_IS_ROOM, d]):
             continue
         n_in = 0
         m = 0
         named_in = False
         for j in range(P):
-            if w[G_STATUS, j] == CAPTURED and w[G_CAP_TURN, j] < t and w[G_ROOM, j] == d:
+            if w[G_STATUS + j] == CAPTURED and w[G_CAP_TURN + j] < t and w[G_ROOM + j] == d:
                 n_in += 1
-                if j == w[W_NAMED, i]:
+                if j == w[W_NAMED + i]:
                     named_in = True
                 if not kp.pc[PC_EXCL + i, j]:
                     cand[m] = j
                     m += 1
         if n_in == 0:
             continue  # nobody checks here: the rescuer does nothing
-        w[G_RESCUES_TRIED, 0] += 1
+        w[G_RESCUES_TRIED] += 1
         if named_in:
-            w[W_SUP_OF, i] = w[W_NAMED, i]
+            w[W_SUP_OF + i] = w[W_NAMED + i]
         elif m == 0:
-            w[W_FAILED, i] = True  # R-CAM-12: exclusions leave no one
+            w[W_FAILED + i] = True  # R-CAM-12: exclusions leave no one
         else:
-            w[W_SUP_OF, i] = cand[pick(u, cur, m)]
+            w[W_SUP_OF + i] = cand[pick(u, cur, m)]
 
 
 @step
@@ -1007,34 +1020,34 @@ def r_cam_11_escape_checks(kp, w, t, u, cur):
     P = kp.P
     r_cam_12_supports(kp, w, t, u, cur)
     # R-CAM-13: every check is decided on the abilities before any result of this step
-    ok = w[W_TEAM_TMP]
+    ok = w[W_TEAM_TMP:W_TEAM_TMP + NC]
     for j in range(P):
         ok[j] = 0
-        if w[G_STATUS, j] == CAPTURED and w[G_CAP_TURN, j] < t:
+        if w[G_STATUS + j] == CAPTURED and w[G_CAP_TURN + j] < t:
             total = min3(w, j)
             for i in range(P):
-                if w[W_SUP_OF, i] == j:
+                if w[W_SUP_OF + i] == j:
                     total += min3(w, i)
-            ok[j] = 1 if t + kp.loc[LOC_ROOM_OFFSET, w[G_ROOM, j]] <= total else 2
+            ok[j] = 1 if t + kp.loc[LOC_ROOM_OFFSET, w[G_ROOM + j]] <= total else 2
     for j in range(P):
         if ok[j] == 0:
             continue
-        w[G_CHECKS_T, t - 1] += 1
+        w[G_CHECKS_T + 4 * (t - 1)] += 1
         if ok[j] == 1:
-            w[G_ESCAPES_T, t - 1] += 1
-            w[G_STATUS, j] = FREE
+            w[G_ESCAPES_T + 4 * (t - 1)] += 1
+            w[G_STATUS + j] = FREE
             for i in range(P):
-                if w[W_SUP_OF, i] == j:
-                    w[G_GP, i] += t // 2 + 1
-                    w[G_RESCUES_WON, 0] += 1
+                if w[W_SUP_OF + i] == j:
+                    w[G_GP + i] += t // 2 + 1
+                    w[G_RESCUES_WON] += 1
         else:  # R-CAM-14
-            w[G_VIT, j] -= 1
+            w[G_VIT + j] -= 1
             for i in range(P):
-                if w[W_SUP_OF, i] == j:
-                    r_cam_8_capture(kp, w, t, i, w[G_ROOM, j])
+                if w[W_SUP_OF + i] == j:
+                    r_cam_8_capture(kp, w, t, i, w[G_ROOM + j])
     for i in range(P):
-        if w[W_FAILED, i]:
-            r_cam_8_capture(kp, w, t, i, w[W_DEST, i])
+        if w[W_FAILED + i]:
+            r_cam_8_capture(kp, w, t, i, w[W_DEST + i])
 
 
 # ------------------------------------------------------------------ the turn and the game
@@ -1044,8 +1057,8 @@ def r_cam_51_early_ears(kp, w):
     that ``ears`` is never the constant False: numba would compile every step it is passed to twice.)"""
     ears = False
     for i in range(kp.P):
-        st = w[G_STATUS, i]
-        ears |= ((st == FREE) | (st == CAPTURED)) & (w[W_EARS, i] != 0)
+        st = w[G_STATUS + i]
+        ears |= ((st == FREE) | (st == CAPTURED)) & (w[W_EARS + i] != 0)
     return ears
 
 
@@ -1058,14 +1071,14 @@ def r_cam_5_turn(kp, w, rec, g, t, u, cur):
     n_free = 0
     alive = False
     for i in range(P):  # branch-free: the statuses are unpredictable
-        st = w[G_STATUS, i]
+        st = w[G_STATUS + i]
         free = st == FREE
-        w[W_FREE0, i] = free
-        w[W_DEST, i] = -1
-        w[W_NAMED, i] = -1
+        w[W_FREE0 + i] = free
+        w[W_DEST + i] = -1
+        w[W_NAMED + i] = -1
         n_free += free
         alive |= free | (st == CAPTURED)
-    w[G_FREE_T, t - 1] = n_free
+    w[G_FREE_T + 4 * (t - 1)] = n_free
     if kp.B > 0:  # R-CAM-9a: the skills this game's PCs bought
         r_cam_9a_terms(kp, w)
     ears = r_cam_51_early_ears(kp, w)
@@ -1085,19 +1098,19 @@ def r_cam_5_turn(kp, w, rec, g, t, u, cur):
         r_cam_11_escape_checks(kp, w, t, u, cur)  # 6.
         r_cam_15_turn_end(kp, w, t)  # 7-8.
     for i in range(P):
-        rec.status_by_turn[g, t - 1, i] = w[G_STATUS, i]
+        rec.status_by_turn[g, t - 1, i] = w[G_STATUS + i]
 
 
 @step
 def r_cam_15_turn_end(kp, w, t):
     """R-CAM-5 steps 7-8: R-CAM-58 growth points to every PC in the game, then R-CAM-15 game over at vitality 0."""
     for i in range(kp.P):
-        st = w[G_STATUS, i]
+        st = w[G_STATUS + i]
         in_game = (st == FREE) | (st == CAPTURED)
-        w[G_GP, i] += in_game * (1 + w[W_GPT, i])  # branch-free
-        if in_game & (w[G_VIT, i] <= 0):
-            w[G_STATUS, i] = GAME_OVER
-            w[G_END_TURN, i] = t
+        w[G_GP + i] += in_game * (1 + w[W_GPT + i])  # branch-free
+        if in_game & (w[G_VIT + i] <= 0):
+            w[G_STATUS + i] = GAME_OVER
+            w[G_END_TURN + i] = t
 
 
 @step
@@ -1105,47 +1118,49 @@ def new_game(kp, w):
     """A game's starting state (R-CAM-1) in the state rows: base abilities, vitality, gp 0, free; counts cleared."""
     for i in range(kp.P):
         for s in range(3):
-            w[G_BASE + s, i] = kp.pc[PC_BASE + s, i]
-        w[G_VIT, i] = kp.pc[PC_VIT, i]
-        w[G_STATUS, i] = FREE
-        w[G_ROOM, i] = -1
-        w[G_GP, i] = 0
-        w[G_CAP_TURN, i] = 0
-        w[G_END_TURN, i] = 0
-        for b in range(kp.B):
-            w[kp.g_bought + b, i] = 0
-    for r in range(G_RESCUES_TRIED, G_WINS_STANCE + 1):  # the counts
-        for k in range(w.shape[1]):
-            w[r, k] = 0
+            w[G_BASE + s * NC + i] = kp.pc[PC_BASE + s, i]
+        w[G_VIT + i] = kp.pc[PC_VIT, i]
+        w[G_STATUS + i] = FREE
+        w[G_ROOM + i] = -1
+        w[G_GP + i] = 0
+        w[G_CAP_TURN + i] = 0
+        w[G_END_TURN + i] = 0
+    for s in range(3):  # the counts
+        w[G_RESCUES_TRIED + s] = 0
+        w[G_RESCUES_WON + s] = 0
+        w[G_DUELS_STANCE + s] = 0
+        w[G_WINS_STANCE + s] = 0
+    for k in range(G_CAPTURES_T, kp.g_bought + kp.P * kp.B):  # by turn, by template, bought
+        w[k] = 0
 
 
 @step
 def store_game(kp, w, rec, g):
     """The game's state and counts (the state rows) into game g's record."""
     for i in range(kp.P):
-        rec.status[g, i] = w[G_STATUS, i]
-        rec.end_turn[g, i] = w[G_END_TURN, i]
-        rec.vit[g, i] = w[G_VIT, i]
-        rec.gp[g, i] = w[G_GP, i]
-        rec.room[g, i] = w[G_ROOM, i]
-        rec.cap_turn[g, i] = w[G_CAP_TURN, i]
+        rec.status[g, i] = w[G_STATUS + i]
+        rec.end_turn[g, i] = w[G_END_TURN + i]
+        rec.vit[g, i] = w[G_VIT + i]
+        rec.gp[g, i] = w[G_GP + i]
+        rec.room[g, i] = w[G_ROOM + i]
+        rec.cap_turn[g, i] = w[G_CAP_TURN + i]
         for s in range(3):
-            rec.base[g, i, s] = w[G_BASE + s, i]
+            rec.base[g, i, s] = w[G_BASE + s * NC + i]
         for b in range(kp.B):
-            rec.bought[g, i, b] = w[kp.g_bought + b, i]
+            rec.bought[g, i, b] = w[kp.g_bought + i * kp.B + b]
     for t in range(kp.T):
-        rec.captures_t[g, t] = w[G_CAPTURES_T, t]
-        rec.checks_t[g, t] = w[G_CHECKS_T, t]
-        rec.escapes_t[g, t] = w[G_ESCAPES_T, t]
-        rec.free_t[g, t] = w[G_FREE_T, t]
+        rec.captures_t[g, t] = w[G_CAPTURES_T + 4 * t]
+        rec.checks_t[g, t] = w[G_CHECKS_T + 4 * t]
+        rec.escapes_t[g, t] = w[G_ESCAPES_T + 4 * t]
+        rec.free_t[g, t] = w[G_FREE_T + 4 * t]
     for k in range(rec.duels_tmpl.shape[1]):
-        rec.duels_tmpl[g, k] = w[G_DUELS_TMPL, k]
-        rec.wins_tmpl[g, k] = w[G_WINS_TMPL, k]
+        rec.duels_tmpl[g, k] = w[kp.g_tmpl + 2 * k]
+        rec.wins_tmpl[g, k] = w[kp.g_tmpl + 2 * k + 1]
     for s in range(3):
-        rec.duels_stance[g, s] = w[G_DUELS_STANCE, s]
-        rec.wins_stance[g, s] = w[G_WINS_STANCE, s]
-    rec.rescues_tried[g] = w[G_RESCUES_TRIED, 0]
-    rec.rescues_won[g] = w[G_RESCUES_WON, 0]
+        rec.duels_stance[g, s] = w[G_DUELS_STANCE + s]
+        rec.wins_stance[g, s] = w[G_WINS_STANCE + s]
+    rec.rescues_tried[g] = w[G_RESCUES_TRIED]
+    rec.rescues_won[g] = w[G_RESCUES_WON]
 
 
 @step
@@ -1153,29 +1168,29 @@ def load_game(kp, w, rec, g):
     """Game g's state and counts from its record into the state rows (a state the caller set: tests)."""
     new_game(kp, w)
     for i in range(kp.P):
-        w[G_STATUS, i] = rec.status[g, i]
-        w[G_END_TURN, i] = rec.end_turn[g, i]
-        w[G_VIT, i] = rec.vit[g, i]
-        w[G_GP, i] = rec.gp[g, i]
-        w[G_ROOM, i] = rec.room[g, i]
-        w[G_CAP_TURN, i] = rec.cap_turn[g, i]
+        w[G_STATUS + i] = rec.status[g, i]
+        w[G_END_TURN + i] = rec.end_turn[g, i]
+        w[G_VIT + i] = rec.vit[g, i]
+        w[G_GP + i] = rec.gp[g, i]
+        w[G_ROOM + i] = rec.room[g, i]
+        w[G_CAP_TURN + i] = rec.cap_turn[g, i]
         for s in range(3):
-            w[G_BASE + s, i] = rec.base[g, i, s]
+            w[G_BASE + s * NC + i] = rec.base[g, i, s]
         for b in range(kp.B):
-            w[kp.g_bought + b, i] = rec.bought[g, i, b]
+            w[kp.g_bought + i * kp.B + b] = rec.bought[g, i, b]
     for t in range(kp.T):
-        w[G_CAPTURES_T, t] = rec.captures_t[g, t]
-        w[G_CHECKS_T, t] = rec.checks_t[g, t]
-        w[G_ESCAPES_T, t] = rec.escapes_t[g, t]
-        w[G_FREE_T, t] = rec.free_t[g, t]
+        w[G_CAPTURES_T + 4 * t] = rec.captures_t[g, t]
+        w[G_CHECKS_T + 4 * t] = rec.checks_t[g, t]
+        w[G_ESCAPES_T + 4 * t] = rec.escapes_t[g, t]
+        w[G_FREE_T + 4 * t] = rec.free_t[g, t]
     for k in range(rec.duels_tmpl.shape[1]):
-        w[G_DUELS_TMPL, k] = rec.duels_tmpl[g, k]
-        w[G_WINS_TMPL, k] = rec.wins_tmpl[g, k]
+        w[kp.g_tmpl + 2 * k] = rec.duels_tmpl[g, k]
+        w[kp.g_tmpl + 2 * k + 1] = rec.wins_tmpl[g, k]
     for s in range(3):
-        w[G_DUELS_STANCE, s] = rec.duels_stance[g, s]
-        w[G_WINS_STANCE, s] = rec.wins_stance[g, s]
-    w[G_RESCUES_TRIED, 0] = rec.rescues_tried[g]
-    w[G_RESCUES_WON, 0] = rec.rescues_won[g]
+        w[G_DUELS_STANCE + s] = rec.duels_stance[g, s]
+        w[G_WINS_STANCE + s] = rec.wins_stance[g, s]
+    w[G_RESCUES_TRIED] = rec.rescues_tried[g]
+    w[G_RESCUES_WON] = rec.rescues_won[g]
 
 
 @nb.njit(cache=True, _nrt=False, nogil=True)  # the one compiled entry point; threads may run it at once
@@ -1200,9 +1215,9 @@ def play_games(kp, w, rec, u, cur, g0, g1, t0, t1, whole):
             return g
         if whole:
             for i in range(kp.P):  # after turn T a PC still free has cleared (R-CAM-5)
-                if w[G_STATUS, i] == FREE:
-                    w[G_STATUS, i] = CLEARED
-                    w[G_END_TURN, i] = kp.T
+                if w[G_STATUS + i] == FREE:
+                    w[G_STATUS + i] = CLEARED
+                    w[G_END_TURN + i] = kp.T
         store_game(kp, w, rec, g)
     return g1
 
