@@ -38,25 +38,40 @@ def _first_rows(*heights: int) -> tuple[int, ...]:
     return tuple(int(x) for x in np.cumsum((0, *heights)))
 
 
-# The scenario's terms packed in a few tables (issue 27): a row per named field (the constants below: first row of
-# each), a column per location, PC, adversary slot, mission, skill or buy-list item; bools are 0 / 1. A compiled
-# step takes these few arrays rather than eighty (every array a compiled call passes is a dozen scalars).
-# kp.loc: R-CAM-11, R-CAM-26, R-CAM-50, R-CAM-53 (ROOMS, PLAIN: the first n_rooms / n_plain columns list them)
-LOC_IS_ROOM, LOC_IS_EXIT, LOC_OPENS_ON, LOC_ROOM_OFFSET, LOC_ROOMS, LOC_PLAIN, LOC_ROWS = _first_rows(1, 1, 1, 1, 1, 1)
-# kp.pc: R-CAM-1, R-CAM-30 (NUM, DEN: row + 2 x stance + [no advantage, advantage]); EXCL + i: PC i's exclusions
-PC_BASE, PC_BONUS, PC_NUM, PC_DEN, PC_VIT, PC_TEAM, PC_EARS, PC_NURSE, PC_GPT, PC_EXCL = _first_rows(
-    3, 3, 6, 6, 1, 1, 1, 1, 1)
-# kp.adv: R-CAM-20, R-CAM-21, R-CAM-53, R-CAM-54; CAND + q: the slot's candidate location q
+# The flat tables (issue 27): a field is a row of NC cells indexed by location, PC, adversary slot, skill or buy-list
+# item, so that a cell is ``t[FIELD + i]`` (a field of several rows: ``t[FIELD + r * NC + i]``) at an offset the
+# compiler knows. NC exceeds every count a scenario may have (the limits of sim.campus.model: 200 locations, 200
+# spawn slots plus a miso slot per PC of 32, 51 buy-list items; teams); 264 cells are an odd number of 64-byte
+# cache lines, which spreads the rows' first cells over the cache's sets.
+NC = 264
+
+
+def _fields(first: int, *heights: int) -> tuple[int, ...]:
+    """The flat offset of each field of a table from offset ``first`` (fields of these heights in rows, in order),
+    then the offset after the last."""
+    return tuple(first + r * NC for r in _first_rows(*heights))
+
+
+# The scenario's terms (kp.t, int64; bools 0 / 1): a compiled step takes a few arrays rather than eighty (every
+# array a compiled call passes is a dozen scalars).
+# R-CAM-11, R-CAM-26, R-CAM-50, R-CAM-53 by location (ROOMS, PLAIN: the first n_rooms / n_plain cells list them)
+LOC_IS_ROOM, LOC_IS_EXIT, LOC_OPENS_ON, LOC_ROOM_OFFSET, LOC_ROOMS, LOC_PLAIN, _PC = _fields(0, 1, 1, 1, 1, 1, 1)
+# R-CAM-1, R-CAM-30 by PC (NUM, DEN: row 2 x stance + [no advantage, advantage])
+PC_BASE, PC_BONUS, PC_NUM, PC_DEN, PC_VIT, PC_TEAM, PC_EARS, PC_NURSE, PC_GPT, _ADV = _fields(
+    _PC, 3, 3, 6, 6, 1, 1, 1, 1, 1)
+# R-CAM-20, R-CAM-21, R-CAM-53, R-CAM-54 by adversary slot
 (ADV_TEMPLATE, ADV_BOSS, ADV_REWARD, ADV_ROOM, ADV_BASE, ADV_BONUS, ADV_NUM, ADV_DEN, ADV_WNUM, ADV_FIRST, ADV_LAST,
- ADV_N_CANDS, ADV_FIXED_STANCE, ADV_CAND) = _first_rows(1, 1, 1, 1, 3, 3, 6, 6, 3, 1, 1, 1, 1)
+ ADV_N_CANDS, ADV_FIXED_STANCE, _SK) = _fields(_ADV, 1, 1, 1, 1, 3, 3, 6, 6, 3, 1, 1, 1, 1)
+# the skills a buy list can buy (R-CAM-9a), by skill; the buy list (a skill or a team, the other -1), by item;
+# then PC_EXCL + i * NC: PC i's exclusions (R-CAM-12), by PC
+SK_COST, SK_BONUS, SK_NUM, SK_DEN, SK_EARS, SK_NURSE, SK_GPT, _BUY = _fields(_SK, 1, 3, 6, 6, 1, 1, 1)
+BUY_SKILL, BUY_TEAM, PC_EXCL = _fields(_BUY, 1, 1)
+# kp.cand: a row per adversary slot, its candidate locations (R-CAM-20)
 # kp.prob (float64): an adversary slot's stance thresholds and spawn chance (R-CAM-20, R-CAM-21), a mission's chance
 PROB_ADV_C1, PROB_ADV_C2, PROB_ADV_CHANCE, PROB_MIS_CHANCE, PROB_ROWS = _first_rows(1, 1, 1, 1)
-# kp.mis: R-CAM-25, R-CAM-25a, R-CAM-56
+# kp.mis: R-CAM-25, R-CAM-25a, R-CAM-56, a column per mission
 (MIS_LOC, MIS_FIRST, MIS_LAST, MIS_STANCE, MIS_EACH, MIS_TARGET, MIS_REWARD, MIS_PEN_VIT, MIS_PEN_ABILITY,
  MIS_PEN_AMOUNT, MIS_FOUND, MIS_ROWS) = _first_rows(1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1)
-# kp.sk: the skills a buy list can buy (R-CAM-9a); kp.buy: the buy list (a skill or a team, the other -1)
-SK_COST, SK_BONUS, SK_NUM, SK_DEN, SK_EARS, SK_NURSE, SK_GPT, SK_ROWS = _first_rows(1, 3, 6, 6, 1, 1, 1)
-BUY_SKILL, BUY_TEAM, BUY_ROWS = _first_rows(1, 1)
 # kp.eq: a column per turn: how many spawn slots the equilibrium policy falls back to, then the slots (issue 7)
 EQ_N, EQ_SLOTS = _first_rows(1)
 
@@ -64,16 +79,12 @@ KParams = namedtuple("KParams", [
     "P", "L", "T", "S", "A", "team_max", "n_teams", "miso", "k_options", "until_cleared", "move_avoid",
     "stance_policy", "stance_value", "growth", "rescue", "unit_den", "weight_den", "M", "B", "team_cost",
     "miso_in_missions", "save_for_buy", "n_rooms", "n_plain", "g_tmpl", "g_bought",
-    "loc", "pc", "adv", "prob", "mis", "sk", "buy", "eq",
+    "t", "cand", "prob", "mis", "eq",
 ])
 
 # The scratch of a game-turn and the state of the game being played (new_work): one flat int64 table of fields
-# (bools 0 / 1), each a row of NC cells indexed by PC, adversary slot or location (or group, team, slot of a list),
-# so that a cell is ``w[FIELD + i]`` (a field of several rows: ``w[FIELD + r * NC + i]``) at an offset the compiler
-# knows; reused by every game of a call. NC exceeds every count a scenario may have (the limits of
-# sim.campus.model: 200 locations, 200 spawn slots plus a miso slot per PC of 32; teams); 264 cells are an odd
-# number of 64-byte cache lines, which spreads the rows' first cells over the cache's sets.
-NC = 264
+# (bools 0 / 1) as above, indexed by PC, adversary slot or location (or group, team, slot of a list), reused by
+# every game of a call.
 _W_ROWS = _first_rows(*[1] * 22, 3, 6, 6, *[1] * 7, 3, 3, 6, 6, *[1] * 7, *[1] * 6, 3, *[1] * 4)
 # by PC (or by group / team / list position):
 (W_DEST, W_NAMED, W_STANCE, W_FREE0, W_COVER, W_GRP_PC, W_GRP_FIRST, W_HERE, W_SIDE_PC, W_RED_PC, W_OUT_BY, W_SUP_OF,
@@ -108,25 +119,39 @@ def _pack(rows: int, n: int, fields, dtype=np.int64) -> np.ndarray:
     return t
 
 
+def _put(t: np.ndarray, fields) -> None:
+    """Into the flat table ``t``: each (field's offset, per-cell values of shape (n, ...)), each cell's values in C
+    order down the field's rows."""
+    for first, x in fields:
+        x = np.asarray(x, np.int64)
+        n = x.shape[0]
+        h = x.size // n if n else 0
+        t[first:first + h * NC].reshape(h, NC)[:, :n] = x.reshape(n, h).T
+
+
 def kernel_params(p: Params) -> KParams:
-    """The compiled scenario: plain scalars and the packed tables (C-contiguous int64, ``prob`` float64)."""
+    """The compiled scenario: plain scalars, the flat table ``t`` and the packed tables (C-contiguous int64,
+    ``prob`` float64)."""
     P, L, A, M = p.P, p.L, p.A, p.M
+    if max(L, A, p.B, p.K, len(p.team_names)) >= NC or P > MAX_PARTY:
+        raise ValueError(f"the campus engine's tables hold {NC - 1} locations, slots, items and teams")
     eq_n = np.array([len(x) for x in p.eq_fallback_slots], np.int64)
     eq_slots = np.zeros((p.T, max(1, int(eq_n.max()) if len(eq_n) else 1)), np.int64)
     for t, x in enumerate(p.eq_fallback_slots):
         eq_slots[t, : len(x)] = x
-    lists = np.zeros((L, 2), np.int64)
-    lists[: len(p.rooms), 0], lists[: len(p.plain), 1] = p.rooms, p.plain
-    loc = _pack(LOC_ROWS, L, [(LOC_IS_ROOM, p.is_room), (LOC_IS_EXIT, p.is_exit), (LOC_OPENS_ON, p.opens_on),
-                              (LOC_ROOM_OFFSET, p.room_offset), (LOC_ROOMS, lists)])
-    pc = _pack(PC_EXCL + P, P, [(PC_BASE, p.pc_base), (PC_BONUS, p.pc_bonus), (PC_NUM, p.pc_num), (PC_DEN, p.pc_den),
-                                (PC_VIT, p.pc_vit), (PC_TEAM, p.pc_team), (PC_EARS, p.pc_ears),
-                                (PC_NURSE, p.pc_nurse), (PC_GPT, p.pc_gpt), (PC_EXCL, np.transpose(p.pc_excl))])
-    adv = _pack(ADV_CAND + L, A, [
-        (ADV_TEMPLATE, p.adv_template), (ADV_BOSS, p.adv_boss), (ADV_REWARD, p.adv_reward), (ADV_ROOM, p.adv_room),
-        (ADV_BASE, p.adv_base), (ADV_BONUS, p.adv_bonus), (ADV_NUM, p.adv_num), (ADV_DEN, p.adv_den),
-        (ADV_WNUM, p.adv_wnum), (ADV_FIRST, p.adv_first), (ADV_LAST, p.adv_last), (ADV_N_CANDS, p.adv_n_cands),
-        (ADV_FIXED_STANCE, p.adv_fixed_stance), (ADV_CAND, p.adv_cand_table)])
+    t = np.zeros(PC_EXCL + MAX_PARTY * NC, np.int64)
+    _put(t, [(LOC_IS_ROOM, p.is_room), (LOC_IS_EXIT, p.is_exit), (LOC_OPENS_ON, p.opens_on),
+             (LOC_ROOM_OFFSET, p.room_offset), (LOC_ROOMS, p.rooms), (LOC_PLAIN, p.plain),
+             (PC_BASE, p.pc_base), (PC_BONUS, p.pc_bonus), (PC_NUM, p.pc_num), (PC_DEN, p.pc_den),
+             (PC_VIT, p.pc_vit), (PC_TEAM, p.pc_team), (PC_EARS, p.pc_ears), (PC_NURSE, p.pc_nurse), (PC_GPT, p.pc_gpt),
+             (PC_EXCL, np.transpose(p.pc_excl)),
+             (ADV_TEMPLATE, p.adv_template), (ADV_BOSS, p.adv_boss), (ADV_REWARD, p.adv_reward), (ADV_ROOM, p.adv_room),
+             (ADV_BASE, p.adv_base), (ADV_BONUS, p.adv_bonus), (ADV_NUM, p.adv_num), (ADV_DEN, p.adv_den),
+             (ADV_WNUM, p.adv_wnum), (ADV_FIRST, p.adv_first), (ADV_LAST, p.adv_last), (ADV_N_CANDS, p.adv_n_cands),
+             (ADV_FIXED_STANCE, p.adv_fixed_stance),
+             (SK_COST, p.sk_cost), (SK_BONUS, p.sk_bonus), (SK_NUM, p.sk_num), (SK_DEN, p.sk_den),
+             (SK_EARS, p.sk_ears), (SK_NURSE, p.sk_nurse), (SK_GPT, p.sk_gpt),
+             (BUY_SKILL, p.buy_skill), (BUY_TEAM, p.buy_team)])
     prob = np.zeros((PROB_ROWS, max(A, M, 1)), np.float64)
     prob[PROB_ADV_C1, :A], prob[PROB_ADV_C2, :A], prob[PROB_ADV_CHANCE, :A] = p.adv_c1, p.adv_c2, p.adv_chance
     prob[PROB_MIS_CHANCE, :M] = p.mis_chance
@@ -134,8 +159,6 @@ def kernel_params(p: Params) -> KParams:
         (MIS_LOC, p.mis_loc), (MIS_FIRST, p.mis_first), (MIS_LAST, p.mis_last), (MIS_STANCE, p.mis_stance),
         (MIS_EACH, p.mis_each), (MIS_TARGET, p.mis_target), (MIS_REWARD, p.mis_reward), (MIS_PEN_VIT, p.mis_pen_vit),
         (MIS_PEN_ABILITY, p.mis_pen_ability), (MIS_PEN_AMOUNT, p.mis_pen_amount), (MIS_FOUND, p.mis_found)])
-    sk = _pack(SK_ROWS, p.K, [(SK_COST, p.sk_cost), (SK_BONUS, p.sk_bonus), (SK_NUM, p.sk_num), (SK_DEN, p.sk_den),
-                              (SK_EARS, p.sk_ears), (SK_NURSE, p.sk_nurse), (SK_GPT, p.sk_gpt)])
     return KParams(
         P=int(P), L=int(L), T=int(p.T), S=int(p.S), A=int(A), team_max=int(p.team_max),
         n_teams=len(p.team_names), miso=bool(p.miso), k_options=int(p.k_options),
@@ -144,33 +167,27 @@ def kernel_params(p: Params) -> KParams:
         weight_den=int(p.weight_den), M=int(M), B=int(p.B), team_cost=int(p.team_cost),
         miso_in_missions=bool(p.miso_in_missions), save_for_buy=bool(p.save_for_buy), n_rooms=len(p.rooms),
         n_plain=len(p.plain), g_tmpl=G_CAPTURES_T + 4 * p.T,
-        g_bought=G_CAPTURES_T + 4 * p.T + 2 * len(p.template_names), loc=loc, pc=pc, adv=adv, prob=prob, mis=mis, sk=sk,
-        buy=_pack(BUY_ROWS, p.B, [(BUY_SKILL, p.buy_skill), (BUY_TEAM, p.buy_team)]),
+        g_bought=G_CAPTURES_T + 4 * p.T + 2 * len(p.template_names), t=t,
+        cand=np.ascontiguousarray(p.adv_cand_table, np.int64).reshape(A, L), prob=prob, mis=mis,
         eq=_pack(EQ_SLOTS + eq_slots.shape[1], p.T, [(EQ_N, eq_n), (EQ_SLOTS, eq_slots)]),
     )
 
 
 def new_work(p: Params) -> np.ndarray:
-    """Scratch for one game-turn (the ``W_`` rows) and the state of the game being played (the ``G_`` rows), reused
-    by every game of a call. ``W_A_BASE`` holds the
-    abilities of the adversaries present: a spawn slot's never change, so they are set here once; a miso bomb's
-    are set when it is placed. ``W_EARS`` .. ``W_DEN`` are the PCs' skill terms (R-CAM-30): their own skills, set
-    here once; with a buy list they are set again from the game's purchases every turn (R-CAM-9a). ``W_A_BONUS``,
-    ``W_A_NUM``, ``W_A_DEN`` are the adversaries' (a miso bomb's: set when it is placed)."""
-    P, A, S = p.P, p.A, p.S
-    if max(p.L, A, S, len(p.team_names)) >= NC or P > MAX_PARTY:
-        raise ValueError(f"the campus engine's scratch rows hold {NC - 1} locations, slots and teams")
-    w = np.zeros((_W_ROWS[-1] + MAX_PARTY, NC), np.int64)
-    w[W_A_NUM // NC:W_A_DEN // NC + 6] = 1
-    for first, x, n in ((W_EARS, p.pc_ears, P), (W_NURSE, p.pc_nurse, P), (W_GPT, p.pc_gpt, P),
-                        (W_TEAM, p.pc_team, P), (W_BONUS, p.pc_bonus, P), (W_NUM, p.pc_num, P), (W_DEN, p.pc_den, P),
-                        (W_A_BASE, p.adv_base[:S], S), (W_A_BONUS, p.adv_bonus, A), (W_A_NUM, p.adv_num, A),
-                        (W_A_DEN, p.adv_den, A)):
-        x = np.asarray(x, np.int64)
-        h = x.size // n if n else 0
-        w[first // NC:first // NC + h, :n] = x.reshape(n, h).T
+    """Scratch for one game-turn (the ``W_`` fields) and the state of the game being played (the ``G_`` fields),
+    reused by every game of a call. ``W_A_BASE`` holds the abilities of the adversaries present: a spawn slot's
+    never change, so they are set here once; a miso bomb's are set when it is placed. ``W_EARS`` .. ``W_DEN`` are
+    the PCs' skill terms (R-CAM-30): their own skills, set here once; with a buy list they are set again from the
+    game's purchases every turn (R-CAM-9a). ``W_A_BONUS``, ``W_A_NUM``, ``W_A_DEN`` are the adversaries' (a miso
+    bomb's: set when it is placed)."""
+    P, S = p.P, p.S
     tail = 4 * p.T + 2 * len(p.template_names) + P * p.B  # by turn, by template, bought
-    return np.concatenate([w.ravel(), np.zeros(tail, np.int64)])
+    w = np.zeros(G_CAPTURES_T + tail, np.int64)
+    w[W_A_NUM:W_A_DEN + 6 * NC] = 1
+    _put(w, [(W_EARS, p.pc_ears), (W_NURSE, p.pc_nurse), (W_GPT, p.pc_gpt), (W_TEAM, p.pc_team),
+             (W_BONUS, p.pc_bonus), (W_NUM, p.pc_num), (W_DEN, p.pc_den), (W_A_BASE, p.adv_base[:S]),
+             (W_A_BONUS, p.adv_bonus), (W_A_NUM, p.adv_num), (W_A_DEN, p.adv_den)])
+    return w
 
 
 def new_record(p: Params, n: int) -> Record:
@@ -298,7 +315,7 @@ def r_cam_40_best_stance(kp, w, bases, i):
 
 @step
 def is_boss(kp, a):
-    return a < kp.S and kp.adv[ADV_BOSS, a] != 0
+    return a < kp.S and kp.t[ADV_BOSS + a] != 0
 
 
 @step
@@ -311,8 +328,8 @@ def r_cam_21_adversary_stance(kp, w, a, u, cur):
         if kp.stance_policy == 1:
             return pick(u, cur, 3)
         return r_cam_40_best_stance(kp, w, adv_bases(w, a), a - kp.S)
-    if kp.adv[ADV_FIXED_STANCE, a] >= 0:
-        return kp.adv[ADV_FIXED_STANCE, a]
+    if kp.t[ADV_FIXED_STANCE + a] >= 0:
+        return kp.t[ADV_FIXED_STANCE + a]
     x = draw(u, cur)
     return (1 if x >= kp.prob[PROB_ADV_C1, a] else 0) + (1 if x >= kp.prob[PROB_ADV_C2, a] else 0)
 
@@ -330,14 +347,14 @@ def r_cam_8_capture(kp, w, t, i, room):
 @step
 def r_cam_53_capture_room(kp, a, u, cur):
     """R-CAM-8 / R-CAM-53: the adversary's room, else the only room, else one at random."""
-    if a < kp.S and kp.adv[ADV_ROOM, a] >= 0:
-        return kp.adv[ADV_ROOM, a]
-    return kp.loc[LOC_ROOMS, pick(u, cur, kp.n_rooms)]
+    if a < kp.S and kp.t[ADV_ROOM + a] >= 0:
+        return kp.t[ADV_ROOM + a]
+    return kp.t[LOC_ROOMS + pick(u, cur, kp.n_rooms)]
 
 
 @step
 def record_duel(kp, w, a, pc_stance, win):
-    tm = kp.adv[ADV_TEMPLATE, a]
+    tm = kp.t[ADV_TEMPLATE + a]
     w[kp.g_tmpl + 2 * tm] += 1
     w[G_DUELS_STANCE + pc_stance] += 1
     if win:
@@ -355,9 +372,9 @@ def r_cam_20_place_adversaries(kp, w, t, u, cur):
         w[W_ADV_AT + loc] = 0
     for a in range(kp.S):
         w[W_ADV_PRESENT + a] = False
-        if kp.adv[ADV_FIRST, a] <= t <= kp.adv[ADV_LAST, a] and chance(u, cur, kp.prob[PROB_ADV_CHANCE, a]):
+        if kp.t[ADV_FIRST + a] <= t <= kp.t[ADV_LAST + a] and chance(u, cur, kp.prob[PROB_ADV_CHANCE, a]):
             w[W_ADV_PRESENT + a] = True
-            loc = kp.adv[ADV_CAND + pick(u, cur, kp.adv[ADV_N_CANDS, a]), a]
+            loc = kp.cand[a, pick(u, cur, kp.t[ADV_N_CANDS + a])]
             w[W_ADV_LOC + a] = loc
             w[W_ADV_AT + loc] += 1  # its abilities are in w (W_A_BASE) from new_work on
     if kp.miso:
@@ -366,7 +383,7 @@ def r_cam_20_place_adversaries(kp, w, t, u, cur):
             w[W_ADV_PRESENT + a] = False
             if w[G_STATUS + i] == GAME_OVER:
                 w[W_ADV_PRESENT + a] = True
-                loc = kp.loc[LOC_PLAIN, pick(u, cur, kp.n_plain)]
+                loc = kp.t[LOC_PLAIN + pick(u, cur, kp.n_plain)]
                 w[W_ADV_LOC + a] = loc
                 w[W_ADV_AT + loc] += 1
                 for s in range(3):  # R-CAM-57: its final abilities and skills (bought ones too, R-CAM-9a)
@@ -423,9 +440,9 @@ def r_cam_40_rescue(kp, w, t):
             continue
         own = min3(w, i)  # before this turn's growth
         for j in range(P):
-            if w[G_STATUS + j] != CAPTURED or not w[W_OPT + w[G_ROOM + j]] or kp.pc[PC_EXCL + i, j]:
+            if w[G_STATUS + j] != CAPTURED or not w[W_OPT + w[G_ROOM + j]] or kp.t[PC_EXCL + i * NC + j]:
                 continue
-            target = t + kp.loc[LOC_ROOM_OFFSET, w[G_ROOM + j]]
+            target = t + kp.t[LOC_ROOM_OFFSET + w[G_ROOM + j]]
             if w[W_COVER + j] < target and w[W_COVER + j] + own >= target:
                 w[W_DEST + i] = w[G_ROOM + j]
                 w[W_NAMED + i] = j
@@ -443,7 +460,7 @@ def r_cam_40_move(kp, w, n_opt, ears, u, cur):
         for q in range(n_opt):  # branch-free: which options qualify is unpredictable
             loc = w[W_OPT_LIST + q]
             choices[m] = loc
-            m += (not kp.loc[LOC_IS_ROOM, loc]) & (not (ears and w[W_ADV_AT + loc] > 0))
+            m += (not kp.t[LOC_IS_ROOM + loc]) & (not (ears and w[W_ADV_AT + loc] > 0))
     if m == 0:
         for q in range(n_opt):
             choices[q] = w[W_OPT_LIST + q]
@@ -470,16 +487,16 @@ def r_cam_9a_add_skill(kp, w, i, k):
     """R-CAM-9a: bought skill k joins PC i's terms (R-CAM-30: bonus added, multipliers multiplied as reduced
     fractions, early ears, nursing and gp per turn added)."""
     for s in range(3):
-        w[W_BONUS + s * NC + i] += kp.sk[SK_BONUS + s, k]
+        w[W_BONUS + s * NC + i] += kp.t[SK_BONUS + s * NC + k]
         for c in range(2):
-            n = w[W_NUM + (2 * s + c) * NC + i] * kp.sk[SK_NUM + 2 * s + c, k]
-            d = w[W_DEN + (2 * s + c) * NC + i] * kp.sk[SK_DEN + 2 * s + c, k]
+            n = w[W_NUM + (2 * s + c) * NC + i] * kp.t[SK_NUM + (2 * s + c) * NC + k]
+            d = w[W_DEN + (2 * s + c) * NC + i] * kp.t[SK_DEN + (2 * s + c) * NC + k]
             r = gcd(n, d)
             w[W_NUM + (2 * s + c) * NC + i] = n // r
             w[W_DEN + (2 * s + c) * NC + i] = d // r
-    w[W_EARS + i] |= kp.sk[SK_EARS, k] != 0
-    w[W_NURSE + i] |= kp.sk[SK_NURSE, k] != 0
-    w[W_GPT + i] += kp.sk[SK_GPT, k]
+    w[W_EARS + i] |= kp.t[SK_EARS + k] != 0
+    w[W_NURSE + i] |= kp.t[SK_NURSE + k] != 0
+    w[W_GPT + i] += kp.t[SK_GPT + k]
 
 
 @step
@@ -487,20 +504,20 @@ def r_cam_9a_terms(kp, w):
     """R-CAM-9a: every PC's terms in game g: its own skills, then what it bought (in buy-list order)."""
     for i in range(kp.P):
         for s in range(3):
-            w[W_BONUS + s * NC + i] = kp.pc[PC_BONUS + s, i]
+            w[W_BONUS + s * NC + i] = kp.t[PC_BONUS + s * NC + i]
             for c in range(2):
-                w[W_NUM + (2 * s + c) * NC + i] = kp.pc[PC_NUM + 2 * s + c, i]
-                w[W_DEN + (2 * s + c) * NC + i] = kp.pc[PC_DEN + 2 * s + c, i]
-        w[W_EARS + i] = kp.pc[PC_EARS, i]
-        w[W_NURSE + i] = kp.pc[PC_NURSE, i]
-        w[W_GPT + i] = kp.pc[PC_GPT, i]
-        w[W_TEAM + i] = kp.pc[PC_TEAM, i]
+                w[W_NUM + (2 * s + c) * NC + i] = kp.t[PC_NUM + (2 * s + c) * NC + i]
+                w[W_DEN + (2 * s + c) * NC + i] = kp.t[PC_DEN + (2 * s + c) * NC + i]
+        w[W_EARS + i] = kp.t[PC_EARS + i]
+        w[W_NURSE + i] = kp.t[PC_NURSE + i]
+        w[W_GPT + i] = kp.t[PC_GPT + i]
+        w[W_TEAM + i] = kp.t[PC_TEAM + i]
         for b in range(kp.B):
             if w[kp.g_bought + i * kp.B + b] > 0:
-                if kp.buy[BUY_SKILL, b] >= 0:
-                    r_cam_9a_add_skill(kp, w, i, kp.buy[BUY_SKILL, b])
+                if kp.t[BUY_SKILL + b] >= 0:
+                    r_cam_9a_add_skill(kp, w, i, kp.t[BUY_SKILL + b])
                 else:
-                    w[W_TEAM + i] = kp.buy[BUY_TEAM, b]
+                    w[W_TEAM + i] = kp.t[BUY_TEAM + b]
 
 
 @step
@@ -512,11 +529,11 @@ def r_cam_9a_purchases(kp, w, t, i):
     for b in range(kp.B):
         if w[kp.g_bought + i * kp.B + b] > 0:
             continue
-        k = kp.buy[BUY_SKILL, b]
+        k = kp.t[BUY_SKILL + b]
         if k >= 0:
-            cost = kp.sk[SK_COST, k]
+            cost = kp.t[SK_COST + k]
         else:
-            team = kp.buy[BUY_TEAM, b]
+            team = kp.t[BUY_TEAM + b]
             if w[W_TEAM + i] >= 0:
                 continue  # one team per PC
             members = 0
@@ -534,7 +551,7 @@ def r_cam_9a_purchases(kp, w, t, i):
         if k >= 0:
             r_cam_9a_add_skill(kp, w, i, k)
         else:
-            w[W_TEAM + i] = kp.buy[BUY_TEAM, b]
+            w[W_TEAM + i] = kp.t[BUY_TEAM + b]
     return False
 
 
@@ -580,7 +597,7 @@ def adv_weights(kp, w, a, s2):
     """Stance probabilities as integers over weight_den (a miso bomb: all on its own best, R-CAM-57)."""
     if a >= kp.S:
         return kp.weight_den if s2 == r_cam_40_best_stance(kp, w, adv_bases(w, a), a - kp.S) else 0
-    return kp.adv[ADV_WNUM + s2, a]
+    return kp.t[ADV_WNUM + s2 * NC + a]
 
 
 def _equilibrium_thresholds(w, n):
@@ -608,7 +625,7 @@ def r_cam_40_equilibrium(kp, w, t, i, ears, best, u, cur):
         if fallback:
             a = kp.eq[EQ_SLOTS + q, t - 1]
             for s in range(3):
-                w[W_A_BASE + s * NC + a] = kp.adv[ADV_BASE + s, a]
+                w[W_A_BASE + s * NC + a] = kp.t[ADV_BASE + s * NC + a]
         else:
             a = q
             if not (w[W_ADV_PRESENT + a] and w[W_ADV_LOC + a] == d):
@@ -840,7 +857,7 @@ def r_cam_8_one_on_one(kp, w, t, k, i, n_opp, u, cur):
     win = pv > av
     record_duel(kp, w, a, sp, win)
     if win:
-        w[G_GP + i] += kp.adv[ADV_REWARD, a]
+        w[G_GP + i] += kp.t[ADV_REWARD + a]
     else:
         r_cam_8_capture(kp, w, t, i, r_cam_53_capture_room(kp, a, u, cur))
     r_cam_7_after_confrontation(kp, w, k, a)
@@ -879,7 +896,7 @@ def r_cam_9_team_battle(kp, w, t, k, n_opp, u, cur):
         record_duel(kp, w, a, sp, pv > av)
         if pv > av:
             w[W_RED_PC + ip] += max(av, 0)
-            reward += kp.adv[ADV_REWARD, a]
+            reward += kp.t[ADV_REWARD + a]
             ja += 1
         elif av > pv:
             w[W_RED_ADV + ja] += max(pv, 0)
@@ -945,7 +962,7 @@ def r_cam_26_exits(kp, w, t):
     """R-CAM-26 / R-CAM-58: a free PC at an open exit after its confrontations leaves, cleared."""
     for i in range(kp.P):
         d = w[W_DEST + i]
-        if w[W_FREE0 + i] and w[G_STATUS + i] == FREE and kp.loc[LOC_IS_EXIT, d] and t >= kp.loc[LOC_OPENS_ON, d]:
+        if w[W_FREE0 + i] and w[G_STATUS + i] == FREE and kp.t[LOC_IS_EXIT + d] and t >= kp.t[LOC_OPENS_ON + d]:
             w[G_STATUS + i] = CLEARED
             w[G_END_TURN + i] = t
 
@@ -973,7 +990,7 @@ def r_cam_30_nursing(kp, w, u, cur):
         if m == 0:
             continue
         j = tied[pick(u, cur, m)]
-        if w[G_VIT + j] < kp.pc[PC_VIT, j]:
+        if w[G_VIT + j] < kp.t[PC_VIT + j]:
             w[G_VIT + j] += 1
 
 
@@ -989,7 +1006,7 @@ def r_cam_12_supports(kp, w, t, u, cur):
     cand = w[W_TMP:W_TMP + NC]
     for i in range(P):
         d = w[W_DEST + i]
-        if not (w[W_FREE0 + i] and w[G_STATUS + i] == FREE and kp.loc[LOC_IS_ROOM, d]):
+        if not (w[W_FREE0 + i] and w[G_STATUS + i] == FREE and kp.t[LOC_IS_ROOM + d]):
             continue
         n_in = 0
         m = 0
@@ -999,7 +1016,7 @@ def r_cam_12_supports(kp, w, t, u, cur):
                 n_in += 1
                 if j == w[W_NAMED + i]:
                     named_in = True
-                if not kp.pc[PC_EXCL + i, j]:
+                if not kp.t[PC_EXCL + i * NC + j]:
                     cand[m] = j
                     m += 1
         if n_in == 0:
@@ -1028,7 +1045,7 @@ def r_cam_11_escape_checks(kp, w, t, u, cur):
             for i in range(P):
                 if w[W_SUP_OF + i] == j:
                     total += min3(w, i)
-            ok[j] = 1 if t + kp.loc[LOC_ROOM_OFFSET, w[G_ROOM + j]] <= total else 2
+            ok[j] = 1 if t + kp.t[LOC_ROOM_OFFSET + w[G_ROOM + j]] <= total else 2
     for j in range(P):
         if ok[j] == 0:
             continue
@@ -1118,8 +1135,8 @@ def new_game(kp, w):
     """A game's starting state (R-CAM-1) in the state rows: base abilities, vitality, gp 0, free; counts cleared."""
     for i in range(kp.P):
         for s in range(3):
-            w[G_BASE + s * NC + i] = kp.pc[PC_BASE + s, i]
-        w[G_VIT + i] = kp.pc[PC_VIT, i]
+            w[G_BASE + s * NC + i] = kp.t[PC_BASE + s * NC + i]
+        w[G_VIT + i] = kp.t[PC_VIT + i]
         w[G_STATUS + i] = FREE
         w[G_ROOM + i] = -1
         w[G_GP + i] = 0
