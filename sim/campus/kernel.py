@@ -4,9 +4,12 @@ The batch axis is outermost: :func:`play_games` plays games ``g0, g0 + 1, ...`` 
 through its turns (R-CAM-5), every step one compiled function named after its rule. Every game draws only
 what it uses from the chunk's uniform stream, in the order the steps need it (the conventions of
 :mod:`sim.campus.params`), so the scalar reference (:mod:`sim.campus.reference`) reading the same doubles in
-the same order plays the same games. The state and the per-game record are numpy arrays with the batch axis
-first (:func:`new_record`); a turn works on one row of them and on a few scratch arrays reused by every game
-(:func:`new_work`), so nothing is allocated per game.
+the same order plays the same games. A game is played on the state fields of one flat scratch table reused by
+every game (:func:`new_work`) and stored into the per-game record (numpy arrays with the batch axis first,
+:func:`new_record`) when it ends, so nothing is allocated per game. The scenario's terms are a few tables too
+(:func:`kernel_params`): a field of a flat table is NC cells at an offset the compiler knows, so a step takes a
+few arrays (issue 27: the eighty separate arrays before cost a spill per access and a dozen scalars each per
+compiled call, most of the cold compile).
 
 The stream is a buffer of uniforms drawn from the chunk's generator; when a game runs past its end the game
 is played again from its first draw once :func:`run_kernel` has refilled the buffer with the generator's next
@@ -1083,7 +1086,7 @@ def r_cam_51_early_ears(kp, w):
 # turned into machine code whole (every step inlined) once more, a tenth of the cold compile time
 @nb.njit(inline="always", no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def r_cam_5_turn(kp, w, rec, g, t, u, cur):
-    """R-CAM-5: one turn of game g (steps 1-8) on its state rows (``G_``); its statuses into ``rec``."""
+    """R-CAM-5: one turn of game g (steps 1-8) on its state fields (``G_``); its statuses into ``rec``."""
     P = kp.P
     n_free = 0
     alive = False
@@ -1132,7 +1135,8 @@ def r_cam_15_turn_end(kp, w, t):
 
 @step
 def new_game(kp, w):
-    """A game's starting state (R-CAM-1) in the state rows: base abilities, vitality, gp 0, free; counts cleared."""
+    """A game's starting state (R-CAM-1) in the state fields: base abilities, vitality, gp 0, free; counts
+    cleared."""
     for i in range(kp.P):
         for s in range(3):
             w[G_BASE + s * NC + i] = kp.t[PC_BASE + s * NC + i]
@@ -1153,7 +1157,7 @@ def new_game(kp, w):
 
 @step
 def store_game(kp, w, rec, g):
-    """The game's state and counts (the state rows) into game g's record."""
+    """R-CAM-41: the game's state and counts (its state fields) into game g's record."""
     for i in range(kp.P):
         rec.status[g, i] = w[G_STATUS + i]
         rec.end_turn[g, i] = w[G_END_TURN + i]
@@ -1182,7 +1186,7 @@ def store_game(kp, w, rec, g):
 
 @step
 def load_game(kp, w, rec, g):
-    """Game g's state and counts from its record into the state rows (a state the caller set: tests)."""
+    """Game g's state and counts from its record into the state fields (a state the caller set: tests)."""
     new_game(kp, w)
     for i in range(kp.P):
         w[G_STATUS + i] = rec.status[g, i]
@@ -1214,7 +1218,7 @@ def load_game(kp, w, rec, g):
 def play_games(kp, w, rec, u, cur, g0, g1, t0, t1, whole):
     """Games g0..g1-1 in run order from the stream ``u`` at ``cur[0]``, turns t0..t1; ``whole``: each game
     from its start to its end (the engine), else turns of a state the caller set in ``rec`` (tests). A game is
-    played on the state rows of ``w`` and stored into ``rec`` when done. Returns the first game not played (g1,
+    played on the state fields of ``w`` and stored into ``rec`` when done. Returns the first game not played (g1,
     or one that ran past the end of the stream; ``cur[0]`` is then its first draw)."""
     for g in range(g0, g1):
         start = cur[0]
