@@ -102,8 +102,18 @@ def profiled_turn(kp, w, rec, g, t, u, cur, acc):
 
 @njit(_nrt=False)
 def profiled_games(kp, w, rec, u, cur, g0, g1, acc):
-    """:func:`sim.campus.kernel.play_games` (whole games) with the profiled turn; storing a game's record counts
-    as its new game step."""
+    """:func:`sim.campus.kernel.play_games` (whole games) with the profiled turn, on a cursor on the stack as the
+    engine's (:func:`sim.campus.kernel._local_cursor`); storing a game's record counts as its new game step."""
+    here = K._local_cursor()
+    here[0], here[1] = cur[0], cur[1]
+    g = profiled_games_at(kp, w, rec, u, here, g0, g1, acc)
+    cur[0], cur[1] = here[0], here[1]
+    return g
+
+
+@njit(_nrt=False)
+def profiled_games_at(kp, w, rec, u, cur, g0, g1, acc):
+    """:func:`profiled_games` on the cursor ``cur``."""
     for g in range(g0, g1):
         start = cur[0]
         c0 = cycles()

@@ -27,6 +27,10 @@ from collections import namedtuple
 
 import numba as nb
 import numpy as np
+from numba import types
+from numba.core import cgutils
+from numba.extending import intrinsic
+from numba.np.arrayobj import make_array, populate_array
 
 from sim.campus.columns import RUN_STATS, allocate, columns_from_record
 from sim.campus.model import MAX_PARTY
@@ -88,7 +92,7 @@ KParams = namedtuple("KParams", [
 # The scratch of a game-turn and the state of the game being played (new_work): one flat int64 table of fields
 # (bools 0 / 1) as above, indexed by PC, adversary slot or location (or group, team, slot of a list), reused by
 # every game of a call.
-_W_ROWS = _first_rows(*[1] * 22, 3, 6, 6, *[1] * 7, 3, 3, 6, 6, *[1] * 7, *[1] * 6, 3, *[1] * 4)
+_W_ROWS = _first_rows(*[1] * 22, 3, 6, 6, *[1] * 7, 3, 3, 6, 6, *[1] * 7, *[1] * 6, 3, *[1] * 5)
 # by PC (or by group / team / list position):
 (W_DEST, W_NAMED, W_STANCE, W_FREE0, W_COVER, W_GRP_PC, W_GRP_FIRST, W_HERE, W_SIDE_PC, W_RED_PC, W_OUT_BY, W_SUP_OF,
  W_FAILED, W_TEAM_TMP, W_TEAM_PCS, W_TEAM_START, W_TEAM_SIZE, W_TEAM_ORDER,
@@ -101,6 +105,8 @@ _W_ROWS = _first_rows(*[1] * 22, 3, 6, 6, *[1] * 7, 3, 3, 6, 6, *[1] * 7, *[1] *
  # the game's state and counts (R-CAM-41; stored into its record when it ends): by PC; RESCUES_*: cell 0; by stance
  G_STATUS, G_VIT, G_GP, G_ROOM, G_CAP_TURN, G_END_TURN, G_BASE, G_RESCUES_TRIED, G_RESCUES_WON, G_DUELS_STANCE,
  G_WINS_STANCE,
+ # the stream cursor handed to the equilibrium solver (r_cam_40_stances)
+ W_CUR,
  # FOUGHT + k * NC: the bosses group k fought this turn (R-CAM-54), a row per group (at most a group per PC)
  W_FOUGHT) = (r * NC for r in _W_ROWS)
 # then the counts by turn t (+ 4 * (t - 1)), from kp.g_tmpl those by adversary template (duels, wins), from
@@ -665,7 +671,9 @@ def r_cam_40_stances(kp, w, t, ears, u, cur):
         best = r_cam_40_best_stance(kp, w, pc_bases(w, i), i)
         w[W_STANCE + i] = best
         if kp.stance_policy == 4:
-            w[W_STANCE + i] = r_cam_40_equilibrium(kp, w, t, i, ears, best, u, cur)
+            w[W_CUR], w[W_CUR + 1] = cur[0], cur[1]  # the stream cursor through the scratch: see play_games
+            w[W_STANCE + i] = r_cam_40_equilibrium(kp, w, t, i, ears, best, u, w[W_CUR:W_CUR + 2])
+            cur[0], cur[1] = w[W_CUR], w[W_CUR + 1]
         elif kp.stance_policy == 3 and ears and w[W_ADV_AT + w[W_DEST + i]] > 0:
             score = w[W_SCORE:W_SCORE + NC]
             for s in range(3):
@@ -1214,12 +1222,27 @@ def load_game(kp, w, rec, g):
     w[G_RESCUES_WON] = rec.rescues_won[g]
 
 
-@nb.njit(cache=True, _nrt=False, nogil=True)  # the one compiled entry point; threads may run it at once
-def play_games(kp, w, rec, u, cur, g0, g1, t0, t1, whole):
-    """Games g0..g1-1 in run order from the stream ``u`` at ``cur[0]``, turns t0..t1; ``whole``: each game
-    from its start to its end (the engine), else turns of a state the caller set in ``rec`` (tests). A game is
-    played on the state fields of ``w`` and stored into ``rec`` when done. Returns the first game not played (g1,
-    or one that ran past the end of the stream; ``cur[0]`` is then its first draw)."""
+@intrinsic
+def _local_cursor(typingctx):
+    """A 2-cell int64 array on the stack of the compiled caller: the stream cursor (position, past-the-end flag).
+    Its address never leaves the entry point, so the compiler keeps both cells in registers across the steps
+    instead of storing and reloading them around every draw (any store to another array might have changed them)."""
+    arrty = types.Array(types.int64, 1, "C")
+
+    def codegen(context, builder, signature, args):
+        ary = make_array(arrty)(context, builder)
+        data = cgutils.alloca_once(builder, context.get_value_type(types.int64), size=2)
+        intp = lambda v: context.get_constant(types.intp, v)  # noqa: E731
+        populate_array(ary, data=data, shape=cgutils.pack_array(builder, [intp(2)]),
+                       strides=cgutils.pack_array(builder, [intp(8)]), itemsize=intp(8), meminfo=None)
+        return ary._getvalue()
+
+    return arrty(), codegen
+
+
+@step
+def play_games_at(kp, w, rec, u, cur, g0, g1, t0, t1, whole):
+    """:func:`play_games` on the cursor ``cur``."""
     for g in range(g0, g1):
         start = cur[0]
         if whole:
@@ -1241,6 +1264,20 @@ def play_games(kp, w, rec, u, cur, g0, g1, t0, t1, whole):
                     w[G_END_TURN + i] = kp.T
         store_game(kp, w, rec, g)
     return g1
+
+
+@nb.njit(cache=True, _nrt=False, nogil=True)  # the one compiled entry point; threads may run it at once
+def play_games(kp, w, rec, u, cur, g0, g1, t0, t1, whole):
+    """Games g0..g1-1 in run order from the stream ``u`` at ``cur[0]``, turns t0..t1; ``whole``: each game
+    from its start to its end (the engine), else turns of a state the caller set in ``rec`` (tests). A game is
+    played on the state fields of ``w`` and stored into ``rec`` when done. Returns the first game not played (g1,
+    or one that ran past the end of the stream; ``cur[0]`` is then its first draw). The games read the cursor from
+    a copy on the stack (:func:`_local_cursor`)."""
+    here = _local_cursor()
+    here[0], here[1] = cur[0], cur[1]
+    g = play_games_at(kp, w, rec, u, here, g0, g1, t0, t1, whole)
+    cur[0], cur[1] = here[0], here[1]
+    return g
 
 
 def run_kernel(p: Params, n: int, rng: np.random.Generator, block: int = 1 << 16) -> dict[str, np.ndarray]:
