@@ -1240,7 +1240,8 @@ def _local_cursor(typingctx):
     return arrty(), codegen
 
 
-@step
+# inlined by numba into the entry point, as r_cam_5_turn
+@nb.njit(inline="always", no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def play_games_at(kp, w, rec, u, cur, g0, g1, t0, t1, whole):
     """:func:`play_games` on the cursor ``cur``."""
     for g in range(g0, g1):
