@@ -23,10 +23,11 @@ from numba import njit
 
 import sim
 from sim.campus import kernel as K
-from sim.campus.params import CAPTURED, CLEARED, FREE, GAME_OVER, compile_params
+from sim.campus.params import CAPTURED, CLEARED, FREE, compile_params
 
 SCENARIO = Path(__file__).resolve().parents[1] / "scenarios" / "campus" / "six_pcs_two_teams.toml"
-STEPS = ("new game", "turn start (statuses, R-CAM-51 ears)", "R-CAM-9a skill terms", "1. R-CAM-20 place adversaries",
+STEPS = ("new game, game stored", "turn start (statuses, R-CAM-51 ears)", "R-CAM-9a skill terms",
+         "1. R-CAM-20 place adversaries",
          "1. R-CAM-50 options", "2. R-CAM-40 rescue", "2. R-CAM-40 move", "3. R-CAM-40 growth",
          "3. R-CAM-40 stances", "4. R-CAM-25 missions", "4. R-CAM-6 confrontations", "4. R-CAM-26 exits",
          "5. R-CAM-30 nursing", "6. R-CAM-11 escape checks", "7-8. gp, game over, record")
@@ -41,53 +42,47 @@ def profiled_turn(kp, w, rec, g, t, u, cur, acc):
     n_free = 0
     alive = False
     for i in range(P):
-        st = rec.status[g, i]
+        st = w[K.G_STATUS + i]
         free = st == FREE
-        w.free0[i] = free
-        w.dest[i] = -1
-        w.named[i] = -1
+        w[K.W_FREE0 + i] = free
+        w[K.W_DEST + i] = -1
+        w[K.W_NAMED + i] = -1
         n_free += free
         alive |= free | (st == CAPTURED)
-    rec.free_t[g, t - 1] = n_free
-    ears = K.r_cam_51_early_ears(kp, w, rec, g)
+    w[K.G_FREE_T + 4 * (t - 1)] = n_free
+    ears = K.r_cam_51_early_ears(kp, w)
     c1 = cycles()
     acc[1] += c1 - c0
     if kp.B > 0:
-        K.r_cam_9a_terms(kp, w, rec, g)
+        K.r_cam_9a_terms(kp, w)
     c2 = cycles()
     acc[2] += c2 - c1
     if alive:
-        K.r_cam_20_place_adversaries(kp, w, rec, g, t, u, cur)
+        K.r_cam_20_place_adversaries(kp, w, t, u, cur)
         c3 = cycles()
         n_opt = K.r_cam_50_options(kp, w, u, cur)
         c4 = cycles()
         if kp.rescue:
-            K.r_cam_40_rescue(kp, w, rec, g, t)
+            K.r_cam_40_rescue(kp, w, t)
         c5 = cycles()
-        K.r_cam_40_move(kp, w, rec, g, n_opt, ears, u, cur)
+        K.r_cam_40_move(kp, w, n_opt, ears, u, cur)
         c6 = cycles()
-        K.r_cam_40_growth(kp, w, rec, g, t)
+        K.r_cam_40_growth(kp, w, t)
         c7 = cycles()
-        K.r_cam_40_stances(kp, w, rec, g, t, ears, u, cur)
+        K.r_cam_40_stances(kp, w, t, ears, u, cur)
         c8 = cycles()
-        K.r_cam_25_missions(kp, w, rec, g, t, ears, u, cur)
+        K.r_cam_25_missions(kp, w, t, ears, u, cur)
         c9 = cycles()
         for loc in range(kp.L):
-            K.r_cam_6_confrontations(kp, w, rec, g, t, loc, u, cur)
+            K.r_cam_6_confrontations(kp, w, t, loc, u, cur)
         c10 = cycles()
-        K.r_cam_26_exits(kp, w, rec, g, t)
+        K.r_cam_26_exits(kp, w, t)
         c11 = cycles()
-        K.r_cam_30_nursing(kp, w, rec, g, u, cur)
+        K.r_cam_30_nursing(kp, w, u, cur)
         c12 = cycles()
-        K.r_cam_11_escape_checks(kp, w, rec, g, t, u, cur)
+        K.r_cam_11_escape_checks(kp, w, t, u, cur)
         c13 = cycles()
-        for i in range(P):
-            st = rec.status[g, i]
-            in_game = (st == FREE) | (st == CAPTURED)
-            rec.gp[g, i] += in_game * (1 + w.gpt[i])
-            if in_game & (rec.vit[g, i] <= 0):
-                rec.status[g, i] = GAME_OVER
-                rec.end_turn[g, i] = t
+        K.r_cam_15_turn_end(kp, w, t)
         acc[3] += c3 - c2
         acc[4] += c4 - c3
         acc[5] += c5 - c4
@@ -101,17 +96,28 @@ def profiled_turn(kp, w, rec, g, t, u, cur, acc):
         acc[13] += c13 - c12
         c2 = c13
     for i in range(P):
-        rec.status_by_turn[g, t - 1, i] = rec.status[g, i]
+        rec.status_by_turn[g, t - 1, i] = w[K.G_STATUS + i]
     acc[14] += cycles() - c2
 
 
 @njit(_nrt=False)
 def profiled_games(kp, w, rec, u, cur, g0, g1, acc):
-    """:func:`sim.campus.kernel.play_games` (whole games) with the profiled turn."""
+    """:func:`sim.campus.kernel.play_games` (whole games) with the profiled turn, on a cursor on the stack as the
+    engine's (:func:`sim.campus.kernel._local_cursor`); storing a game's record counts as its new game step."""
+    here = K._local_cursor()
+    here[0], here[1] = cur[0], cur[1]
+    g = profiled_games_at(kp, w, rec, u, here, g0, g1, acc)
+    cur[0], cur[1] = here[0], here[1]
+    return g
+
+
+@njit(_nrt=False)
+def profiled_games_at(kp, w, rec, u, cur, g0, g1, acc):
+    """:func:`profiled_games` on the cursor ``cur``."""
     for g in range(g0, g1):
         start = cur[0]
         c0 = cycles()
-        K.new_game(kp, rec, g)
+        K.new_game(kp, w)
         acc[0] += cycles() - c0
         for t in range(1, kp.T + 1):
             profiled_turn(kp, w, rec, g, t, u, cur, acc)
@@ -119,10 +125,13 @@ def profiled_games(kp, w, rec, u, cur, g0, g1, acc):
             cur[0] = start
             cur[1] = 0
             return g
+        c0 = cycles()
         for i in range(kp.P):
-            if rec.status[g, i] == FREE:
-                rec.status[g, i] = CLEARED
-                rec.end_turn[g, i] = kp.T
+            if w[K.G_STATUS + i] == FREE:
+                w[K.G_STATUS + i] = CLEARED
+                w[K.G_END_TURN + i] = kp.T
+        K.store_game(kp, w, rec, g)
+        acc[0] += cycles() - c0
     return g1
 
 

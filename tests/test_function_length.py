@@ -14,14 +14,7 @@ from examples import ROOT
 MAX_LINES = 60
 
 #: (module path under the project, function name): why it may be longer than MAX_LINES
-ALLOWED = {
-    # numba-compiled campus round steps whose loop state lives in locals. A campus step is handed the ~1000
-    # scalars its parameter, scratch and record tuples flatten to, and each further compiled step costs about 0.6 s
-    # of CPU to compile (measured, bench/README.md, issue 27), on every fresh checkout: these two stay whole until
-    # the campus kernel packs its arrays
-    ("sim/campus/kernel.py", "r_cam_6_rotation"): "numba round step; a split adds compile time (see above)",
-    ("sim/campus/kernel.py", "r_cam_11_escape_checks"): "numba round step; a split adds compile time (see above)",
-}
+ALLOWED: dict[tuple[str, str], str] = {}
 
 
 def function_lengths(root=ROOT) -> list[tuple[int, str, str, int]]:
