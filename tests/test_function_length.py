@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import ast
 
-import pytest
 from examples import ROOT
 
 MAX_LINES = 60
@@ -34,12 +33,14 @@ def test_every_function_is_at_most_max_lines():
     assert not too_long, f"split into named steps (at most {MAX_LINES} lines each):\n" + "\n".join(too_long)
 
 
-@pytest.mark.parametrize("where", sorted(ALLOWED))
-def test_each_allowed_function_exists_and_is_still_long(where):
-    """An allowance ends when its function is split or renamed: remove it then."""
+def test_each_allowed_function_exists_and_is_still_long():
+    """An allowance ends when its function is split or renamed: remove it then (the list is empty since the campus
+    engine packed its tables, issue 27; the check stays for the next allowance)."""
     lengths = {(rel, name): n for n, rel, name, _ in function_lengths()}
-    assert where in lengths, f"{where} is gone: remove it from ALLOWED"
-    assert lengths[where] > MAX_LINES, f"{where} is {lengths[where]} lines now: remove it from ALLOWED"
+    stale = [f"{where}: gone" for where in ALLOWED if where not in lengths]
+    stale += [f"{where}: {lengths[where]} lines" for where in ALLOWED
+              if where in lengths and lengths[where] <= MAX_LINES]
+    assert not stale, "remove from ALLOWED:\n" + "\n".join(stale)
 
 
 def test_the_walk_measures_a_known_function(tmp_path):
