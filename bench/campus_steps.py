@@ -148,14 +148,7 @@ def run(p, n: int, seed: int, profiled: bool, acc=None):
         g = profiled_games(kp, w, rec, u, cur, g, n, acc)
         if g >= n:
             break
-        start = int(cur[0])
-        if start == 0:
-            u = np.concatenate([u, rng.random(u.shape[0])])
-        else:
-            keep = u.shape[0] - start
-            u[:keep] = u[start:]
-            rng.random(out=u[keep:])
-        cur[0] = 0
+        u = K.refill_stream(u, cur, rng)
     return K.record_arrays(rec)
 
 

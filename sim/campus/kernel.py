@@ -1294,15 +1294,23 @@ def run_kernel(p: Params, n: int, rng: np.random.Generator, block: int = 1 << 16
         g = play_games(kp, w, rec, u, cur, g, n, 1, p.T, True)
         if g >= n:
             break
-        start = int(cur[0])  # the unfinished game's first draw
-        if start == 0:
-            u = np.concatenate([u, rng.random(u.shape[0])])
-        else:
-            keep = u.shape[0] - start
-            u[:keep] = u[start:]
-            rng.random(out=u[keep:])
-        cur[0] = 0
+        u = refill_stream(u, cur, rng)
     return record_arrays(rec)
+
+
+def refill_stream(u: np.ndarray, cur: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """The buffer after a game ran past its end: the draws from the unfinished game's first one (``cur[0]``) moved
+    to the front and the rest refilled from ``rng`` in place, or, when that game alone filled the buffer, the buffer
+    doubled; the cursor back at 0."""
+    start = int(cur[0])
+    if start == 0:
+        u = np.concatenate([u, rng.random(u.shape[0])])
+    else:
+        keep = u.shape[0] - start
+        u[:keep] = u[start:]
+        rng.random(out=u[keep:])
+    cur[0] = 0
+    return u
 
 
 def record_arrays(rec: Record) -> dict[str, np.ndarray]:
