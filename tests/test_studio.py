@@ -191,6 +191,9 @@ def test_page_updates_in_headless_chromium(tmp_path):
         assert "party.0.scores.dex" in refused.inner_text()
         dex.fill("17")
         dex.press("Enter")
+        # the valid value hides the refusal; wait for that before clicking, or the page's layout moves under the
+        # click (the Save button moves up when the alert goes) and the click can land beside the button
+        refused.wait_for(state="hidden", timeout=20_000)
         _wait_for_value(page, repr(expected))
         page.get_by_role("button", name="Save").click()
         page.get_by_text("Saved").wait_for(timeout=20_000)
