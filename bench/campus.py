@@ -9,7 +9,8 @@ The bench scenario (the heavy map): 6 PCs, 10 locations, 2 capture rooms, a boss
 - buffered reference: the same rules reading the reference's own :class:`~sim.campus.reference.Stream` (a block of
   doubles converted to a list), the baseline quoted before issue 27;
 - ``sim.simulate`` end to end, runs kept (the runs frame built) and streamed (``keep_runs=False``), and the share
-  of each that is spent outside the engine (frame building, aggregation, summary).
+  of each that is spent outside the engine (frame building, aggregation, summary);
+- numpy's d20 draws per CPU second on this host (bench/host.py): the engine's 12 M target scaled to this host.
 
 Both reference loops and the engine read the same doubles in the same order, so their per-game results are
 checked equal. A PC-turn is one PC in one turn of one game (P x T per game, finished PCs included). Every timing is
@@ -26,6 +27,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from host import d20_rate, host_line  # bench/, beside this script
 
 import sim
 from sim.campus.params import compile_params
@@ -122,6 +124,7 @@ def main() -> None:
               f"outside the engine: kept {1 - kept / e:5.1%}, streamed {1 - strm / e:5.1%}")
     print("targets (issue 27): engine >= 12 M PC-turns/s on one core, >= 200x the plain scalar loop; "
           "frame building and aggregation <= 10% of a simulate run")
+    print(host_line(d20_rate(), 12e6, "PC-turns") + f"; the engine here: {rate['engine'][1] * per_game / 1e6:.1f} M")
     if args.jobs_runs:  # sim.simulate streamed (python -m sim run --no-runs), fastest of --repeat
         def jobs_seconds(n_jobs: int) -> float:
             t0 = time.perf_counter()

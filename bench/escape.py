@@ -16,7 +16,9 @@ Then ``sim.simulate`` end to end on RUNS runs (CPU time of this process, --jobs 
 frame is made when ``result.runs`` is first read: rated without and with reading it) and streamed
 (``keep_runs=False``, as ``python -m sim run --no-runs``), with the share of the run spent outside the engine
 (frame building, aggregation, summary); --jobs 1 against --jobs 2 on JOBS_RUNS runs;
-and, with --cold-start, the first call of a fresh process with an empty and with a filled numba cache.
+and, with --cold-start, the first call of a fresh process with an empty and with a filled numba cache. Beside the
+engine's rate: numpy's d20 draws per CPU second on this host (bench/host.py), the unit issue 27's 20 M target was
+set in, and that target scaled to this host.
 
 Each measurement is repeated ``--repeat`` times and the fastest is rated (as ``timeit`` does: slower repeats
 measure the machine's other work, not the engine).
@@ -36,6 +38,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from host import d20_rate, host_line  # bench/, beside this script
 
 import sim
 from sim.batch import chunks
@@ -172,6 +175,7 @@ def main() -> None:
     print(f"ratio engine / plain scalar loop (character-rounds per CPU second): {(cre / ce) / plain_rate:.0f}x "
           f"(against the keyed reference, which flatters: {(cre / ce) / (crr / cr):.0f}x; engine and keyed "
           f"reference agree on the runs both played: {same})")
+    print(host_line(d20_rate(), 20e6, "character-rounds") + f"; the engine here: {cre / ce / 1e6:.1f} M")
     # end to end: rounds per run from the engine's own sample, so both rates count the same work
     rounds_per_run = cre / args.runs
     kept = min(simulate_cpu(scenario, args.runs, args.seed, True) for _ in range(args.repeat))
