@@ -1,28 +1,35 @@
-"""Would lane-parallel planning pay (issue 27)? The best struggle (R-ESC-20 step 2, R-ESC-31 ties) computed for
-W runs at once with branch-free selects, against the engine's own scalar :func:`sim.escape.kernel.best_struggle`.
+"""Would lane-parallel planning pay (issue 27)? Three steps of the escape round computed for W runs at once
+(structure of arrays, the run index the innermost loop, branch-free selects so that LLVM vectorises over the
+lanes), each checked equal to the engine's own scalar step and timed against it.
 
 States: the heavy party (bench/escape_heavy.toml, policy ``team``), RUNS runs played by the engine's own compiled
-steps (``kernel.step``, one round of every unfinished run per call) and snapshotted at the start of rounds 2, 4
-7 and 10; only runs still in play are kept (truncated to a multiple of 64 runs, so every W divides them).
+round (``kernel.run_engine`` in ONE_ROUND mode) and snapshotted at the start of rounds 2, 4, 7 and 10; only runs
+still in play are kept (truncated to a multiple of 64 runs, so every W divides them).
 
-For every snapshot and every (run, character) the script computes (numerator, slot, ability)
-
-- scalar: an njit loop calling ``kernel.best_struggle(R, st, j, i, -1)`` run after run (as the engine does);
-- lanes: :func:`lane_block`, W runs of one character at a time, the run index the innermost loop, every pair
-  (slot, ability) weighed for every lane with selects (no branch that depends on a lane's data). It reads the
-  state through 2-D (slot or field, run) arrays in one of three layouts:
-  ``strided``: views of the Batch arrays as they are, (n, C, S), read in place (a gather per field);
-  ``gather``: each block of W runs first copied into small (S, W) / (F, W) buffers, then weighed;
-  ``lane-major``: a (C, S, n) / (C, F, n) copy of the state made once (the layout a lane engine would keep),
-  int32 or int64;
-- the same for the team pass's inner weighing (R-ESC-21: the best gain of assisting or guiding each struggling
-  teammate), scalar against lanes, on the plans the engine declares at each snapshot.
+- R-ESC-20 step 2, the best struggle (R-ESC-31 ties): scalar = an njit loop calling
+  ``kernel.best_struggle(R, st, j, i, -1)`` for every (run, character); lanes = :func:`lane_block`, W runs of one
+  character at a time, every (slot, ability) pair weighed in every lane, slots that are 0 in every lane of the
+  block skipped. The lanes read the state in one of three layouts: ``strided`` (the Batch arrays as they are,
+  (n, C, S), through transposed views), ``gather`` (each block first copied into (S, W) buffers), ``lane-major``
+  (a (C, S, n) copy made once: the layout a lane engine would keep), int32 or int64.
+- R-ESC-21 / R-ESC-37, the team pass, on the greedy plans the engine declares at each snapshot: scalar =
+  ``kernel.team_pass`` run after run; lanes = :func:`lanes_team` (final kind and target compared).
+- R-GEN-1 / R-GEN-4 / R-ESC-14, the check roll of each declared struggle with the keyed uniforms: scalar =
+  ``kernel.roll_check``; lanes = :func:`check_lane`, which computes all five uniforms a check may need and keeps
+  the ones the scalar draws (success and the count of uniforms compared).
 
 Every lane result is asserted equal to the scalar one on every (run, character) of every snapshot before any
-timing. Times are CPU time (``time.process_time``), the fastest of REPEAT alternating repeats, in ns per
-(run, character) weighed.
+timing. Times are CPU time (``time.process_time``), the fastest of REPEAT alternating repeats of INNER calls, in
+ns per (run, character).
 
-    PYTHONPATH=. python bench/escape_lanes.py [--runs 20000] [--repeat 7] [--asm]
+    PYTHONPATH=. python bench/escape_lanes.py [--runs 20000] [--repeat 7] [--inner 5] [--asm]
+
+LLVM's tuning for this CPU (rocketlake) prefers 256-bit vectors, so the lanes run 4 int64 (8 int32) wide. To let
+it use 512-bit vectors (numba has no per-function ``prefer-vector-width``), name a CPU without that preference and
+keep the host's features, with a cache of its own:
+
+    NUMBA_CPU_NAME=knl NUMBA_CPU_FEATURES=$(python -c "import llvmlite.binding as b; b.initialize_native_target(); \
+    print(b.get_host_cpu_features().flatten())") NUMBA_CACHE_DIR=/tmp/nc-knl python bench/escape_lanes.py
 """
 
 from __future__ import annotations
@@ -32,6 +39,8 @@ import os
 import time
 from pathlib import Path
 
+import llvmlite.binding as llvm
+import numba
 import numpy as np
 from numba import njit
 from numba.core.compiler import Compiler
@@ -349,8 +358,8 @@ def mage_sel(R, TL, k, j):
 @njit(inline="always")
 def helped_sel(table, TP, c, j, assisted, bonus):
     """``kernel.helped_chance``: c's declared check with an assist or not and guide + mage hand ``bonus``."""
-    row = TP[3, c, j] if assisted else TP[2, c, j]
-    return table[row + clamp_need(TP[4, c, j] - bonus)]
+    row0, row1 = TP[2, c, j], TP[3, c, j]
+    return table[(row1 if assisted else row0) + clamp_need(TP[4, c, j] - bonus)]
 
 
 @njit(inline="always")
@@ -366,18 +375,20 @@ def add_help_lanes(R, table, TL, TP, B, k, j0, W):
     for c in range(R.game[K.N_CHARS]):
         if c == k:
             continue
-        for w in range(W):
+        for w in range(W):  # every load unconditional, then selects (a select of two addresses blocks LLVM)
             j = lane(j0, w)
-            kind = B[T_KIND][k, w]
-            m = ((kind == K.ASSIST) | (kind == K.GUIDE)) & (B[T_TARGET][k, w] == c)
+            kind, target = B[T_KIND][k, w], B[T_TARGET][k, w]
+            helped, assisted, mage, guide = B[T_HELPED][c, w], B[T_ASSISTED][c, w], B[T_MAGE][c, w], B[T_GUIDE][c, w]
+            m = ((kind == K.ASSIST) | (kind == K.GUIDE)) & (target == c)
             assist = m & (kind == K.ASSIST)
-            B[T_HELPED][c, w] = 1 if m else B[T_HELPED][c, w]
-            B[T_ASSISTED][c, w] = 1 if assist else B[T_ASSISTED][c, w]
-            B[T_MAGE][c, w] = vmax(B[T_MAGE][c, w], mage_sel(R, TL, k, j)) if assist else B[T_MAGE][c, w]
-            guide = vmax(B[T_GUIDE][c, w], R.char[k, K.GUIDE_BONUS])
-            B[T_GUIDE][c, w] = guide if m & (kind == K.GUIDE) else B[T_GUIDE][c, w]
-            chance = helped_sel(table, TP, c, j, B[T_ASSISTED][c, w] != 0, B[T_GUIDE][c, w] + B[T_MAGE][c, w])
-            B[T_BEFORE][c, w] = chance if m else B[T_BEFORE][c, w]
+            helped = 1 if m else helped
+            assisted = 1 if assist else assisted
+            mage = vmax(mage, mage_sel(R, TL, k, j)) if assist else mage
+            guide = vmax(guide, R.char[k, K.GUIDE_BONUS]) if m & (kind == K.GUIDE) else guide
+            chance = helped_sel(table, TP, c, j, assisted != 0, guide + mage)
+            B[T_HELPED][c, w], B[T_ASSISTED][c, w], B[T_MAGE][c, w], B[T_GUIDE][c, w] = helped, assisted, mage, guide
+            before = B[T_BEFORE][c, w]
+            B[T_BEFORE][c, w] = chance if m else before
 
 
 @njit(inline="always")
@@ -428,15 +439,36 @@ def switch_lanes(R, TP, RL, B, L, i, j0, W):
         for w in range(W):
             L[6][w] += attention_cost(R, B[T_KIND][c, w], B[T_TARGET][c, w], c)
     limit, per_round = R.game[K.ATTENTION_LIMIT], R.game[K.ATT_PER_ROUND]
+    att_assist, att_guide = R.game[K.ATT_ASSIST], R.game[K.ATT_GUIDE]
     for w in range(W):
         j = lane(j0, w)
-        go = (B[T_KIND][i, w] == K.STRUGGLE) & (B[T_HELPED][i, w] == 0)
-        go = go & (L[1][w] != K.NONE) & (L[0][w] > TP[5, i, j])
-        cost = R.game[K.ATT_ASSIST] if L[1][w] == K.ASSIST else R.game[K.ATT_GUIDE]
+        kind, target, helped, own = B[T_KIND][i, w], B[T_TARGET][i, w], B[T_HELPED][i, w], TP[5, i, j]
+        gain, best_kind, best_target = L[0][w], L[1][w], L[2][w]
+        go = (kind == K.STRUGGLE) & (helped == 0) & (best_kind != K.NONE) & (gain > own)
+        cost = att_assist if best_kind == K.ASSIST else att_guide
         projected = RL[0, j] + L[6][w] + per_round + cost + per_round * vmax(0, R.game[K.MAX_ROUNDS] - RL[1, j])
         go = go & ((limit == 0) | (projected < limit))
-        B[T_KIND][i, w] = L[1][w] if go else B[T_KIND][i, w]
-        B[T_TARGET][i, w] = L[2][w] if go else B[T_TARGET][i, w]
+        B[T_KIND][i, w] = best_kind if go else kind
+        B[T_TARGET][i, w] = best_target if go else target
+
+
+@njit(inline="always")
+def any_help(B, k, W):
+    """Whether k assists or guides in any lane of the block (a reduction, then one branch for the block)."""
+    n = 0
+    for w in range(W):
+        kind = B[T_KIND][k, w]
+        n += 1 if (kind == K.ASSIST) | (kind == K.GUIDE) else 0
+    return n > 0
+
+
+@njit(inline="always")
+def any_unhelped_struggle(B, i, W):
+    """Whether i struggles without planned help in any lane of the block (R-ESC-21 weighs only those)."""
+    n = 0
+    for w in range(W):
+        n += 1 if (B[T_KIND][i, w] == K.STRUGGLE) & (B[T_HELPED][i, w] == 0) else 0
+    return n > 0
 
 
 @entry
@@ -455,12 +487,16 @@ def lanes_team(R, table, TL, TP, RL, W, B, L, out):
                 B[T_ASSISTED][c, w] = 0
                 B[T_GUIDE][c, w] = 0
                 B[T_MAGE][c, w] = 0
-        for k in range(C):
-            add_help_lanes(R, table, TL, TP, B, k, j0, W)
+        for k in range(C):  # block-wide skips: helps are rare (about 3.4 a run), so most blocks of k have none
+            if any_help(B, k, W):
+                add_help_lanes(R, table, TL, TP, B, k, j0, W)
         for i in range(C):
+            if not any_unhelped_struggle(B, i, W):
+                continue
             weigh_lanes(R, table, TL, TP, B, L, i, j0, W)
             switch_lanes(R, TP, RL, B, L, i, j0, W)
-            add_help_lanes(R, table, TL, TP, B, i, j0, W)
+            if any_help(B, i, W):
+                add_help_lanes(R, table, TL, TP, B, i, j0, W)
         for c in range(C):
             for w in range(W):
                 out[0, c, lane(j0, w)] = B[T_KIND][c, w]
@@ -492,6 +528,107 @@ def check_team(R, p, snaps):
             calls.setdefault(f"lane-major int64 W={W}", []).append(
                 lambda a=(R, R.table, TL, TP, RL, W, B, L, got): lanes_team(*a))
     return calls, n_chars
+
+
+# =============================================================================================
+# R-GEN-1, R-GEN-4, R-ESC-14: the check roll of resolve_struggles, scalar and in lanes (keyed uniforms)
+
+
+@njit(_nrt=False)
+def scalar_checks(R, st, sc, key, plans, strugs, out):
+    """``kernel.roll_check`` of every declared struggle (no help), as resolve_struggles rolls it:
+    out[j, i] = success + 2 * uniforms drawn, -1 where i does not struggle."""
+    keys = (key[0], key[1])
+    total = 0
+    for j in range(st.tiers.shape[0]):
+        u = K.round_keys(keys, j, st.runs[j, K.ROUNDS])
+        for i in range(R.game[K.N_CHARS]):
+            sc.counts[i] = 0
+            if plans[j, i, K.P_KIND] != K.STRUGGLE:
+                out[j, i] = -1
+                continue
+            ok = K.roll_check(u, sc, i, strugs[j, i, K.ST_NET0], strugs[j, i, K.ST_NEED0],
+                              st.chars[j, i, K.BLESSED], plans[j, i, K.P_BREATH] == 1)
+            out[j, i] = (1 if ok else 0) + 2 * sc.counts[i]
+            total += out[j, i]
+    return total
+
+
+@njit(inline="always")
+def uniform_lane(u, i, k):
+    """``kernel.next_uniform`` with the draw index ``k`` given (a lane computes every index it may need)."""
+    counter = u[2] | (np.uint64(i) << np.uint64(24)) | np.uint64(k)
+    bits = K.mix64(K.mix64(u[0] ^ counter) ^ u[1]) >> np.uint64(11)
+    return float(np.int64(bits)) * (1.0 / 9007199254740992.0)
+
+
+@njit(inline="always")
+def face_lane(x, sides):
+    """``kernel.face``: floor(x * sides) + 1, the truncation as numpy's cast (numba's ``int()`` of a float is a
+    call LLVM does not vectorise)."""
+    return np.int64(x * sides) + 1
+
+
+@njit(inline="always")
+def check_lane(u, i, net, need, blessed, breath):
+    """R-GEN-4: keep the highest (net > 0) or lowest (net < 0) of |net| + 1 d20 (|net| <= MAX_NET_DICE = 2), the
+    blessing d4 and the breath d20 after them (R-ESC-14): all five uniforms computed, the unused ones dropped by
+    selects. Returns success + 2 * uniforms drawn, as the scalar."""
+    a = net if net > 0 else -net
+    d0, d1, d2 = face_lane(uniform_lane(u, i, 0), 20), face_lane(uniform_lane(u, i, 1), 20), face_lane(
+        uniform_lane(u, i, 2), 20)
+    hi = vmax(d0, d1) if a >= 1 else d0
+    hi = vmax(hi, d2) if a >= 2 else hi
+    lo = d0 if (a < 1) | (d0 < d1) else d1
+    lo = lo if (a < 2) | (lo < d2) else d2
+    total = hi if net > 0 else (lo if net < 0 else d0)
+    b = 1 if blessed != 0 else 0
+    total += face_lane(uniform_lane(u, i, a + 1), 4) if b else 0
+    total += face_lane(uniform_lane(u, i, a + 1 + b), 20) if breath else 0
+    return (1 if total >= need else 0) + 2 * (1 + a + b + (1 if breath else 0))
+
+
+@entry
+def lanes_checks(R, key, CK, RL, W, out):
+    """The check of every declared struggle for W runs of one character at a time; CK (5, C, n): struggles, net,
+    need, blessed, breath (lane-major); out (C, n) as :func:`scalar_checks`."""
+    keys = (key[0], key[1])
+    total = 0
+    for i in range(R.game[K.N_CHARS]):
+        for j0 in range(0, CK.shape[2], W):
+            for w in range(W):
+                j = lane(j0, w)
+                u = K.round_keys(keys, j, RL[1, j])
+                got = check_lane(u, i, CK[1, i, j], CK[2, i, j], CK[3, i, j], CK[4, i, j] != 0)
+                out[i, j] = got if CK[0, i, j] != 0 else -1
+                total += out[i, j]
+    return total
+
+
+def check_checks(R, p, snaps):
+    """Asserts the lane check roll equals ``kernel.roll_check`` (success and uniforms drawn) on every declared
+    struggle of every snapshot; returns the calls to time and the pairs per snapshot."""
+    calls, n_chars = {"scalar": []}, []
+    key = np.array([12345, 67890], dtype=np.uint64)
+    for st in snaps:
+        plans, strugs, TP, RL = team_inputs(R, st, p)
+        assert np.abs(strugs[:, :, K.ST_NET0]).max() <= K.MAX_NET_DICE
+        ref = np.zeros(plans.shape[:2], dtype=np.int64)
+        sc = K.new_scratch(p)
+        scalar_checks(R, st, sc, key, plans, strugs, ref)
+        CK = np.ascontiguousarray(np.stack([
+            (plans[:, :, K.P_KIND] == K.STRUGGLE).T, strugs[:, :, K.ST_NET0].T, strugs[:, :, K.ST_NEED0].T,
+            st.chars[:, :, K.BLESSED].T, plans[:, :, K.P_BREATH].T]).astype(np.int64))
+        n_chars.append(ref.size)
+        o = ref.copy()
+        calls["scalar"].append(lambda a=(R, st, sc, key, plans, strugs, o): scalar_checks(*a))
+        for W in WIDTHS:
+            got = np.full(ref.T.shape, -7, dtype=np.int64)
+            lanes_checks(R, key, CK, RL, W, got)
+            assert np.array_equal(got.T, ref), W
+            calls.setdefault(f"lane-major int64 W={W}", []).append(lambda a=(R, key, CK, RL, W, got): lanes_checks(*a))
+    share = np.mean([(team_inputs(R, st, p)[0][:, :, K.P_KIND] == K.STRUGGLE).mean() for st in snaps])
+    return calls, n_chars, share
 
 
 def best_variants(R, st, lm32, lm64):
@@ -573,6 +710,8 @@ def main() -> None:
     p = compile_params(sim.load_scenario(HERE / "escape_heavy.toml"))
     R = K.rules_of(p)
     snaps = snapshots(p, R, args.runs)
+    print(f"numba {numba.__version__}, LLVM CPU {numba.config.CPU_NAME or 'host'} "
+          f"({llvm.get_host_cpu_name()} host)")
     print(f"heavy party, {args.runs:,} runs; runs in play at the snapshots (rounds {SNAP_ROUNDS} played): "
           f"{[len(s.runs) for s in snaps]}; load average {os.getloadavg()[0]:.2f}")
     calls, n_chars = check_best(R, snaps)
@@ -587,12 +726,17 @@ def main() -> None:
     print(f"R-ESC-21 team pass: the lane team pass equals the scalar one (final kind and target) on all "
           f"{sum(n_chars):,} (run, character) pairs")
     print_table("team pass, ns per character", time_table(calls, n_chars, args.repeat, args.inner))
+    calls, n_chars, share = check_checks(R, p, snaps)
+    print(f"R-GEN-4 check roll: the lane roll equals kernel.roll_check (success, uniforms drawn) on every declared "
+          f"struggle ({share:.0%} of the {sum(n_chars):,} (run, character) pairs struggle)")
+    print_table("check roll, ns per character", time_table(calls, n_chars, args.repeat, args.inner))
     if args.asm:
         print_asm()
 
 
 def print_asm() -> None:
-    for fn in (scalar_best, scalar_best_na, lanes_strided, lanes_gather, lanes_major, scalar_team, lanes_team):
+    for fn in (scalar_best, scalar_best_na, lanes_strided, lanes_gather, lanes_major, scalar_team, lanes_team,
+               scalar_checks, lanes_checks):
         for sig in fn.signatures:
             asm = fn.inspect_asm(sig)
             print(f"{fn.__name__} {str(sig)[:60]}...: zmm {asm.count('zmm')}, ymm {asm.count('ymm')}, "
