@@ -47,9 +47,10 @@ def test_r_mdk_10_ranged_unit_held_by_an_adjacent_enemy(reading, attacks, g_hp):
 
 def test_r_mdk_10_back_line_unit_held_by_an_overflow_fighter_shoots_without_area_penalty():
     """R-MDK-10 with R-MDK-7: A's front (f, g) outnumbers B's (w), so g, listed second, overflows and grapples
-    the back-line unit x (always a critical; greedy picks x, 50 hp, over w, 60 hp). x, held, attacks its partner g in A's front: melee from the back at
-    a front is −4, ranged from the back at the enemy front is proper (0). With melee and ranged it shoots:
-    9 − 0 − 2 − 6 = 1 > g's evade 6 − 6 = 0, a hit for 3 (g 10 → 7); melee only: 9 − 4 − 2 − 6 = −3, a miss."""
+    the back-line unit x (always a critical; greedy picks x, 50 hp, over w, 60 hp). x, held, attacks its partner
+    g in A's front: melee from the back at a front is −4, ranged from the back at the enemy front is proper (0).
+    With melee and ranged it shoots: 9 − 0 − 2 − 6 = 1 > g's evade 6 − 6 = 0, a hit for 3 (g 10 → 7); melee
+    only: 9 − 4 − 2 − 6 = −3, a miss."""
     for attacks, g_hp in ((["melee", "ranged"], 7), (["melee"], 10)):
         units = [{"side": "A", "name": "f", "combat": -50, "evade": 50, "damage": 0, **PLAIN},
                  {"side": "A", "name": "g", "grapple": "assault", "combat": 7, "evade": 6, "damage": 1, **PLAIN},
