@@ -173,7 +173,7 @@ class Scenario(ScenarioBase):
     session: Session = Field(default_factory=Session, description="DP income of one session (R-MDK-21).")
     skirmish: Skirmish = Field(default_factory=Skirmish, description="The skirmish and its damage model.")
     policy: FormationPolicy = Field(default_factory=FormationPolicy, description="Target choice in the skirmish.")
-    rules: FormationRules = Field(default_factory=FormationRules, description="Rule switches (R-MDK-6).")
+    rules: FormationRules = Field(default_factory=FormationRules, description="Rule switches (R-MDK-6, R-MDK-10).")
 
 
 def check_scenario(s: Scenario) -> None:
