@@ -164,3 +164,28 @@ def test_dismiss_below_is_validated():
         with pytest.raises(ScenarioError) as e:
             parse_scenario({**base, "policy": {"dismiss_below": value}}, file="bad.toml")
         assert "policy.dismiss_below" in str(e.value)
+
+
+def test_r_mdk_10_one_round_within_4_se_of_exact():
+    """R-MDK-10, Monte Carlo against the exact opposed checks (R-MDK-2), one round, order g then x. g (A, assault,
+    combat 100, damage 0) tries to grapple the ranged-only front unit x (B): it wins with pg = P(100 beats evade 5).
+    Held, x leaves with pl = P(stamina 5 beats g's 5) and then shoots g without the grapple; otherwise it shoots its
+    partner. Ranged at the adjacent front is −4 (R-MDK-6): held, −4 − 2 (the seed) or −2 (grapple_only); free, −4.
+    One hit (damage 5) fells g (hp 1): P(B wins) = pg (1 − pl) h(held) + (pg pl + 1 − pg) h(4), h(penalty) =
+    P(9 − penalty beats evade 5)."""
+    import sim
+    from sim.formation.rules import hit_probability, opposed_win_probability
+    from sim.stats import standard_error
+
+    pg, pl = opposed_win_probability(100, 5), opposed_win_probability(5, 5)
+    units = [{"side": "A", "name": "g", "grapple": "assault", "combat": 100, "evade": 5, "damage": 0, "hp": 1,
+              **PLAIN},
+             {"side": "B", "name": "x", "attacks": ["ranged"], "combat": 9, "evade": 5, "damage": 5, "hp": 1, **PLAIN}]
+    runs = 20_000
+    for reading, held in (("area", 6), ("grapple_only", 2)):
+        want = pg * (1 - pl) * hit_probability(9, held, 5) + (pg * pl + 1 - pg) * hit_probability(9, 4, 5)
+        s = parse_scenario({"kind": "formation", "name": "t", "units": units, "rules": {"grapple_penalty": reading},
+                            "policy": {"movement": "fixed"}, "session": {"checks": 0},
+                            "skirmish": {"max_rounds": 1, "ambush": False, "min_damage": 0}})
+        got = sim.simulate(s, runs=runs, seed=9).summary["skirmish_win_b"]
+        assert abs(got - want) <= 4 * standard_error(want, runs), (reading, got, want)
