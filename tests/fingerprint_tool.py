@@ -31,7 +31,8 @@ EARLIER_READING: dict[str, dict[str, object]] = {
     "escape": {"rules.volume1_features": False, "rules.self_untie": "hands_free"},
     "restraint": {"rules.recoveries": False, "rules.overload_in_duel": False},  # R-RST-32, R-RST-33 (issue 24)
     "campus": {"rules.miso_in_missions": False},  # R-CAM-25a: miso bombs took no part in missions
-    "formation": {"rules.attack_types": "listed", "policy.movement": "fixed"},  # R-MDK-6, R-MDK-11 (issue 24)
+    # R-MDK-6, R-MDK-11 (issue 24); R-MDK-10: the grapple penalty without the area penalty (issue 44)
+    "formation": {"rules.attack_types": "listed", "policy.movement": "fixed", "rules.grapple_penalty": "grapple_only"},
 }
 
 

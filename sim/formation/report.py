@@ -132,12 +132,20 @@ def reading_text(scenario) -> str:
     types = ("every physical attacker has melee and ranged (R-MDK-6, rules.attack_types = \"both\", the seed)"
              if scenario.rules.attack_types == "both" else
              "each unit has only its listed types (R-MDK-6, rules.attack_types = \"listed\", the earlier reading)")
-    move = ("units move freely to their best area (R-MDK-11, policy.movement = \"best\", the seed)"
-            if pol.movement == "best" else
-            "units keep their areas (R-MDK-11, policy.movement = \"fixed\", the earlier reading)")
+    move = {"best": "units move freely to the area of their best attack or grapple attempt (R-MDK-11, "
+                    "policy.movement = \"best\", the seed)",
+            "best_attack": "units move freely to the area of their best attack (R-MDK-11, policy.movement = "
+                           "\"best_attack\", the first round of the 2026-12 revision)",
+            "fixed": "units keep their areas (R-MDK-11, policy.movement = \"fixed\", the earlier reading)",
+            }[pol.movement]
+    grapple = ("inside a grapple the -2 adds to the attack type's area penalty (R-MDK-10, rules.grapple_penalty = "
+               "\"area\", the seed)" if scenario.rules.grapple_penalty == "area" else
+               "inside a grapple only the -2 (R-MDK-10, rules.grapple_penalty = \"grapple_only\", the earlier reading)")
     recall = ("withdrawn slaves are never called back" if pol.recall_above is None else
               f"a withdrawn slave above {pol.recall_above:.0%} of its hp is called back (R-MDK-5)")
-    return f"{types}; {move}; {recall}"
+    dismiss = ("summons are never dismissed" if pol.dismiss_below is None else
+               f"a summon below {pol.dismiss_below:.0%} of its hp is dismissed when another waits (R-MDK-5)")
+    return f"{types}; {move}; {grapple}; {recall}; {dismiss}"
 
 
 def _inputs(scenario) -> str:
