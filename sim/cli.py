@@ -144,6 +144,7 @@ def _add_exact_parser(sub) -> None:
                          "Monte Carlo (default 20,000)")
     ex.add_argument("--max-branches", type=_positive_int, metavar="N",
                     help="escape: branch budget (rounds played on the branching source; default 25 x --max-states)")
+    _add_param_override(ex)
 
 
 def _add_optimal_parser(sub) -> None:
@@ -158,6 +159,47 @@ def _add_optimal_parser(sub) -> None:
     opt.add_argument("--max-states", type=_positive_int, metavar="N", help="state budget (default 20,000)")
     opt.add_argument("--max-branches", type=_positive_int, metavar="N",
                      help="branch budget (default 25 x --max-states)")
+    _add_param_override(opt)
+
+
+def _add_param_override(p: argparse.ArgumentParser) -> None:
+    """``--param KEY=VALUE`` for ``exact`` and ``optimal``: one value per key (see :func:`_with_params`)."""
+    p.add_argument("--param", action="append", metavar="KEY=VALUE",
+                   help="answer for this value instead of the file's (dotted key as in sweep, e.g. "
+                        "rules.tiers.heavy.dc=30; one value per key; repeat for several keys); the file is not "
+                        "changed")
+
+
+def _with_params(args, scenario):
+    """The scenario with the ``--param KEY=VALUE`` overrides of ``exact``/``optimal`` applied: sweep's parser and
+    key check (:mod:`sim.designer.params`), exactly one value per key; a bad key or value is one line, exit 2."""
+    specs = getattr(args, "param", None)
+    if not specs:
+        return scenario
+    from sim.designer.params import parse_axis, with_values
+    from sim.errors import ScenarioError
+
+    values: dict = {}
+    try:
+        for spec in specs:
+            if "=" not in spec:
+                raise ScenarioError(f"expected --param KEY=VALUE, e.g. rules.tiers.heavy.dc=30; given {spec!r}")
+            axis = parse_axis(spec)
+            if len(axis.values) != 1:
+                raise ScenarioError(f"--param takes one value per key here (a grid of values is what sweep "
+                                    f"does); given {spec!r}", key=axis.key)
+            if axis.key in values:
+                raise ScenarioError("--param gives this key twice", key=axis.key)
+            values[axis.key] = axis.values[0]
+        return with_values(scenario, values)
+    except SimError as exc:
+        raise _with_file(exc, scenario.source) from None
+
+
+def _param_note(args) -> str:
+    """`` with KEY=VALUE, ...`` for a console title when ``--param`` overrides were given, else ""."""
+    specs = getattr(args, "param", None)
+    return f" with {', '.join(s.strip() for s in specs)}" if specs else ""
 
 
 def _add_sweep_parser(sub) -> None:
@@ -428,7 +470,7 @@ def _cmd_exact(args) -> int:
     import sim
     from sim.report import atomic_write_text, summary_json
 
-    scenario = _load(args.scenario, "exact")
+    scenario = _with_params(args, _load(args.scenario, "exact"))
     options = {}
     for flag, name in (("--max-states", "max_states"), ("--max-branches", "max_branches")):
         if getattr(args, name) is not None:
@@ -456,7 +498,7 @@ def _cmd_exact(args) -> int:
         sys.stdout.write(text)
         return 0
     header, rows = _headline_rows(result)
-    _rows_table(f"{scenario.name or scenario.slug} ({scenario.kind}): exact", ["metric", "exact"],
+    _rows_table(f"{scenario.name or scenario.slug} ({scenario.kind}){_param_note(args)}: exact", ["metric", "exact"],
                 [r[:2] for r in rows], [f"report: {out}/exact.html (the full exact summary: {out}/exact.json)"])
     return 0
 
@@ -466,7 +508,7 @@ def _cmd_optimal(args) -> int:
     from sim.escape.optimal import compare, console_lines, parse_objective, write_optimal_report
     from sim.report import summary_json
 
-    scenario = _load(args.scenario, "optimal")
+    scenario = _with_params(args, _load(args.scenario, "optimal"))
     if not _kind_info(scenario).supports_optimal:
         raise SimError(f"{scenario.source}: optimal play applies to {_kinds_with('supports_optimal')} scenarios; "
                        f"this one is {scenario.kind!r}")
@@ -483,7 +525,8 @@ def _cmd_optimal(args) -> int:
     if args.json:
         sys.stdout.write(summary_json(result))
         return 0
-    print("\n".join(console_lines(result)))
+    lines = console_lines(result)
+    print("\n".join([lines[0] + _param_note(args), *lines[1:]]))
     if args.out:
         print(f"wrote {args.out}/optimal.json and optimal.html")
     return 0
@@ -557,7 +600,7 @@ def _cmd_tune(args) -> int:
     if args.json:
         sys.stdout.write(text)
     else:
-        _print_tune(data)
+        _print_tune(data, scenario)
     if not data.get("bracketed", True):
         print(f"warning: {scenario.source}: {data['metric']} does not reach {args.target} for {args.param} in "
               f"[{data.get('lo')}, {data.get('hi')}] (it spans {_span(data)}; open ends were widened as far as "
@@ -572,16 +615,51 @@ def _span(data: dict) -> str:
     return f"{min(vals):.4g} to {max(vals):.4g}" if vals else "no values"
 
 
-def _print_tune(data: dict) -> None:
+def _print_tune(data: dict, scenario=None) -> None:
+    """The tune result as a table; the method (exact, or Monte Carlo with its 95% interval) in the table and in
+    the answer line below it; then the next step: the ``optimal``/``exact`` command at the value found."""
     from sim.designer.metrics import format_estimate, is_proportion
 
     ci = data.get("ci") or [math.nan, math.nan]
     lo, hi = (math.nan, math.nan) if ci[0] is None else ci
-    achieved = format_estimate(data["achieved"], lo, hi, percent=is_proportion(data["metric"]))
+    percent = is_proportion(data["metric"])
+    achieved = format_estimate(data["achieved"], lo, hi, percent=percent)
+    exact = data.get("method") == "exact"
+    runs = f"{data.get('runs') or 0:,} runs, seed {data.get('seed')}"
+    interval = achieved.partition(" [")[2]
+    method = "exact" if exact else f"Monte Carlo, {runs}, 95% interval [{interval}" if interval else runs
     rows = [["parameter", str(data["param"])], ["value", str(data["value"])],
             ["metric", str(data["metric"])], ["target", str(data["target"])], ["achieved", achieved],
+            ["method", "exact" if exact else f"Monte Carlo ({runs})"],
             ["bracketed", "yes" if data.get("bracketed") else "NO"]]
-    _rows_table(None, ["tune", "result"], rows)
+    answer = (f"answer: {data['param']} = {data['value']} gives {data['metric']} "
+              f"{achieved.partition(' [')[0]} ({method})")
+    _rows_table(None, ["tune", "result"], rows, [answer, *_tune_next_step(data, scenario)])
+
+
+def _tune_next_step(data: dict, scenario) -> list[str]:
+    """``next step: python -m sim optimal FILE --param KEY=VALUE`` (escape; ``exact`` for other kinds that solve
+    exactly, ``run`` otherwise): the command that answers more at the value found, without editing the file."""
+    if scenario is None or not data.get("bracketed", True):
+        return []
+    import shlex
+
+    info = _kind_info(scenario)
+    command = "optimal" if info.supports_optimal else "exact" if data.get("method") == "exact" else "run"
+    if command == "run":
+        return []  # run takes no --param: the value goes into the file (or a sweep around it)
+    what = {"optimal": "best play", "exact": "every exact metric"}[command]
+    objective = ""
+    if command == "optimal" and data["metric"] != "escape_rate":
+        from sim.escape.optimal import parse_objective
+
+        try:  # optimal play for the metric tuned where optimal supports it as an objective
+            parse_objective(data["metric"], scenario.run.max_rounds)
+            objective = f" --objective {data['metric']}"
+        except SimError:
+            pass
+    return [f"next step ({what} at this value): python -m sim {command} {shlex.quote(str(scenario.source))} "
+            f"--param {data['param']}={data['value']}{objective}"]
 
 
 def _cmd_sensitivity(args) -> int:
