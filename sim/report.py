@@ -30,7 +30,7 @@ import matplotlib
 from markupsafe import Markup, escape
 
 from sim.batch import atomic_write_bytes
-from sim.labels import decimals_for
+from sim.labels import decimals_for, fixed
 from sim.palette import SERIES
 
 matplotlib.use("Agg")
@@ -231,9 +231,9 @@ def fmt_pct(p, ci: Sequence[float] | None = None, decimals: int | None = None) -
         return "–"
     if decimals is None:
         decimals = decimals_for((ci[1] - ci[0]) / 2, percent=True, most=3, fallback=3) if ci is not None else 1
-    text = f"{100 * p:.{decimals}f}%"
+    text = f"{fixed(100 * p, decimals)}%"
     if ci is not None and not any(missing(c) for c in ci):
-        text += f" ({100 * ci[0]:.{decimals}f}–{100 * ci[1]:.{decimals}f}%)"
+        text += f" ({fixed(100 * ci[0], decimals)}–{fixed(100 * ci[1], decimals)}%)"
     return text
 
 
@@ -259,7 +259,7 @@ def fmt_exact(p, percent: bool = True, digits: int = 4) -> str:
     if missing(p):
         return "–"
     if percent:
-        return f"{100 * p:.{max(digits - 2, 1)}f}%"
+        return f"{fixed(100 * p, max(digits - 2, 1))}%"
     return f"{p:.{digits}g}"
 
 

@@ -93,3 +93,77 @@ def test_tune_table_and_answer_say_monte_carlo_with_the_interval(cli, scratch):
     assert any(line.startswith("method") and "Monte Carlo (2,000 runs, seed 7)" in line for line in lines), r.out
     answer = [line for line in lines if line.startswith("answer:")]
     assert len(answer) == 1 and "Monte Carlo, 2,000 runs, seed 7, 95% interval [" in answer[0], r.out
+
+
+# ---- item 3: no "-0.00" on any page or console
+
+
+def test_values_that_round_to_zero_have_no_sign():
+    from sim.labels import fixed, format_estimate, format_value, points
+    from sim.report import fmt_exact, fmt_pct
+
+    tiny = -1.1e-14  # best - value of two equal exact values, as floating point leaves it
+    assert fixed(tiny) == "0.00" and fixed(tiny, 1, signed=True) == "0.0" and points(tiny) == "0.00 pp"
+    assert fixed(-0.006) == "-0.01" and fixed(0.5, 1, signed=True) == "+0.5"  # real signs stay
+    assert format_estimate(tiny) == "0.00%" and format_value("escape_rate", tiny) == "0.0%"
+    assert fmt_exact(tiny) == "0.00%" and fmt_pct(tiny, (tiny, 1e-3)) == "0.00% (0.00–0.10%)"
+
+
+def test_optimal_console_and_page_never_show_negative_zero(tmp_path):
+    import sim
+    from sim.escape.optimal import compare, console_lines, write_optimal_report
+
+    result = compare(sim.load_scenario(ROGUE))
+    arms_first = next(r for r in result["policies"] if r["policy"] == "arms_first")
+    # arms_first is optimal here (its gap is 1e-14); the subtraction can as well land below zero
+    assert abs(arms_first["gap_points"]) < 1e-9
+    arms_first["gap_points"] = -1.1e-14
+    assert "-0.00" not in "\n".join(console_lines(result))
+    write_optimal_report(sim.load_scenario(ROGUE), result, tmp_path)
+    page = (tmp_path / "optimal.html").read_text(encoding="utf-8")
+    assert "arms_first leaves 0.00 points on the table" in page and "-0.00" not in page
+
+
+# ---- item 4: ties in optimal play are printed as ties
+
+
+def _tied_rogue(tmp_path, text=""):
+    """Mei with str = dex = int = 14 (modifier +2 each, R-ESC-4: any of the three may struggle) in heavy arms
+    only: a struggle of the arms with str, dex or int has the same chance, so the three first actions tie."""
+    body = ROGUE.read_text(encoding="utf-8")
+    body = body.replace("scores = { str = 10, dex = 17, con = 12, int = 14, wis = 12, cha = 10 }",
+                        "scores = { str = 14, dex = 14, con = 12, int = 14, wis = 12, cha = 10 }")
+    body = body.replace('legs = "moderate"\n', text)
+    path = tmp_path / "tied.toml"
+    path.write_text(body, encoding="utf-8")
+    return path
+
+
+def test_equal_first_actions_are_named_as_a_tie(cli, tmp_path):
+    r = cli("optimal", _tied_rogue(tmp_path))
+    assert r.code == 0, r.err
+    assert "optimal first actions: Mei struggles arms (str or dex or int, equal)" in r.out, r.out
+
+
+def test_a_clear_best_action_is_named_alone(cli, tmp_path):
+    path = _tied_rogue(tmp_path)
+    path.write_text(path.read_text(encoding="utf-8").replace("dex = 14", "dex = 16"), encoding="utf-8")
+    r = cli("optimal", path)  # dex 16 (+3) beats str and int (+2): no tie
+    assert "optimal first actions: Mei struggles arms (dex)\n" in r.out, r.out
+
+
+def test_name_first_actions_within_1e_12():
+    from types import SimpleNamespace
+
+    from sim.escape.optimal import name_first_actions
+    from sim.escape.state import Action
+
+    p = SimpleNamespace(names=("Mei", "Bo"), n_chars=2)
+    arms_str, arms_dex = Action("struggle", slot=0, ability=0), Action("struggle", slot=0, ability=1)
+    legs_dex = Action("struggle", slot=3, ability=1)  # SLOTS: arms 0, legs 3
+    choices = [(arms_str, legs_dex), (arms_dex, legs_dex), (legs_dex, arms_dex)]
+    assert name_first_actions(p, choices, [0.5, 0.5 + 5e-13, 0.4]) == [
+        "Mei struggles arms (dex or str, equal)", "Bo struggles legs (dex)"]
+    assert name_first_actions(p, choices, [0.5, 0.5 + 2e-12, 0.5 + 2e-12]) == [
+        "Mei struggles arms (dex) or Mei struggles legs (dex) (equal)",
+        "Bo struggles legs (dex) or Bo struggles arms (dex) (equal)"]

@@ -13,6 +13,7 @@ from markupsafe import Markup
 
 from sim.designer.pages import balance_block
 from sim.escape.model import DEFAULT_BECOMES, DEFAULT_DC, SLOTS, TIER_IDS
+from sim.labels import fixed
 from sim.palette import BASELINE, EXACT, SERIES, outcome_colour, series_colour
 from sim.report import (
     answer,
@@ -269,7 +270,7 @@ def _answer(result: SimulationResult, exact_summary: dict | None) -> str:
     own = _own_policy_row(exact_summary, s["policy"])
     if own is not None:  # issue 25: how much of the difficulty is the policy
         lines.append(f"Optimal play escapes in {fmt_exact(exact_summary['optimal']['optimal_value'])}: the "
-                     f"{s['policy']} policy leaves {own['gap_points']:.2f} points on the table.")
+                     f"{s['policy']} policy leaves {fixed(own['gap_points'])} points on the table.")
     caught = fmt_pct(s["caught_rate"], s["caught_rate_ci"])
     timeout = fmt_pct(s["timeout_rate"], s["timeout_rate_ci"])
     lines.append(f"The watch catches it in {caught}; {timeout} of runs reach the limit of {p.max_rounds} rounds "
@@ -335,7 +336,7 @@ def _optimal_block(exact_summary: dict | None, policy: str) -> Markup | str:
         if r.get("value") is None:
             rows.append([r["policy"], "–", "no exact value"])
         else:
-            rows.append([r["policy"], fmt_exact(r["value"]), f"{r['gap_points']:.2f}"])
+            rows.append([r["policy"], fmt_exact(r["value"]), fixed(r["gap_points"])])
     parts = [table(["play", "escape rate (exact)", "points below optimal"], rows),
              paragraph("Optimal first actions: " + "; ".join(optimal["first_actions"]) + ".")]
     own = _own_policy_row(exact_summary, policy)
