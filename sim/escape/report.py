@@ -273,8 +273,12 @@ def _answer(result: SimulationResult, exact_summary: dict | None) -> str:
                      f"{s['policy']} policy leaves {fixed(own['gap_points'])} points on the table.")
     caught = fmt_pct(s["caught_rate"], s["caught_rate_ci"])
     timeout = fmt_pct(s["timeout_rate"], s["timeout_rate_ci"])
-    lines.append(f"The watch catches it in {caught}; {timeout} of runs reach the limit of {p.max_rounds} rounds "
-                 "(95% intervals in brackets).")
+    if scen.attention.limit is None:  # R-ESC-9a: no limit, no watch: a run ends escaped or at the round limit
+        lines.append(f"There is no watch (the scenario sets no attention limit), so the party cannot be caught; "
+                     f"{timeout} of runs reach the limit of {p.max_rounds} rounds (95% interval in brackets).")
+    else:
+        lines.append(f"The watch catches it in {caught}; {timeout} of runs reach the limit of {p.max_rounds} "
+                     "rounds (95% intervals in brackets).")
     if s.get("mean_rounds") is not None:
         ex = (f"; exact {exact_summary['mean_rounds']:.3g}" if exact_summary and exact_summary.get("mean_rounds")
               else "")
@@ -487,6 +491,10 @@ def _sections(result: SimulationResult, exact_summary: dict | None, by_round: st
 
 
 def _attention_section(result: SimulationResult, caught_chart: bool):
+    if result.scenario.attention.limit is None:  # no watch: nothing to draw its attention, no table of zeros
+        return section("Attention: no watch", paragraph(
+            "This scenario sets no attention limit ([attention] limit), so there is no watch: the party cannot be "
+            "caught and what its actions would draw does not matter. Set a limit to add one (R-ESC-9a)."))
     return section(
         "Attention: settings and what drew it", _attention_block(result.scenario, result),
         image="attention_caught.png" if caught_chart else None,
