@@ -38,3 +38,28 @@ def test_escape_with_a_watch_keeps_its_attention_table(cli, tmp_path):
     assert cli("run", path, "--runs", 300, "--out", tmp_path / "out", "--quiet").code == 0
     text = _visible(tmp_path / "out" / "report.html")
     assert "The watch catches it in" in text and "what drew it" in text and "There is no watch" not in text
+
+
+# ---- item 5: formation answers the skirmish where the skirmish runs; the console shows its win rates
+
+OVERFLOW = ROOT / "scenarios" / "formation" / "overflow_front.toml"  # "Does a 3-2 front beat a 2-3 line-up?"
+DP_ONLY = ROOT / "scenarios" / "formation" / "dp_income.toml"  # [skirmish] enabled = false
+
+
+def test_formation_console_shows_the_skirmish_win_rates(cli, tmp_path):
+    r = cli("run", OVERFLOW, "--runs", 300, "--out", tmp_path)
+    assert r.code == 0, r.err
+    for key in ("skirmish_win_a", "skirmish_win_b", "skirmish_draw", "ambush_win", "dp_per_session"):
+        assert f"({key})" in r.out, r.out
+    r = cli("run", DP_ONLY, "--runs", 300, "--out", tmp_path / "dp")
+    assert "(dp_per_session)" in r.out and "skirmish" not in r.out  # no skirmish, no skirmish rows
+
+
+@needs_browser
+def test_formation_headline_answers_the_skirmish_first(cli, tmp_path):
+    assert cli("run", OVERFLOW, "--runs", 300, "--out", tmp_path, "--quiet").code == 0
+    text = _visible(tmp_path / "report.html")
+    first = text.index("Skirmish: side A wins")
+    assert first < text.index("The ambush succeeds in"), text[:800]
+    assert cli("run", DP_ONLY, "--runs", 300, "--out", tmp_path / "dp", "--quiet").code == 0
+    assert "Skirmish: side A wins" not in _visible(tmp_path / "dp" / "report.html")
