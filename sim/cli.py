@@ -277,6 +277,29 @@ def _owned(folder: Path | None, command: str):
     return owned_folder(folder, command)
 
 
+def _report_folder(args, scenario, sub: str = "") -> Path:
+    """``--out``, else ``reports/<scenario name>/[sub]`` unless that holds another file's report
+    (:mod:`sim.report_folder`; the console says where the report went instead)."""
+    from sim.report_folder import default_folder
+
+    folder, notes = default_folder(scenario, getattr(args, "out", None), sub)
+    for line in notes:
+        print(line, file=sys.stderr)
+    return folder
+
+
+def _replaced(folder: Path, scenario, page: str) -> list[str]:
+    from sim.report_folder import replaced_notes
+
+    return replaced_notes(folder, scenario, page)
+
+
+def _note_source(folder: Path, scenario) -> None:
+    from sim.report_folder import note_source
+
+    note_source(folder, scenario)
+
+
 def _rows_table(title: str | None, header: list[str], rows: list[list[str]], footer: list[str] = ()) -> None:
     """A small table on stdout: rich on a terminal, aligned plain text otherwise (pipes, files, tests)."""
     try:  # rich is optional (the package alone installs no rich): plain text without it
@@ -337,9 +360,13 @@ def _cmd_run(args) -> int:
     scenario = _with_policy(args, sim.load_scenario(args.scenarios[0]))
     _check_metric(args, scenario)
     _check_backend(args)
-    out = Path(args.out) if args.out else Path("reports") / scenario.slug
+    out = _report_folder(args, scenario)
+    notes = _replaced(out, scenario, "report.html")
     with _owned(out, "run"):
         result = pipeline.run(scenario, out, **_pipeline_options(args))
+        _note_source(out, scenario)
+    for line in notes:
+        print(line, file=sys.stderr)
     s = result.summary
     if args.json:
         print(json.dumps({k: s[k] for k in _headline_keys(s) if k in s}))
@@ -485,10 +512,13 @@ def _cmd_exact(args) -> int:
     text = summary_json(result)
     from sim.exact_report import write_exact_report
 
-    out = Path(args.out) if args.out else Path("reports") / scenario.slug  # as run does
+    out = _report_folder(args, scenario)  # as run does
+    for line in _replaced(out, scenario, "exact.html"):
+        print(line, file=sys.stderr)
     with _owned(out, "exact"):
         atomic_write_text(out / "exact.json", text)
         write_exact_report(scenario, result, out)  # exact.html beside exact.json
+        _note_source(out, scenario)
     engine = result.get("exact_engine")
     if engine:  # escape: the work done (states, time, budget), on stderr so that stdout stays clean
         print(f"exact: {engine['states']:,} states (largest round {engine['peak_states']:,}; budget "
@@ -553,7 +583,7 @@ def _cmd_sweep(args) -> int:
         raise _with_file(exc, scenario.source) from None
     df = sweep(scenario, axes, runs=args.runs, seed=args.seed, n_jobs=args.jobs, exact=not args.no_exact,
                metric=args.metric, progress=_progress(args, "grid point"))
-    out = Path(args.out) if args.out else Path("reports") / scenario.slug / "sweep"
+    out = _report_folder(args, scenario, "sweep")
     with _owned(out, "sweep"):
         write_sweep(df, out, scenario)
     if not args.quiet:
@@ -668,7 +698,7 @@ def _cmd_sensitivity(args) -> int:
     scenario = _load(args.scenario, "sensitivity")
     df = sensitivity(scenario, metric=args.metric, runs=args.runs, seed=args.seed, n_jobs=args.jobs,
                      exact=not args.no_exact, parameters=args.param, progress=_progress(args, "parameter"))
-    out = Path(args.out) if args.out else Path("reports") / scenario.slug / "sensitivity"
+    out = _report_folder(args, scenario, "sensitivity")
     with _owned(out, "sensitivity"):
         write_sensitivity(df, out, scenario)
     a = df.attrs
@@ -692,7 +722,7 @@ def _cmd_compare(args) -> int:
     from sim.designer.metrics import format_estimate, is_proportion, metric_interval, metric_value
 
     scenario = _load(args.scenario, "compare")
-    out = Path(args.out) if args.out else Path("reports") / scenario.slug / "compare"
+    out = _report_folder(args, scenario, "compare")
     args.out = str(out)
     if args.jobs == 0 or args.jobs < -1:
         raise SimError(f"--jobs: expected -1 or an integer >= 1, got {args.jobs}")

@@ -167,3 +167,28 @@ def test_name_first_actions_within_1e_12():
     assert name_first_actions(p, choices, [0.5, 0.5 + 2e-12, 0.5 + 2e-12]) == [
         "Mei struggles arms (dex) or Mei struggles legs (dex) (equal)",
         "Bo struggles legs (dex) or Bo struggles arms (dex) (equal)"]
+
+
+# ---- item 12: two files with the same name never share a report folder silently
+
+
+def test_two_files_with_one_name_get_two_report_folders(cli, scratch, rogue_dc27):
+    first = cli("run", rogue_dc27, "--runs", 200, "--quiet")
+    assert first.code == 0 and first.err == "", first.err
+    folder = scratch.parent / "reports" / "lone_rogue_in_heavy_arms"
+    tuned_page = (folder / "report.html").read_text(encoding="utf-8")
+    second = cli("run", ROGUE, "--runs", 200, "--quiet")
+    assert second.code == 0
+    # the tuned copy's report is still there, untouched; the original's went to its own folder, and the console
+    # says where and why
+    assert (folder / "report.html").read_text(encoding="utf-8") == tuned_page
+    own = scratch.parent / "reports" / "lone_rogue_in_heavy_arms--lone_rogue"
+    assert (own / "report.html").exists()
+    assert f"holds the report of {rogue_dc27.resolve()}" in second.err and str(own.relative_to(scratch.parent)) \
+        in second.err, second.err
+    # the same file again: its own folder, and the console says that an earlier report was replaced
+    again = cli("run", ROGUE, "--runs", 200, "--quiet")
+    assert "replaced the earlier report.html" in again.err, again.err
+    # --out into the other file's folder replaces it, and says whose report it replaced
+    forced = cli("run", ROGUE, "--runs", 200, "--quiet", "--out", folder)
+    assert f"replaced the report of {rogue_dc27.resolve()}" in forced.err, forced.err
