@@ -192,3 +192,17 @@ def test_two_files_with_one_name_get_two_report_folders(cli, scratch, rogue_dc27
     # --out into the other file's folder replaces it, and says whose report it replaced
     forced = cli("run", ROGUE, "--runs", 200, "--quiet", "--out", folder)
     assert f"replaced the report of {rogue_dc27.resolve()}" in forced.err, forced.err
+
+
+# ---- item 13: every wrong value of a file at once, the policy name among them
+
+
+def test_two_wrong_case_values_are_both_reported(cli, tmp_path):
+    path = tmp_path / "cased.toml"
+    path.write_text(ROGUE.read_text(encoding="utf-8").replace('arms = "heavy"', 'arms = "Heavy"')
+                    + '\n[policy]\nname = "Greedy"\n', encoding="utf-8")
+    r = cli("validate", path)
+    err = r.err.strip().splitlines()
+    assert r.code == 2 and len(err) == 2, err
+    assert "party.0.restraints.arms" in err[0] and err[0].endswith("given 'Heavy'; did you mean 'heavy'?")
+    assert "policy.name" in err[1] and err[1].endswith("given 'Greedy'; did you mean 'greedy'?")

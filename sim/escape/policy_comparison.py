@@ -31,6 +31,7 @@ from sim.escape.policy import require_code_opt_in
 from sim.escape.simulate import KERNEL_POLICIES, kernel_chunk, simulate
 from sim.escape.state import ACTION_KINDS
 from sim.labels import fixed
+from sim.labels import points as points_text
 from sim.report import (
     atomic_write_text,
     chart_text,
@@ -222,7 +223,7 @@ def _diff_text(d, points: bool = False) -> str:
     if d["difference"] is None:
         return "–"
     if points:  # a difference of two rates, in percentage points
-        text = points(d["difference"], 1, signed=True)
+        text = points_text(d["difference"], 1, signed=True)
         return text if d["ci"] is None else text + (f" ({fixed(100 * d['ci'][0], 1, True)} to "
                                                     f"{fixed(100 * d['ci'][1], 1, True)})")
     if d["ci"] is None:
