@@ -393,10 +393,32 @@ def scenario_question(description: str | None, default: str) -> str:
     return q[:1].upper() + q[1:]
 
 
+_LIST_LINE = re.compile(r"\s*(?:[-*•]|\d+[.)])\s")
+
+
+def reflow(text: str) -> list[str]:
+    """A TOML description's paragraphs: the hard line breaks of the file's source joined (a single line break is
+    a space), a blank line starts a new paragraph, and a line that starts a list item (``- ``, ``* ``, ``1. ``)
+    keeps its break."""
+    paragraphs = []
+    for block in re.split(r"\n\s*\n", (text or "").strip()):
+        lines: list[str] = []
+        for raw in block.splitlines():
+            line = raw.strip()
+            if not line:
+                continue
+            if lines and not _LIST_LINE.match(raw):
+                lines[-1] += " " + line
+            else:
+                lines.append(line)
+        if lines:
+            paragraphs.append("\n".join(lines))
+    return paragraphs
+
+
 def description_block(description: str | None) -> Markup | str:
-    """The scenario's description as text (line breaks kept), or nothing."""
-    text = (description or "").strip()
-    return paragraph(text, "description") if text else ""
+    """The scenario's description as paragraphs that reflow to the page's width (:func:`reflow`), or nothing."""
+    return join(*(paragraph(p, "description") for p in reflow(description or "")))
 
 
 def key_label(label: str, key: str) -> Markup:

@@ -63,3 +63,24 @@ def test_formation_headline_answers_the_skirmish_first(cli, tmp_path):
     assert first < text.index("The ambush succeeds in"), text[:800]
     assert cli("run", DP_ONLY, "--runs", 300, "--out", tmp_path / "dp", "--quiet").code == 0
     assert "Skirmish: side A wins" not in _visible(tmp_path / "dp" / "report.html")
+
+
+# ---- item 9: descriptions reflow (single line breaks of the TOML file join; blank lines are paragraphs)
+
+SIGNATURE = ROOT / "scenarios" / "campus" / "signature_price.toml"
+
+
+def test_reflow_joins_lines_and_keeps_paragraphs_and_list_items():
+    from sim.report import reflow
+
+    assert reflow("one\ntwo\n\n  three\nfour\n- a\n- b\n") == ["one two", "three four\n- a\n- b"]
+
+
+@needs_browser
+def test_campus_description_reflows_in_the_browser(cli, tmp_path):
+    assert cli("run", SIGNATURE, "--runs", 50, "--out", tmp_path, "--quiet").code == 0
+    page = tmp_path / "report.html"
+    seen = open_pages([page])[page]["visible"]
+    # the file breaks its description after "from" and after "a signature": a reader sees one flowing paragraph
+    assert "with roaming hounds and, from turn 6, the executive (boss)." in seen, seen[:1500]
+    assert "R-CAM-9a): a signature move (x2 on fight)" in seen
