@@ -84,3 +84,45 @@ def test_campus_description_reflows_in_the_browser(cli, tmp_path):
     # the file breaks its description after "from" and after "a signature": a reader sees one flowing paragraph
     assert "with roaming hounds and, from turn 6, the executive (boss)." in seen, seen[:1500]
     assert "R-CAM-9a): a signature move (x2 on fight)" in seen
+
+
+# ---- item 7: a sweep of a text switch draws bars, and charts only the metrics that moved
+
+
+@needs_browser
+def test_categorical_sweep_charts_only_what_moved(cli, tmp_path):
+    import pandas as pd
+
+    r = cli("sweep", OVERFLOW, "--param", "rules.attack_types=both,listed", "--runs", 400, "--out", tmp_path,
+            "--quiet")
+    assert r.code == 0, r.err
+    df = pd.read_csv(tmp_path / "sweep.csv")
+    # R-MDK-6's attack-type switch acts in the skirmish only: the ambush check and the session's DP cannot move
+    # (every point runs on the same random numbers, so they are equal to the last digit), the skirmish can
+    assert df["ambush_win"].nunique() == 1 and df["dp_per_session"].nunique() == 1
+    assert df["skirmish_win_a"].nunique() == 2
+    page = tmp_path / "report.html"
+    seen = open_pages([page])[page]
+    charts = sorted(i["src"] for i in seen["images"])
+    assert charts == ["sweep_skirmish_win_a.png", "sweep_skirmish_win_b.png"], charts
+    assert all(i["complete"] and i["width"] > 0 for i in seen["images"])
+    text = re.sub(r"\s+", " ", seen["visible"])
+    assert "Unchanged by this sweep" in text and "(dp_per_session) 23." in text and "(ambush_win) " in text
+
+
+def test_categorical_values_are_bars_not_a_line(tmp_path, monkeypatch):
+    import pandas as pd
+
+    import sim.report
+    from sim.designer.sweep import line_chart
+
+    figures = []
+    monkeypatch.setattr(sim.report, "save_figure", lambda fig, path: figures.append(fig) or path)
+    df = pd.DataFrame({"rules.attack_types": ["both", "listed"], "skirmish_win_a": [0.99, 0.94],
+                       "skirmish_win_a_lo": [0.98, 0.92], "skirmish_win_a_hi": [1.0, 0.96]})
+    df.attrs["runs"] = 400
+    line_chart(df, "rules.attack_types", "skirmish_win_a", tmp_path)
+    ax = figures[0].axes[0]
+    assert len(ax.patches) == 2 and not [ln for ln in ax.lines if ln.get_marker() == "o"]
+    line_chart(df.assign(**{"rules.attack_types": [1, 2]}), "rules.attack_types", "skirmish_win_a", tmp_path)
+    assert not figures[1].axes[0].patches  # numbers stay a line
