@@ -22,11 +22,40 @@ from pathlib import Path
 from sim.errors import SimError
 
 EXIT_INVALID = 2
+#: what --jobs means, for every command's help (README "Reproducibility": sim/batch.py runs the compiled engines'
+#: chunks in threads, a Python policy's in processes)
+JOBS_HELP = ("parallel workers (-1: all cores): threads of one process for the compiled engines, worker processes "
+             "for a Python policy")
 
 
 class _Parser(argparse.ArgumentParser):
+    def parse_known_args(self, args=None, namespace=None):
+        self._given = list(sys.argv[1:] if args is None else args)  # for the did-you-mean of an unknown flag
+        return super().parse_known_args(args, namespace)
+
     def error(self, message):  # argparse's own usage errors: exit 2, one line
-        self.exit(EXIT_INVALID, f"{self.prog}: error: {message}\n")
+        self.exit(EXIT_INVALID, f"{self.prog}: error: {message}{self._suggestion(message)}\n")
+
+    def _suggestion(self, message: str) -> str:
+        """"; did you mean --seed?" for an unknown flag close to one of the command's own flags (``--sead``)."""
+        if not message.startswith("unrecognized arguments: "):
+            return ""
+        import difflib
+
+        given = getattr(self, "_given", [])
+        parser = self
+        for action in self._actions:  # the subcommand's own parser, where one was named
+            if isinstance(action, argparse._SubParsersAction):
+                name = next((a for a in given if a in action.choices), None)
+                parser = action.choices.get(name, self)
+        flags = sorted({o for a in parser._actions for o in a.option_strings if o.startswith("--")})
+        hints = []
+        for word in message.partition(": ")[2].split():
+            flag = word.partition("=")[0]
+            near = difflib.get_close_matches(flag, flags, n=1, cutoff=0.6) if flag.startswith("--") else []
+            if near:
+                hints.append(f"{flag}: did you mean {near[0]}?")
+        return f" ({'; '.join(hints)})" if hints else ""
 
 
 def _checked(parse, unparsed: str, valid, invalid: str):
@@ -77,7 +106,7 @@ def _jobs(text: str) -> int:
 def _add_run_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--runs", type=_positive_int, help="runs per evaluation (default: the scenario's run.runs)")
     p.add_argument("--seed", type=_seed, help="seed shared by every evaluation (default: the scenario's run.seed)")
-    p.add_argument("--jobs", type=_jobs, default=1, help="parallel processes (-1: all cores)")
+    p.add_argument("--jobs", type=_jobs, default=1, help=JOBS_HELP)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -114,7 +143,7 @@ def _add_run_parser(sub) -> None:
                      help="a scenario file; several files or a folder run each and write a comparison index")
     run.add_argument("--runs", type=_positive_int)
     run.add_argument("--seed", type=_seed)
-    run.add_argument("--jobs", type=int, default=1, help="parallel processes (-1: all cores)")
+    run.add_argument("--jobs", type=int, default=1, help=JOBS_HELP)
     run.add_argument("--out", help="output folder (default reports/<scenario name>/; several: reports/compare/)")
     run.add_argument("--no-runs", action="store_true", help="do not write runs.parquet")
     run.add_argument("--quiet", action="store_true")

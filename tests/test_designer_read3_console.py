@@ -206,3 +206,32 @@ def test_two_wrong_case_values_are_both_reported(cli, tmp_path):
     assert r.code == 2 and len(err) == 2, err
     assert "party.0.restraints.arms" in err[0] and err[0].endswith("given 'Heavy'; did you mean 'heavy'?")
     assert "policy.name" in err[1] and err[1].endswith("given 'Greedy'; did you mean 'greedy'?")
+
+
+# ---- item 14: a mistyped flag gets a suggestion; --jobs says what README says (threads, processes for Python)
+
+
+@pytest.mark.parametrize("argv, hint", [
+    (["run", str(ROGUE), "--sead", "3"], "(--sead: did you mean --seed?)"),
+    (["sweep", str(ROGUE), "--param", f"{HEAVY}=18", "--jbos", "2"], "(--jbos: did you mean --jobs?)"),
+])
+def test_a_mistyped_flag_gets_a_suggestion(capsys, argv, hint):
+    from sim.cli import main
+
+    with pytest.raises(SystemExit) as exit_:
+        main(argv)
+    err = capsys.readouterr().err.strip().splitlines()
+    assert exit_.value.code == 2 and len(err) == 1 and err[0].endswith(hint), err
+
+
+def test_jobs_help_says_threads_as_the_readme_does(capsys):
+    from sim.cli import main
+
+    readme = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
+    assert "run their chunks in J threads of one process" in readme
+    for command in ("run", "sweep", "tune", "compare"):
+        with pytest.raises(SystemExit):
+            main([command, "--help"])
+        text = " ".join(capsys.readouterr().out.split())
+        assert "threads of one process for the compiled engines" in text and "parallel processes" not in text, \
+            command

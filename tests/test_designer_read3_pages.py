@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 
+import pytest
 from browser_check import needs_browser, open_pages
 from examples import ROOT
 
@@ -126,3 +127,26 @@ def test_categorical_values_are_bars_not_a_line(tmp_path, monkeypatch):
     assert len(ax.patches) == 2 and not [ln for ln in ax.lines if ln.get_marker() == "o"]
     line_chart(df.assign(**{"rules.attack_types": [1, 2]}), "rules.attack_types", "skirmish_win_a", tmp_path)
     assert not figures[1].axes[0].patches  # numbers stay a line
+
+
+# ---- item 14: the studio fits an 800 px window
+
+
+def test_the_studio_fits_an_800_px_window(tmp_path):
+    pytest.importorskip("panel")
+    from browser_check import CHROMIUM, LAUNCH_ARGS, require_browser, studio_server, sync_playwright
+
+    require_browser()
+    with studio_server(ROGUE, tmp_path) as url, sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=LAUNCH_ARGS)
+        page = browser.new_page(viewport={"width": 800, "height": 900})
+        page.goto(url)
+        page.locator(".current-value").wait_for(timeout=60_000)
+        page.wait_for_timeout(1500)
+        wide = page.evaluate("document.documentElement.scrollWidth")
+        boxes = {name: page.get_by_role("button", name=name).bounding_box() for name in ("Save", "Report")}
+        page.screenshot(path=str(tmp_path / "studio_800.png"))
+        browser.close()
+    assert wide <= 800, f"the studio is {wide} px wide in an 800 px window"
+    for name, box in boxes.items():
+        assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= 800, (name, box)

@@ -390,7 +390,9 @@ def add_compare_arguments(parser) -> None:
                              "[policy] settings, e.g. counter,best or rescue=true)")
     parser.add_argument("--runs", type=int, help="runs per policy (default: the scenario's run.runs)")
     parser.add_argument("--seed", type=int, help="seed shared by every policy (default: the scenario's run.seed)")
-    parser.add_argument("--jobs", type=int, default=1, help="parallel processes (-1: all cores)")
+    from sim.cli import JOBS_HELP
+
+    parser.add_argument("--jobs", type=int, default=1, help=JOBS_HELP)
     parser.add_argument("--out", help="output folder (default reports/<scenario name>/compare/)")
     parser.add_argument("--allow-code", action="store_true",
                         help="allow the scenario file's own module:callable policy (policies listed in "
