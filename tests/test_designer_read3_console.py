@@ -235,3 +235,29 @@ def test_jobs_help_says_threads_as_the_readme_does(capsys):
         text = " ".join(capsys.readouterr().out.split())
         assert "threads of one process for the compiled engines" in text and "parallel processes" not in text, \
             command
+
+
+# ---- item 11: the run's summary says why the browser tests were skipped
+
+
+def test_the_summary_says_why_browser_tests_were_skipped():
+    from types import SimpleNamespace
+
+    import conftest
+
+    lines = []
+    reporter = SimpleNamespace(
+        stats={"skipped": [SimpleNamespace(longrepr=("tests/x.py", 3, "Skipped: headless Chromium not available "
+                                                     "(.ci/run installs it): chromium=None, playwright=yes")),
+                           SimpleNamespace(longrepr=("tests/y.py", 9, "Skipped: headless Chromium not available "
+                                                     "(apt-get install chromium; pip install playwright)")),
+                           SimpleNamespace(longrepr=("tests/z.py", 1, "Skipped: no CJK font installed"))]},
+        write_line=lambda text, **markup: lines.append(text))
+    conftest.pytest_terminal_summary(reporter, 0, None)
+    assert len(lines) == 1 and lines[0].startswith("2 browser tests skipped: headless Chromium not available")
+    assert ".ci/run" in lines[0]
+    reporter.stats["skipped"] = reporter.stats["skipped"][2:]
+    conftest.pytest_terminal_summary(reporter, 0, None)
+    assert len(lines) == 1  # no browser test skipped: nothing said
+    readme = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
+    assert "`.ci/run` gets Chromium by installing Debian's package" in readme
