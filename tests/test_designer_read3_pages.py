@@ -150,3 +150,50 @@ def test_the_studio_fits_an_800_px_window(tmp_path):
     assert wide <= 800, f"the studio is {wide} px wide in an 800 px window"
     for name, box in boxes.items():
         assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= 800, (name, box)
+
+
+# ---- item 8: Japanese terms draw with the pages' own web font (a subset of Noto Sans CJK JP, OFL)
+
+AMBUSH = ROOT / "scenarios" / "formation" / "ambush_powered_armor.toml"  # "運動 or 情報" in its description
+
+
+def test_the_font_subset_covers_every_japanese_character_the_project_uses():
+    import importlib.util
+
+    from fontTools.ttLib import TTFont
+
+    spec = importlib.util.spec_from_file_location("cjk_font", ROOT / "tools" / "cjk_font.py")
+    tool = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tool)
+    font = ROOT / "sim" / "templates" / "cjk-subset.woff"
+    covered = {chr(c) for c in TTFont(font).getBestCmap()}
+    wanted = set(tool.project_characters())
+    assert "運" in wanted and not wanted - covered, f"run tools/cjk_font.py: {''.join(sorted(wanted - covered))}"
+    assert font.stat().st_size < 20_000  # a subset, not the font
+
+
+@needs_browser
+def test_japanese_terms_draw_with_the_pages_web_font(cli, tmp_path):
+    from browser_check import CHROMIUM, assert_clean, sync_playwright
+
+    assert cli("run", AMBUSH, "--runs", 200, "--out", tmp_path, "--quiet").code == 0
+    page_path = tmp_path / "report.html"
+    assert_clean(page_path, open_pages([page_path])[page_path])  # no CSP complaint about the inline font
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"])
+        page = browser.new_page()
+        page.goto(page_path.as_uri(), wait_until="load")
+        page.evaluate("document.fonts.ready.then(() => true)")
+        cdp = page.context.new_cdp_session(page)
+        cdp.send("DOM.enable")
+        cdp.send("CSS.enable")
+        cdp.send("DOM.getDocument", {"depth": -1})
+        search = cdp.send("DOM.performSearch", {"query": "//*[contains(text(), '運動')]"})
+        nodes = cdp.send("DOM.getSearchResults", {"searchId": search["searchId"], "fromIndex": 0,
+                                                  "toIndex": search["resultCount"]})["nodeIds"]
+        fonts = [cdp.send("CSS.getPlatformFontsForNode", {"nodeId": n})["fonts"] for n in nodes]
+        browser.close()
+    assert nodes, "the page shows no 運動"
+    # the page's own font (a web font: isCustomFont) draws the Japanese characters, whatever the machine has
+    for used in fonts:
+        assert any(f["isCustomFont"] and "CJK" in f["familyName"] for f in used), used
