@@ -213,6 +213,17 @@ def _title(text: str, scenario) -> str:
     return " ".join(out)
 
 
+def _unchanged_section(df: pd.DataFrame, unchanged: list[str]):
+    """The metrics the swept values did not move, with their one value (they get no chart)."""
+    from sim.labels import format_value, metric_label
+    from sim.report import paragraph, section
+
+    return section("Unchanged by this sweep", paragraph(
+        "These metrics have the same value at every point (the swept values do not reach them; every point ran on "
+        "the same random numbers), so they get no chart: " + "; ".join(
+            f"{metric_label(m)} ({m}) {format_value(m, float(df[m].iloc[0]), 2)}" for m in unchanged) + "."))
+
+
 def write_sweep(df: pd.DataFrame, out_dir: Path, scenario=None) -> list[Path]:
     """``sweep.csv``, charts and ``report.html`` into ``out_dir``."""
     from sim.report import atomic_write_text, section, write_html
@@ -261,12 +272,7 @@ def write_sweep(df: pd.DataFrame, out_dir: Path, scenario=None) -> list[Path]:
         sections.append(section(_title(title, scenario), image=path.name, alt=f"Chart: {_title(title, scenario)}",
                                 key=title))
     if unchanged:
-        from sim.labels import format_value, metric_label
-
-        sections.append(section("Unchanged by this sweep", paragraph(
-            "These metrics have the same value at every point (the swept values do not reach them; every point "
-            "ran on the same random numbers), so they get no chart: " + "; ".join(
-                f"{metric_label(m)} ({m}) {format_value(m, float(df[m].iloc[0]), 2)}" for m in unchanged) + ".")))
+        sections.append(_unchanged_section(df, unchanged))
     sections.append(paragraph(join(link("sweep.csv", "sweep.csv"), ": every scalar metric with its interval.")))
     name = df.attrs.get("name", "")
     meta = {"kind": df.attrs.get("kind"), "runs": df.attrs["runs"], "seed": df.attrs["seed"]}
