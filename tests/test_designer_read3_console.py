@@ -240,10 +240,12 @@ def test_jobs_help_says_threads_as_the_readme_does(capsys):
 # ---- item 11: the run's summary says why the browser tests were skipped
 
 
-def test_the_summary_says_why_browser_tests_were_skipped():
+def test_the_summary_says_why_browser_tests_were_skipped(pytestconfig):
     from types import SimpleNamespace
 
-    import conftest
+    # the suite's own conftest.py as pytest loaded it (each test folder has a conftest module of that name)
+    conftest = next(p for p in pytestconfig.pluginmanager.get_plugins()
+                    if getattr(p, "__file__", None) == str(ROOT / "tests" / "conftest.py"))
 
     lines = []
     reporter = SimpleNamespace(
