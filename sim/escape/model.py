@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 import re
 from typing import Literal
 
@@ -203,6 +202,20 @@ class EscapePolicy(PolicySettings):
         "greedy (the reference, R-ESC-20), arms_first, team (R-ESC-21), optimal (the solved best play for the "
         "escape rate, docs/exact.md), or \"package.module:callable\" for your own policy (see docs/policies.md)."))
 
+    @field_validator("name")
+    @classmethod
+    def _known_name(cls, name: str) -> str:
+        """A field check (not a cross-field one), so that a wrong policy name is reported with every other wrong
+        value of the file at once; the hint ("did you mean 'greedy'?") comes from the quoted names."""
+        known = (*BUILTIN_POLICIES, OPTIMAL_POLICY)
+        if name not in known and not re.fullmatch(r"[A-Za-z_][\w.]*:[A-Za-z_]\w*", name):
+            from pydantic_core import PydanticCustomError
+
+            names = ", ".join(repr(n) for n in BUILTIN_POLICIES)
+            raise PydanticCustomError("literal_error", "Input should be {expected}", {
+                "expected": f"a built-in policy ({names}), {OPTIMAL_POLICY!r} or 'package.module:callable'"})
+        return name
+
 
 class Scenario(ScenarioBase):
     """kind = "escape" (docs/rules/escape.md)."""
@@ -236,13 +249,6 @@ def check(s: Scenario) -> None:
     for tier, override in s.rules.tiers.items():
         if tier == "utter" and (override.dc is not None or override.becomes is not None):
             raise ScenarioError("the utter tier takes no dc or becomes override (R-ESC-33)", key="rules.tiers.utter")
-    name = s.policy.name
-    known = (*BUILTIN_POLICIES, OPTIMAL_POLICY)
-    if name not in known and not re.fullmatch(r"[A-Za-z_][\w.]*:[A-Za-z_]\w*", name):
-        near = difflib.get_close_matches(name, known, n=1)
-        hint = f"; did you mean {near[0]!r}?" if near else ""
-        raise ScenarioError(f"expected a built-in policy ({', '.join(BUILTIN_POLICIES)}), {OPTIMAL_POLICY!r} or "
-                            f"'package.module:callable'; given {name!r}{hint}", key="policy.name")
     if len(set(s.goal.slots)) != len(s.goal.slots):
         raise ScenarioError("expected each slot at most once", key="goal.slots")
     if s.search is not None:

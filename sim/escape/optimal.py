@@ -15,6 +15,7 @@ Objectives (``objective``): ``escape_rate`` (default: escaped by the last round)
 
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import dataclass, field
 
@@ -23,6 +24,7 @@ from sim.escape.actions import describe, joint_actions
 from sim.escape.model import BUILTIN_POLICIES, Scenario
 from sim.escape.params import EscapeParams, compile_params
 from sim.escape.state import PartyState, initial_state
+from sim.labels import fixed
 
 OBJECTIVES = ("escape_rate", "escape_by_round@K", "not_caught")
 
@@ -254,8 +256,32 @@ def play_summary(sol: Solution) -> dict:
 
 
 def first_actions(sol: Solution) -> list[str]:
-    p = sol.params
-    return [describe(p, i, a) for i, a in enumerate(sol.first_choice())]
+    """The optimal first action of each character in words, ties named as ties (:func:`name_first_actions`)."""
+    choices = sol.choices[0]
+    return name_first_actions(sol.params, choices, [sol.q(0, 1, k) for k in range(len(choices))])
+
+
+TIE = 1e-12  # two first actions whose values differ by at most this are equal (as in _backward)
+
+
+def name_first_actions(p: EscapeParams, choices: list[tuple], values: list[float]) -> list[str]:
+    """Per character, the first action of the best joint choice in words; where other joint choices are worth
+    the same (to :data:`TIE`), every action of that character among them: "Mei struggles arms (str or dex,
+    equal)" when only the ability differs, else "A or B (equal)". The best choice's action is named first."""
+    best = max(values)
+    tied = sorted((k for k, v in enumerate(values) if v >= best - TIE), key=lambda k: (values[k] < best, k))
+    lines = []
+    for i in range(len(choices[tied[0]])):
+        texts = list(dict.fromkeys(describe(p, i, choices[k][i]) for k in tied))
+        if len(texts) == 1:
+            lines.append(texts[0])
+            continue
+        parts = [re.fullmatch(r"(.* struggles \w+) \((\w+)\)", t) for t in texts]
+        if all(parts) and len({m.group(1) for m in parts}) == 1:
+            lines.append(f"{parts[0].group(1)} ({' or '.join(m.group(2) for m in parts)}, equal)")
+        else:
+            lines.append(" or ".join(texts) + " (equal)")
+    return lines
 
 
 def optimal_exact(scenario: Scenario, objective: str | None = None, max_states: int | None = None,
@@ -386,12 +412,12 @@ def console_lines(result: dict) -> list[str]:
         if row["value"] is None:
             lines.append(f"  {row['policy']:<11} no exact value ({row['note']})")
             continue
-        lines.append(f"  {row['policy']:<11} {100 * row['value']:6.2f}%  leaves {row['gap_points']:.2f} points "
+        lines.append(f"  {row['policy']:<11} {100 * row['value']:6.2f}%  leaves {fixed(row['gap_points'])} points "
                      "on the table")
         for loss in row.get("losses", [])[:3]:
             lines.append(f"      round {loss['round']} (reached {100 * loss['reach']:.1f}%): {loss['state']}: "
                          f"{loss['policy_action']} instead of {loss['optimal_action']} "
-                         f"(-{100 * loss['lost']:.2f} points there)")
+                         f"(-{fixed(100 * loss['lost'])} points there)")
     eng = result["engine"]
     lines.append(f"({eng['states']:,} states, {eng['branches']:,} branches, {eng['seconds']:.2f} s)")
     return lines
@@ -414,8 +440,8 @@ def write_optimal_report(scenario, result: dict, out_dir) -> list:
         if row["value"] is None:
             rows.append([row["policy"], "–", "–"])
             continue
-        rows.append([row["policy"], f"{100 * row['value']:.2f}%", f"{row['gap_points']:.2f} pp"])
-        head.append(f"{row['policy']} leaves {row['gap_points']:.2f} points on the table.")
+        rows.append([row["policy"], f"{100 * row['value']:.2f}%", f"{fixed(row['gap_points'])} pp"])
+        head.append(f"{row['policy']} leaves {fixed(row['gap_points'])} points on the table.")
     sections = [answer(f"How much of this scenario's difficulty is policy ({obj})?", head),
                 section("Optimal value beside each built-in policy",
                         table(["policy", obj, "gap to optimal"],
@@ -428,7 +454,7 @@ def write_optimal_report(scenario, result: dict, out_dir) -> list:
             f"Where {row['policy']} loses most",
             table(["round", "reached", "state", f"{row['policy']} does", "optimal play does", "value lost"],
                   [[str(x["round"]), f"{100 * x['reach']:.1f}%", x["state"], x["policy_action"],
-                    x["optimal_action"], f"{100 * x['lost']:.2f} pp"] for x in losses]),
+                    x["optimal_action"], f"{fixed(100 * x['lost'])} pp"] for x in losses]),
             note="Decisions ranked by the probability of reaching them under the policy times the value lost there."))
     summary = {"kind": "escape", "policy": "optimal"}
     page = write_html(out / "optimal.html", f"Optimal play — {scenario.name or scenario.slug}", sections, summary)

@@ -13,6 +13,7 @@ from markupsafe import Markup
 
 from sim.designer.pages import balance_block
 from sim.escape.model import DEFAULT_BECOMES, DEFAULT_DC, SLOTS, TIER_IDS
+from sim.labels import fixed
 from sim.palette import BASELINE, EXACT, SERIES, outcome_colour, series_colour
 from sim.report import (
     answer,
@@ -269,11 +270,15 @@ def _answer(result: SimulationResult, exact_summary: dict | None) -> str:
     own = _own_policy_row(exact_summary, s["policy"])
     if own is not None:  # issue 25: how much of the difficulty is the policy
         lines.append(f"Optimal play escapes in {fmt_exact(exact_summary['optimal']['optimal_value'])}: the "
-                     f"{s['policy']} policy leaves {own['gap_points']:.2f} points on the table.")
+                     f"{s['policy']} policy leaves {fixed(own['gap_points'])} points on the table.")
     caught = fmt_pct(s["caught_rate"], s["caught_rate_ci"])
     timeout = fmt_pct(s["timeout_rate"], s["timeout_rate_ci"])
-    lines.append(f"The watch catches it in {caught}; {timeout} of runs reach the limit of {p.max_rounds} rounds "
-                 "(95% intervals in brackets).")
+    if scen.attention.limit is None:  # R-ESC-9a: no limit, no watch: a run ends escaped or at the round limit
+        lines.append(f"There is no watch (the scenario sets no attention limit), so the party cannot be caught; "
+                     f"{timeout} of runs reach the limit of {p.max_rounds} rounds (95% interval in brackets).")
+    else:
+        lines.append(f"The watch catches it in {caught}; {timeout} of runs reach the limit of {p.max_rounds} "
+                     "rounds (95% intervals in brackets).")
     if s.get("mean_rounds") is not None:
         ex = (f"; exact {exact_summary['mean_rounds']:.3g}" if exact_summary and exact_summary.get("mean_rounds")
               else "")
@@ -335,7 +340,7 @@ def _optimal_block(exact_summary: dict | None, policy: str) -> Markup | str:
         if r.get("value") is None:
             rows.append([r["policy"], "–", "no exact value"])
         else:
-            rows.append([r["policy"], fmt_exact(r["value"]), f"{r['gap_points']:.2f}"])
+            rows.append([r["policy"], fmt_exact(r["value"]), fixed(r["gap_points"])])
     parts = [table(["play", "escape rate (exact)", "points below optimal"], rows),
              paragraph("Optimal first actions: " + "; ".join(optimal["first_actions"]) + ".")]
     own = _own_policy_row(exact_summary, policy)
@@ -486,6 +491,10 @@ def _sections(result: SimulationResult, exact_summary: dict | None, by_round: st
 
 
 def _attention_section(result: SimulationResult, caught_chart: bool):
+    if result.scenario.attention.limit is None:  # no watch: nothing to draw its attention, no table of zeros
+        return section("Attention: no watch", paragraph(
+            "This scenario sets no attention limit ([attention] limit), so there is no watch: the party cannot be "
+            "caught and what its actions would draw does not matter. Set a limit to add one (R-ESC-9a)."))
     return section(
         "Attention: settings and what drew it", _attention_block(result.scenario, result),
         image="attention_caught.png" if caught_chart else None,

@@ -107,23 +107,27 @@ def _skirmish_chart(out_dir: Path, result) -> str:
 
 
 def _answer(scenario, s: dict, exact: dict | None) -> str:
+    """The opening answer. Its first line answers what the scenario's setup exercises: the skirmish's winner where
+    the skirmish runs (the ambush check next), else the ambush; then the DP of a session."""
     a = scenario.ambush
-    question = scenario_question(scenario.description, "How often does the ambush succeed, and what does a "
-                                                        "session earn?")
+    skirmish = "skirmish_win_a" in s
+    question = scenario_question(scenario.description, "Which side wins the skirmish, and what does a session earn?"
+                                 if skirmish else "How often does the ambush succeed, and what does a session earn?")
     ex = f"; exact {fmt_exact(exact['ambush_win'])}" if exact and exact.get("ambush_win") is not None else ""
-    lines = [f"The ambush succeeds in {fmt_pct(s['ambush_win'], s['ambush_win_ci'])} of tries{ex}."]
+    ambush = [f"The ambush succeeds in {fmt_pct(s['ambush_win'], s['ambush_win_ci'])} of tries{ex}."]
     ex2 = f"; exact {fmt_exact(exact['ambush_win_by_2'])}" if exact and exact.get("ambush_win_by_2") is not None \
         else ""
-    lines.append(f"It wins by 2 or more in {fmt_pct(s['ambush_win_by_2'], s['ambush_win_by_2_ci'])}{ex2} "
-                 f"(athletics {a.ambusher_athletics}, {a.powered_armor} powered armor, against information "
-                 f"{a.defender_information}, {a.super_perception} super-perception).")
+    ambush.append(f"It wins by 2 or more in {fmt_pct(s['ambush_win_by_2'], s['ambush_win_by_2_ci'])}{ex2} "
+                  f"(athletics {a.ambusher_athletics}, {a.powered_armor} powered armor, against information "
+                  f"{a.defender_information}, {a.super_perception} super-perception).")
     ex3 = f"; exact {exact['dp_per_session']:.4g}" if exact and exact.get("dp_per_session") is not None else ""
-    lines.append(f"A session earns {fmt_num(s['dp_per_session'], s['dp_per_session_ci'])} DP on average{ex3}.")
-    if "skirmish_win_a" in s:
-        lines.append(f"Skirmish: side A wins {fmt_pct(s['skirmish_win_a'], s['skirmish_win_a_ci'])}, side B "
-                     f"{fmt_pct(s['skirmish_win_b'], s['skirmish_win_b_ci'])}, draws "
-                     f"{fmt_pct(s['skirmish_draw'], s['skirmish_draw_ci'])} (95% intervals in brackets).")
-    return answer(question, lines)
+    dp = [f"A session earns {fmt_num(s['dp_per_session'], s['dp_per_session_ci'])} DP on average{ex3}."]
+    if not skirmish:
+        return answer(question, [*ambush, *dp])
+    fight = [f"Skirmish: side A wins {fmt_pct(s['skirmish_win_a'], s['skirmish_win_a_ci'])}, side B "
+             f"{fmt_pct(s['skirmish_win_b'], s['skirmish_win_b_ci'])}, draws "
+             f"{fmt_pct(s['skirmish_draw'], s['skirmish_draw_ci'])} (95% intervals in brackets)."]
+    return answer(question, [*fight, *ambush, *dp])
 
 
 def reading_text(scenario) -> str:
