@@ -99,6 +99,7 @@ class ChunkStore:
         self._journal_fd: int | None = None
         self._written: dict[str, list[int]] = {}  # file name -> signature of the file this store put there
         self._link_found = False
+        self._parts: int | None = None  # descriptor of the staging folder of runs.parquet's parts
         self._open_existing()
 
     # -- the folder and its journal, never through a link
@@ -168,7 +169,7 @@ class ChunkStore:
                 "changed); use another --out folder or delete it")
         for line in records:
             fields = line.split(" ")
-            if len(fields) == 6 and _CHUNK_NAME.fullmatch(fields[0]) and all(f.isdigit() for f in fields[1:5]):
+            if len(fields) == 6 and _RECORD_NAME.fullmatch(fields[0]) and all(f.isdigit() for f in fields[1:5]):
                 body = " ".join(fields[:5])
                 with contextlib.suppress(ValueError):
                     if store_key.verify(bytes.fromhex(fields[5]), self.run_id, body):
@@ -213,14 +214,16 @@ class ChunkStore:
             self._journal_fd = os.open(JOURNAL, os.O_WRONLY | os.O_APPEND | _O_NOFOLLOW | _O_CLOEXEC, dir_fd=fd)
         return self._journal_fd
 
-    def _put(self, name: str, data: bytes, record: bool = True) -> None:
-        """Write ``name`` in the store's folder atomically (a new temporary file, renamed into place) and
-        record the signature of the file put there."""
-        fd_dir = self._ensure()
+    def _put(self, name: str, data: bytes, record: bool = True, parts: bool = False) -> None:
+        """Write ``name`` in the store's folder (``parts``: its staging folder for ``runs.parquet``) atomically
+        (a new temporary file, renamed into place) and record the signature of the file put there."""
+        fd_dir = self._parts_fd() if parts else self._ensure()
         tmp = f".{name}.{secrets.token_hex(6)}.tmp"
+        mode = file_mode() if parts else 0o600  # the rows become an output; chunks stay private
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_NOFOLLOW | _O_CLOEXEC, 0o600, dir_fd=fd_dir)
         try:
             try:
+                os.fchmod(fd, mode)
                 view = memoryview(data)
                 while view:
                     view = view[os.write(fd, view):]
@@ -234,7 +237,60 @@ class ChunkStore:
                 os.unlink(tmp, dir_fd=fd_dir)
             raise
         if record:
-            self._record(name, sig)
+            self._record(f"{PARTS}/{name}" if parts else name, sig)
+
+    # -- runs.parquet, staged beside the chunks until the run is complete
+
+    def _parts_fd(self) -> int:
+        if self._parts is None:
+            fd = self._ensure()
+            with contextlib.suppress(FileExistsError):
+                os.mkdir(PARTS, 0o700, dir_fd=fd)
+            pfd = os.open(PARTS, os.O_RDONLY | _O_DIRECTORY | _O_NOFOLLOW | _O_CLOEXEC, dir_fd=fd)
+            os.fchmod(pfd, 0o777 & ~process_umask())  # it becomes the output folder runs.parquet
+            self._parts = pfd
+        return self._parts
+
+    def stage_part(self, index: int, data: bytes) -> None:
+        """Chunk ``index``'s per-run rows, kept in the store until :meth:`install_parts` moves them into place:
+        an interrupted run never leaves its rows beside an earlier run's summary."""
+        self._put(f"part-{index:06d}.parquet", data, parts=True)
+
+    def has_parts(self) -> bool:
+        return self._parts is not None
+
+    def install_parts(self, runs_dir: Path) -> list[Path]:
+        """Move the staged parts to ``runs_dir`` (which must not exist) in one rename; they are reported to the
+        command's write log as what it wrote. Returns their paths."""
+        from sim.outputs import note_dir, note_file
+
+        staged = {n[len(PARTS) + 1:]: sig for n, sig in self._written.items() if n.startswith(PARTS + "/")}
+        parent = os.open(runs_dir.parent, os.O_RDONLY | _O_DIRECTORY | _O_CLOEXEC)
+        try:
+            try:
+                os.rename(PARTS, runs_dir.name, src_dir_fd=self._ensure(), dst_dir_fd=parent)
+                moved = True
+            except OSError:  # a folder of that name stays (files no command can prove it wrote, named as ours)
+                moved = False
+            if not moved:
+                dest = os.open(runs_dir.name, os.O_RDONLY | _O_DIRECTORY | _O_NOFOLLOW | _O_CLOEXEC,
+                               dir_fd=parent)
+                try:
+                    for name in sorted(staged):  # one part at a time, each replacing the file of its name
+                        os.replace(name, name, src_dir_fd=self._parts, dst_dir_fd=dest)
+                finally:
+                    os.close(dest)
+        finally:
+            os.close(parent)
+        st = os.fstat(self._parts)
+        self._written = {n: sig for n, sig in self._written.items() if not n.startswith(PARTS + "/")}
+        if moved:
+            os.close(self._parts)
+            self._parts = None
+            note_dir(runs_dir, [st.st_dev, st.st_ino])
+        for name, sig in sorted(staged.items()):
+            note_file(runs_dir / name, sig)
+        return [runs_dir / name for name in sorted(staged)]
 
     def _record(self, name: str, sig: list[int]) -> None:
         body = " ".join([name, *map(str, sig)])
@@ -311,11 +367,24 @@ class ChunkStore:
         fd = self._dir_fd
         if fd is None:
             return
+        parts = None
+        with contextlib.suppress(OSError):
+            parts = self._parts if self._parts is not None else os.open(
+                PARTS, os.O_RDONLY | _O_DIRECTORY | _O_NOFOLLOW | _O_CLOEXEC, dir_fd=fd)
         for name, sig in self._written.items():
-            with contextlib.suppress(OSError):
-                st = os.stat(name, dir_fd=fd, follow_symlinks=False)
+            where, base = (parts, name[len(PARTS) + 1:]) if name.startswith(PARTS + "/") else (fd, name)
+            with contextlib.suppress(OSError, TypeError):
+                st = os.stat(base, dir_fd=where, follow_symlinks=False)
                 if stat.S_ISREG(st.st_mode) and _file_sig(st) == sig:
-                    os.unlink(name, dir_fd=fd)
+                    os.unlink(base, dir_fd=where)
+        if parts is not None:
+            self._parts = None
+            with contextlib.suppress(OSError):
+                mine = os.fstat(parts)
+                st = os.stat(PARTS, dir_fd=fd, follow_symlinks=False)
+                if (st.st_dev, st.st_ino) == (mine.st_dev, mine.st_ino):
+                    os.rmdir(PARTS, dir_fd=fd)  # only if empty
+            os.close(parts)
         if self._journal_fd is not None:
             with contextlib.suppress(OSError):
                 mine = os.fstat(self._journal_fd)
@@ -333,7 +402,7 @@ class ChunkStore:
             os.close(pfd)
 
     def close(self) -> None:
-        for attr in ("_journal_fd", "_dir_fd"):
+        for attr in ("_parts", "_journal_fd", "_dir_fd"):
             fd = getattr(self, attr, None)
             if fd is not None:
                 setattr(self, attr, None)
@@ -347,7 +416,9 @@ class ChunkStore:
 CHUNK_MAGIC = b"SIMCHUNK2\n"  # then the 32-byte HMAC, then the .npz
 JOURNAL = "journal"
 MAX_JOURNAL_BYTES = 16 * 1024 * 1024
+PARTS = "runs.parquet"  # the staging folder of the per-run rows, inside the store
 _CHUNK_NAME = re.compile(r"chunk-[0-9]{6}\.npz")
+_RECORD_NAME = re.compile(r"chunk-[0-9]{6}\.npz|runs\.parquet/part-[0-9]{6}\.parquet")
 _O_DIRECTORY = getattr(os, "O_DIRECTORY", 0)
 _O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
@@ -498,25 +569,33 @@ def decode_chunk(data: bytes, max_bytes: int = MAX_CHUNK_BYTES) -> Any:
     return dec(tree)
 
 
-def file_mode() -> int:
-    """The mode a new file gets from the process umask (0o666 & ~umask), as ``open()`` would give it."""
+def process_umask() -> int:
+    """The process umask."""
     try:  # Linux reports the umask without changing it (thread-safe)
         with open("/proc/self/status") as fh:
             for line in fh:
                 if line.startswith("Umask:"):
-                    return 0o666 & ~int(line.split()[1], 8)
+                    return int(line.split()[1], 8)
     except (OSError, ValueError):
         pass
     mask = os.umask(0o022)
     os.umask(mask)
-    return 0o666 & ~mask
+    return mask
+
+
+def file_mode() -> int:
+    """The mode a new file gets from the process umask (0o666 & ~umask), as ``open()`` would give it."""
+    return 0o666 & ~process_umask()
 
 
 def atomic_write_bytes(path: Path, data: bytes, mode: int | None = None) -> None:
     """Write ``data`` so that ``path`` appears complete or not at all (write, fsync, rename). The file
-    gets the process umask's mode (a temporary file alone would be private, 0600), or ``mode``."""
+    gets the process umask's mode (a temporary file alone would be private, 0600), or ``mode``. The path and
+    signature of the file put in place are reported to the command's write log (:func:`sim.outputs.note_file`)."""
+    from sim.outputs import make_folder, note_file
+
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    make_folder(path.parent)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         os.fchmod(fd, file_mode() if mode is None else mode)
@@ -524,11 +603,13 @@ def atomic_write_bytes(path: Path, data: bytes, mode: int | None = None) -> None
             fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
+            sig = _file_sig(os.fstat(fh.fileno()))
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
+    note_file(path, sig)  # what this write put in place: the command records exactly this (sim/outputs.py)
 
 
 #: where each kind records the version of its random layout (kinds not listed keep layout "1")

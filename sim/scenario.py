@@ -23,8 +23,14 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
 from sim import kinds
 from sim.errors import ScenarioError
-from sim.limits import (MAX_FILE_BYTES, MAX_NAME_CHARS, bounded_folder_name, check_data, check_toml_text,
-                        long_integer_error)
+from sim.limits import (
+    MAX_FILE_BYTES,
+    MAX_NAME_CHARS,
+    bounded_folder_name,
+    check_data,
+    check_toml_text,
+    long_integer_error,
+)
 
 KIND_NAMES = kinds.NAMES
 
