@@ -5,14 +5,18 @@ interrupted run never leaves one run's rows beside another run's summary."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from examples import ROOT
 
 import sim
+import sim.batch
+from sim.batch import ChunkStore, encode_chunk, fingerprint_of
 
 DP = ROOT / "scenarios" / "formation" / "dp_income.toml"
 
@@ -101,14 +105,6 @@ def test_two_long_names_with_the_same_start_get_two_folders(tmp_path):
 
 
 # --------------------------------------------------------------------------------------------- issue 40, item 1
-
-import json  # noqa: E402
-import shutil  # noqa: E402
-
-import pandas as pd  # noqa: E402
-
-import sim.batch  # noqa: E402
-from sim.batch import ChunkStore, encode_chunk, fingerprint_of  # noqa: E402
 
 RUNS = 30_000  # three chunks of 10,000 (R-GEN-7)
 
@@ -219,12 +215,12 @@ def test_a_forged_chunk_is_recomputed_and_the_console_says_so(tmp_path, monkeypa
     (out / ".chunks" / "chunk-000001.npz").write_bytes(body)  # the old format, with the computable check
     magic = getattr(sim.batch, "CHUNK_MAGIC", b"")
     (out / ".chunks" / "chunk-000002.npz").write_bytes(magic + os.urandom(32) + body)  # another key's HMAC
-    store.close()
+    del store  # its folder descriptor closes
     r = _run(cli, out)
     assert r.code == 0
-    assert "2 stored chunks failed authentication" in r.err and "computed again" in r.err
     assert json.loads((out / "summary.json").read_text()) == json.loads((ref / "summary.json").read_text())
     pd.testing.assert_frame_equal(pd.read_parquet(out / "runs.parquet"), pd.read_parquet(ref / "runs.parquet"))
+    assert "2 stored chunks failed authentication" in r.err and "computed again" in r.err
 
 
 def test_the_key_is_private_and_kept_where_XDG_CONFIG_HOME_says(tmp_path, monkeypatch):
@@ -352,7 +348,7 @@ def _rows_match_summary(out: Path) -> None:
 
 def test_an_interrupted_run_never_leaves_its_rows_beside_another_runs_summary(tmp_path, monkeypatch, cli):
     """Run A (20,000 runs, seed 3) completes; run B (50,000 runs, seed 11) into the same folder is interrupted
-    after its third chunk. Today's code had cleared A's rows and written B's first parts beside A's summary and
+    after its fourth chunk. Today's code had cleared A's rows and written B's first parts beside A's summary and
     report. Now A's outputs stay whole, B's rows are staged in the resume store, and B resumed gives exactly the
     uninterrupted B."""
     out, ref = tmp_path / "out", tmp_path / "ref"
@@ -362,7 +358,7 @@ def test_an_interrupted_run_never_leaves_its_rows_beside_another_runs_summary(tm
 
     def interrupted(self, index, result):
         real_save(self, index, result)
-        if index == 2:
+        if index == 3:  # B's fourth chunk: 40,000 of its rows exist, A had 20,000
             raise KeyboardInterrupt
 
     with monkeypatch.context() as m:
