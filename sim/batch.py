@@ -259,6 +259,10 @@ class ChunkStore:
     def has_parts(self) -> bool:
         return self._parts is not None
 
+    def staged_names(self) -> set[str]:
+        """The names of the parts staged so far (``part-000000.parquet``, ...)."""
+        return {n[len(PARTS) + 1:] for n in self._written if n.startswith(PARTS + "/")}
+
     def install_parts(self, runs_dir: Path) -> list[Path]:
         """Move the staged parts to ``runs_dir`` (which must not exist) in one rename; they are reported to the
         command's write log as what it wrote. Returns their paths."""

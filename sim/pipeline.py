@@ -220,7 +220,7 @@ def _write_outputs(contract, result, out: Path, exact_answer: dict | None, runs_
     _retire_summary(out)
     runs_dir = out / "runs.parquet"
     clear_runs(runs_dir, check_only=False, replace=runs_in_memory or staged is not None,
-               names=part_names(result.summary.get("runs", 0)) if staged is not None else ())
+               names=staged.staged_names() if staged is not None else ())
     if runs_in_memory:
         buf = io.BytesIO()
         result.runs.to_parquet(buf, index=False)
