@@ -491,7 +491,9 @@ def _cmd_run_batch(args) -> int:
     if args.out:
         base = Path(args.out)
     elif len(args.scenarios) == 1:
-        base = Path("reports") / f"compare_{Path(args.scenarios[0]).resolve().name}"
+        from sim.limits import bounded_folder_name
+
+        base = Path("reports") / bounded_folder_name(f"compare_{Path(args.scenarios[0]).resolve().name}")
     else:
         base = Path("reports") / "compare"
     entries = []

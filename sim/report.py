@@ -32,6 +32,7 @@ from markupsafe import Markup, escape
 
 from sim.batch import atomic_write_bytes
 from sim.labels import decimals_for, fixed
+from sim.outputs import note_file
 from sim.palette import SERIES
 
 matplotlib.use("Agg")
@@ -161,8 +162,10 @@ def save_figure(fig, path: Path) -> Path:
     os.close(fd)
     try:
         fig.savefig(tmp, dpi=100, bbox_inches="tight", format="png")
+        os.chmod(tmp, 0o666 & ~_UMASK)
+        st = os.lstat(tmp)
         os.replace(tmp, path)
-        os.chmod(path, 0o666 & ~_UMASK)
+        note_file(path, [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns])  # what the command wrote
     finally:
         plt.close(fig)
         if os.path.exists(tmp):

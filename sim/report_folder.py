@@ -11,6 +11,8 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
+from sim.limits import bounded_folder_name
+
 SOURCE_NOTE = ".sim-source"  # the absolute path of the scenario file whose report the folder holds
 
 
@@ -38,9 +40,9 @@ def default_folder(scenario, out: str | None = None, sub: str = "") -> tuple[Pat
     notes = []
     if mine is not None and taken not in (None, mine):
         stem = "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in Path(mine).stem.lower()).strip("_")
-        alt = Path("reports") / f"{scenario.slug}--{stem or 'scenario'}"
+        alt = Path("reports") / bounded_folder_name(f"{scenario.slug}--{stem or 'scenario'}")
         if owner(alt) not in (None, mine):
-            alt = Path("reports") / f"{scenario.slug}--{hashlib.sha256(mine.encode()).hexdigest()[:8]}"
+            alt = Path("reports") / bounded_folder_name(f"{scenario.slug}--{hashlib.sha256(mine.encode()).hexdigest()[:8]}")
         notes.append(f"note: {base}/ holds the report of {taken} (same scenario name); this file's report goes to "
                      f"{alt}/ (--out chooses a folder)")
         base = alt

@@ -78,6 +78,23 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
             ".ci/run does this) and playwright (in .[test]) to run them.", yellow=True, bold=True)
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _resume_key_in_a_temporary_folder(tmp_path_factory):
+    """The resume store's per-user key (sim/store_key.py) lives in a folder of the test session, never in the
+    home of whoever runs the tests; subprocesses inherit the setting."""
+    old = os.environ.get("XDG_CONFIG_HOME")
+    os.environ["XDG_CONFIG_HOME"] = str(tmp_path_factory.mktemp("config"))
+    from sim import store_key
+
+    store_key.user_key.cache_clear()
+    yield
+    if old is None:
+        os.environ.pop("XDG_CONFIG_HOME", None)
+    else:
+        os.environ["XDG_CONFIG_HOME"] = old
+    store_key.user_key.cache_clear()
+
+
 @dataclass(frozen=True)
 class CliRun:
     code: int
