@@ -42,7 +42,8 @@ def default_folder(scenario, out: str | None = None, sub: str = "") -> tuple[Pat
         stem = "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in Path(mine).stem.lower()).strip("_")
         alt = Path("reports") / bounded_folder_name(f"{scenario.slug}--{stem or 'scenario'}")
         if owner(alt) not in (None, mine):
-            alt = Path("reports") / bounded_folder_name(f"{scenario.slug}--{hashlib.sha256(mine.encode()).hexdigest()[:8]}")
+            digest = hashlib.sha256(mine.encode()).hexdigest()[:8]
+            alt = Path("reports") / bounded_folder_name(f"{scenario.slug}--{digest}")
         notes.append(f"note: {base}/ holds the report of {taken} (same scenario name); this file's report goes to "
                      f"{alt}/ (--out chooses a folder)")
         base = alt
