@@ -13,14 +13,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from sim.escape.actions import is_legal
 from sim.escape.greedy import PolicyView, declared_numerator, greedy
 from sim.escape.params import EscapeParams
 from sim.escape.state import (
     Action,
     PartyState,
-    can_assist,
-    can_be_guided,
-    can_guide,
     check_spec,
     mage_hand_bonus,
     spec_numerator,
@@ -100,8 +98,6 @@ def best_help(p: EscapeParams, st: PartyState, plan: list[Action | None], i: int
     no one. Candidates: teammates planned to struggle; assist (R-ESC-7 or mage hand) and guide
     (R-ESC-9). Ties: party order of the target, then assist before guide (R-ESC-21)."""
     c = st.chars[i]
-    may_assist = can_assist(p, i, c)
-    may_guide = can_guide(c)
     best_gain, best = -1, None
     for j, a in enumerate(plan):
         if j == i or not is_struggle(a):
@@ -109,9 +105,9 @@ def best_help(p: EscapeParams, st: PartyState, plan: list[Action | None], i: int
         h = planned_help(p, st, plan, j)
         before = helped_numerator(p, st, j, a, h)
         options = []
-        if may_assist:
+        if is_legal(p, st, i, Action("assist", target=j)):  # R-ESC-7 or mage hand (R-ESC-6)
             options.append(("assist", Help(True, h.guide, max(h.mage, mage_hand_bonus(p, i, c)))))
-        if may_guide and can_be_guided(st.chars[j]):
+        if is_legal(p, st, i, Action("guide", target=j)):  # R-ESC-9
             options.append(("guide", Help(h.assisted, max(h.guide, int(p.guide_bonus[i])), h.mage)))
         for kind, with_i in options:
             gain = helped_numerator(p, st, j, a, with_i) - before
