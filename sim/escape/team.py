@@ -19,6 +19,7 @@ from sim.escape.params import EscapeParams
 from sim.escape.state import (
     Action,
     PartyState,
+    attention_drawn,
     check_spec,
     mage_hand_bonus,
     spec_numerator,
@@ -65,21 +66,10 @@ def helped_numerator(p: EscapeParams, st: PartyState, j: int, a: Action, h: Help
     return spec_numerator(spec)
 
 
-def plan_attention(p: EscapeParams, plan: list[Action | None]) -> int:
-    """The attention the plan as it stands draws this round, `per_round` excluded (R-ESC-9a, R-ESC-10b)."""
-    total = 0
-    for i, a in enumerate(plan):
-        if a is None:
-            continue
-        if a.kind == "assist":
-            total += p.att_assist
-        elif a.kind in ("guide", "inspire"):
-            total += p.att_guide  # R-ESC-14b: an inspire draws attention.guide
-        elif a.kind in ("untie", "use_item") and a.target != i:
-            total += p.att_assist  # untie of another (R-ESC-10b); an item on a teammate (docs/decisions.md)
-        elif a.kind == "search":
-            total += p.att_search
-    return total
+def plan_attention(p: EscapeParams, st: PartyState, plan: list[Action | None]) -> int:
+    """The attention the plan as it stands draws this round, `per_round` excluded (R-ESC-9a, R-ESC-10b; R-ESC-10c
+    with the legs as they stand at the start of the round)."""
+    return sum(attention_drawn(p, i, st.chars[i], a) for i, a in enumerate(plan))
 
 
 def attention_allows(p: EscapeParams, st: PartyState, plan: list[Action | None], rnd: int, cost: int) -> bool:
@@ -88,7 +78,7 @@ def attention_allows(p: EscapeParams, st: PartyState, plan: list[Action | None],
     stay below the limit. No limit: always allowed."""
     if not p.attention_limit:
         return True
-    projected = (st.attention + plan_attention(p, plan) + p.att_per_round + cost
+    projected = (st.attention + plan_attention(p, st, plan) + p.att_per_round + cost
                  + p.att_per_round * max(0, p.max_rounds - rnd))
     return projected < p.attention_limit
 
@@ -130,7 +120,7 @@ def team(view: PolicyView) -> list[Action | None]:
         gain, help_action = best_help(p, st, plan, i)
         if help_action is None or gain <= p_i:
             continue  # the gain must strictly exceed p_i
-        cost = p.att_assist if help_action.kind == "assist" else p.att_guide
+        cost = attention_drawn(p, i, st.chars[i], help_action)  # R-ESC-10c: an assist with bound legs draws more
         if not attention_allows(p, st, plan, view.round, cost):
             continue  # no cheaper fallback
         plan[i] = help_action  # the switcher's streak breaks; a monk spends no breath, nor a ranger or barbarian a use
