@@ -112,7 +112,8 @@ def test_R_ESC_10c_a_mage_hand_assist_and_an_item_handed_over_need_no_movement()
     p, st = setup(character("A", restraints={"legs": "light"}), b, attention={"legs": 4}, goal={"slots": ["arms"]},
                   search={"items": [{"name": "key", "kind": "release", "max_tier": "heavy"}]})
     st.chars[0].held = [0]
-    play_round(p, st, fixed([Action("use_item", item=0, target=1, slot=ARMS), Action("rest")]), Script(rolls={"rest": [0]}))
+    play_round(p, st, fixed([Action("use_item", item=0, target=1, slot=ARMS), Action("rest")]),
+               Script(rolls={"rest": [0]}))
     assert st.attention == 2 and st.chars[1].tiers[ARMS] == 0
 
 
