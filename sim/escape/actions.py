@@ -44,9 +44,34 @@ def _values(field: str, p: EscapeParams, st: PartyState, i: int) -> tuple:
     raise KeyError(field)
 
 
-def legal_actions(p: EscapeParams, st: PartyState, i: int, rnd: int) -> list[Action]:
+#: the options of play a balance audit can forbid (sim/designer/audit.py): every action kind but rest (the
+#: choice that is always there), each ability a struggle may use (``struggle:dex``) and the resources a check
+#: may spend (``breath``, ``rage``, ``terrain``)
+OPTIONS = (*(k for k in ACTION_KINDS if k != "rest"), *(f"struggle:{a}" for a in ESCAPE_ABILITIES),
+           "breath", "rage", "terrain")
+
+
+def options_of(a: Action) -> tuple[str, ...]:
+    """The options of :data:`OPTIONS` an action uses (its kind, a struggle's ability, the resources spent)."""
+    used = [a.kind]
+    if a.kind == "struggle" and 0 <= a.ability < len(ESCAPE_ABILITIES):
+        used.append(f"struggle:{ESCAPE_ABILITIES[a.ability]}")
+    used += [name for name, on in (("breath", a.breath), ("rage", a.rage), ("terrain", a.terrain)) if on]
+    return tuple(used)
+
+
+def forbids(forbidden, i: int, a: Action) -> bool:
+    """Whether ``forbidden`` (pairs ``(option, character index or None for everyone)``) takes action ``a`` away
+    from character ``i``: the one place restricted play (the balance audit) filters the legal actions. Resting
+    is never forbidden."""
+    return bool(forbidden) and a.kind != "rest" and any(
+        (o, None) in forbidden or (o, i) in forbidden for o in options_of(a))
+
+
+def legal_actions(p: EscapeParams, st: PartyState, i: int, rnd: int, forbidden=None) -> list[Action]:
     """Every action character ``i`` may declare at the start of round ``rnd`` of state ``st`` (not
-    dazed), in :data:`ACTION_KINDS` order. Resting is always legal, so the list is never empty."""
+    dazed), in :data:`ACTION_KINDS` order, less those ``forbidden`` takes away (:func:`forbids`). Resting is
+    always legal, so the list is never empty."""
     out: list[Action] = []
     seen: set[Action] = set()
     for kind in ACTION_KINDS:
@@ -65,12 +90,13 @@ def legal_actions(p: EscapeParams, st: PartyState, i: int, rnd: int) -> list[Act
                 continue
             seen.add(a)
             out.append(a)
-    return out
+    return [a for a in out if not forbids(forbidden, i, a)]
 
 
-def joint_actions(p: EscapeParams, st: PartyState, rnd: int, dazed: tuple[bool, ...]) -> list[tuple]:
-    """Every combination of the characters' legal actions (``None`` for a dazed character)."""
-    per = [[None] if dazed[i] else legal_actions(p, st, i, rnd) for i in range(p.n_chars)]
+def joint_actions(p: EscapeParams, st: PartyState, rnd: int, dazed: tuple[bool, ...], forbidden=None) -> list[tuple]:
+    """Every combination of the characters' legal actions (``None`` for a dazed character), less the
+    ``forbidden`` ones (:func:`forbids`)."""
+    per = [[None] if dazed[i] else legal_actions(p, st, i, rnd, forbidden) for i in range(p.n_chars)]
     return list(itertools.product(*per))
 
 
