@@ -34,6 +34,14 @@ DEAD = 0.005
 MUST_PICK = 0.15
 SPREAD = 0.10
 SE_MARGIN = 3.0  # a Monte Carlo delta is flagged only this many SE beyond its threshold
+#: metrics the player wants low (the audit's delta is then ``value without - value``: positive = the option helps)
+LOWER_IS_BETTER = ("incapacitated_or_arms_complete_by_round", "incapacitated_by_round", "caught_rate",
+                   "timeout_rate", "capture_by_turn", "game_over_rate", "captured_rate")
+
+
+def helps(metric: str) -> float:
+    """+1 where the player wants ``metric`` high, -1 where low (:data:`LOWER_IS_BETTER`)."""
+    return -1.0 if metric.split("@")[0].split(".")[0] in LOWER_IS_BETTER else 1.0
 
 
 @dataclass(frozen=True)
@@ -166,7 +174,8 @@ def audit(scenario, *, objective: str | None = None, options: list[str] | None =
             never.append(o.label)
             continue
         value, se = ev.value_without(o)
-        rows.append({"option": o.option, "scope": o.scope, "value_without": value, "delta": ev.baseline - value,
+        rows.append({"option": o.option, "scope": o.scope, "value_without": value,
+                     "delta": helps(ev.metric) * (ev.baseline - value),
                      "se": se, "flag": None, "replaced_by": None})
     by_label = {o.label: o for o in chosen}
     arising = [by_label[r["option"] if r["scope"] == "party" else f"{r['scope']}: {r['option']}"] for r in rows]
@@ -186,7 +195,7 @@ def _replacement(ev, row: dict, arising: list[AuditOption], dead: float) -> tupl
             continue
         v_b, se_b = ev.value_without(other)
         v_ab, se_ab = ev.value_without_both(me, other)
-        worth = v_b - v_ab
+        worth = helps(ev.metric) * (v_b - v_ab)
         if _beyond(worth, math.hypot(se_b, se_ab), dead, True) and worth > gain:
             best, gain = other.label, worth
     return best, gain
@@ -228,8 +237,6 @@ class MonteCarloAudit:
         self.n_jobs = n_jobs
         self._cache: dict[str, tuple] = {}
         self.method = "exact" if self._exact(scenario) is not None else "monte_carlo"
-        if self.method == "exact":
-            self.runs = self.seed = None
         self.engine = "the kind's exact engine (built-in policy)" if self.method == "exact" else "Monte Carlo"
         self.baseline, self._base_se, self._base_runs, self._base_events = self._evaluate(scenario)
 
@@ -253,13 +260,10 @@ class MonteCarloAudit:
     def _compute(self, scenario) -> tuple:
         from sim.designer.metrics import half_width, metric_value
 
-        if self.method == "exact":
-            value = self._exact(scenario)
-            if value is None:
-                raise ScenarioError(f"a restricted variant has no exact {self.metric}", file=self.scenario.source,
-                                    key="kind")
+        value = self._exact(scenario) if self.method == "exact" else None
+        if value is not None:
             return value, 0.0, None, {}
-        import sim
+        import sim  # simulated (a variant the exact engine does not cover is simulated too: its se says so)
 
         result = sim.simulate(scenario, runs=self.runs, seed=self.seed, n_jobs=self.n_jobs)
         per_run = self.kind.audit_runs(scenario, result.runs, self.metric)

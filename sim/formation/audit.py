@@ -1,9 +1,10 @@
 """The formation kind's part of the balance audit (sim/designer/audit.py, issue 36).
 
 Options are the skirmish choices the built-in policy makes that a scenario can take away: each attack type
-where a unit chooses among two or more (R-MDK-6), movement to the better area (R-MDK-11, ``policy.movement =
-"best"``), a slave's withdrawal and its master's recall (R-MDK-5). The ambush (R-MDK-12) has no choice, so the
-audit's metric is the skirmish won by the ambushing side; the ambush lost is its early event.
+where a unit of the ambushing side chooses among two or more (R-MDK-6; that side's units only), movement to the
+better area (R-MDK-11, ``policy.movement = "best"``), a slave's withdrawal and its master's recall (R-MDK-5);
+these three are policy settings of both sides. The ambush (R-MDK-12) has no choice, so the audit's metric is
+the skirmish won by the ambushing side; the ambush lost is its early event.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ def _without_attack(kind: str):
         def edit(data: dict) -> None:
             for unit, row in zip(scenario.units, data["units"], strict=True):
                 have = available_attacks(scenario, unit)
-                if kind in have and len(have) > 1:
+                if unit.side == scenario.ambush.side and kind in have and len(have) > 1:
                     row["attacks"] = [a for a in have if a != kind]
 
         return edited(scenario, edit)
@@ -40,8 +41,10 @@ def audit_options(scenario) -> list[AuditOption]:
     """Each attack type some unit chooses, movement, withdrawal and recall, where the scenario has them."""
     if not (scenario.skirmish.enabled and scenario.units):
         return []
+    side = scenario.ambush.side
     out = [AuditOption(a, restrict=_without_attack(a)) for a in ATTACKS
-           if any(a in (have := available_attacks(scenario, u)) and len(have) > 1 for u in scenario.units)]
+           if any(u.side == side and a in (have := available_attacks(scenario, u)) and len(have) > 1
+                  for u in scenario.units)]
     if scenario.policy.movement == "best":
         out.append(AuditOption("movement", restrict=setting("policy.movement", "fixed")))
     if scenario.policy.withdraw_below is not None and any(u.slave for u in scenario.units):
