@@ -12,6 +12,7 @@ actions less those :func:`sim.escape.actions.forbids` takes away (:func:`sim.esc
 from __future__ import annotations
 
 from sim.designer.audit import AuditOption
+from sim.errors import ExactUnsupported
 from sim.escape.actions import OPTIONS, forbids
 from sim.escape.params import compile_params
 from sim.escape.state import CLASS_ACTIONS
@@ -39,7 +40,11 @@ class EscapeAudit:
         self.scenario, self.objective, self.max_states = scenario, objective, max_states
         self.metric = objective or "escape_rate"
         self.params = compile_params(scenario)
-        self.sol = solve(self.params, objective, max_states)
+        try:
+            self.sol = solve(self.params, objective, max_states)
+        except ExactUnsupported as exc:  # beyond optimal play today: one line, exit status 2
+            raise ExactUnsupported(f"the escape audit plays optimally and cannot here: {exc} (a shorter scenario, "
+                                   "e.g. --param run.max_rounds=4, may fit)") from None
         self.baseline = self.sol.value[(0, 1)]
         self._values: dict[frozenset, float] = {frozenset(): self.baseline}
         self.engine = (f"optimal play, exact (sim/escape/optimal.py: backward induction over {self.sol.states:,} "
