@@ -52,6 +52,8 @@ class AuditOption:
     scope: str = "party"  # "party" (everyone) or a character's name
     forbid: frozenset = frozenset()  # escape: pairs (option, character index or None) optimal play leaves out
     restrict: Callable[[Any], Any] | None = field(default=None, compare=False)  # other kinds: the scenario without
+    #: other kinds: whether the option can come up in the scenario at all (None: assumed to)
+    arises: Callable[[Any], bool] | None = field(default=None, compare=False)
 
     @property
     def label(self) -> str:
@@ -70,6 +72,7 @@ class Audit:
     classes: list[dict]
     decided_by: list[dict]
     never_arises: list[str] = field(default_factory=list)
+    skipped_classes: dict[str, str] = field(default_factory=dict)  # class -> why its variant is not valid
     thresholds: dict[str, float] = field(default_factory=dict)
     engine: str = ""
     runs: int | None = None
@@ -86,13 +89,14 @@ class Audit:
         for row in self.options:
             name = row["option"] if row["scope"] == "party" else f"{row['scope']}'s {row['option']}"
             pts = 100 * row["delta"]
+            hurts = f" (the play does {-pts:.1f} points better without it)" if pts <= -0.05 else ""
             if row["flag"] == "dead":
-                out.append(f"{name} is dead: it gains {pts:.1f} points")
+                out.append(f"{name} is dead: it gains {pts:.1f} points{hurts}")
             elif row["flag"] == "must_pick":
                 out.append(f"{name} is mandatory: without it the {self.metric} falls by {pts:.1f} points")
             elif row["flag"] == "dominated":
                 out.append(f"{name} is dominated by {row['replaced_by']}: it gains {pts:.1f} points while "
-                           f"{row['replaced_by']} is there")
+                           f"{row['replaced_by']} is there{hurts}")
         return out or ["Nothing is dead or mandatory"]
 
 
@@ -175,13 +179,14 @@ def audit(scenario, *, objective: str | None = None, options: list[str] | None =
             continue
         value, se = ev.value_without(o)
         rows.append({"option": o.option, "scope": o.scope, "value_without": value,
-                     "delta": helps(ev.metric) * (ev.baseline - value),
+                     "delta": helps(ev.metric) * (ev.baseline - value) + 0.0,  # + 0.0: no -0.0
                      "se": se, "flag": None, "replaced_by": None})
     by_label = {o.label: o for o in chosen}
     arising = [by_label[r["option"] if r["scope"] == "party" else f"{r['scope']}: {r['option']}"] for r in rows]
     flag_rows(rows, lambda row: _replacement(ev, row, arising, dead), dead, must_pick)
-    spread_rows = class_spread(scenario, ev, spread) if classes else []
-    return Audit(scenario, ev.metric, ev.method, ev.baseline, rows, spread_rows, ev.decided_by(), never,
+    skipped: dict[str, str] = {}
+    spread_rows = class_spread(scenario, ev, spread, skipped) if classes else []
+    return Audit(scenario, ev.metric, ev.method, ev.baseline, rows, spread_rows, ev.decided_by(), never, skipped,
                  {"dead": dead, "must_pick": must_pick, "spread": spread}, ev.engine, ev.runs, ev.seed,
                  time.process_time() - started)
 
@@ -201,8 +206,10 @@ def _replacement(ev, row: dict, arising: list[AuditOption], dead: float) -> tupl
     return best, gain
 
 
-def class_spread(scenario, ev, spread: float) -> list[dict]:
-    """One row per class (one-character scenarios): value, difference to the median class, outlier."""
+def class_spread(scenario, ev, spread: float, skipped: dict[str, str] | None = None) -> list[dict]:
+    """One row per class (one-character scenarios): value, difference to the median class, outlier. A class whose
+    variant is not a valid scenario (a ranger's favoured terrain on another class) is left out, with the reason
+    in ``skipped``."""
     one = kinds.get(scenario.kind).one_character
     if one is None:
         return []
@@ -210,13 +217,36 @@ def class_spread(scenario, ev, spread: float) -> list[dict]:
         char = one(scenario)
     except ScenarioError:
         return []
-    from sim.designer.matrix import CLASSES, _get, _variant, preset_scores
+    from sim.designer.matrix import CLASSES, _get
 
     level = int(_get(scenario, f"{char}.level"))
-    values = {c: ev.value_of(_variant(scenario, char, c, level, preset_scores(c), {})) for c in CLASSES}
+    variants = {}
+    for c in CLASSES:
+        try:
+            variants[c] = _class_variant(scenario, char, c, level)
+        except ScenarioError as exc:
+            if skipped is not None:
+                skipped[c] = exc.detail
+    if not variants:
+        return []
+    values = {c: ev.value_of(v) for c, v in variants.items()}
     median = float(np.median([v for v, _ in values.values()]))
     return [{"class": c, "value": v, "se": se, "difference": v - median,
              "outlier": bool(abs(v - median) > spread + SE_MARGIN * se)} for c, (v, se) in values.items()]
+
+
+def _class_variant(scenario, char: str, class_name: str, level: int):
+    """The matrix's class variant (sim/designer/matrix.py); a switch of another class's feature that the new class
+    cannot have (a ranger's ``favoured_terrain = true``, R-RST-12) is switched off rather than refused."""
+    from sim.designer.matrix import _variant, preset_scores
+    from sim.designer.params import get_value, scenario_data
+
+    try:
+        return _variant(scenario, char, class_name, level, preset_scores(class_name), {})
+    except ScenarioError as exc:
+        if not exc.key or get_value(scenario_data(scenario), exc.key) is not True:
+            raise
+        return _variant(scenario, char, class_name, level, preset_scores(class_name), {exc.key: False})
 
 
 # -- Monte Carlo (and exact-of-policy) evaluation of the kinds without optimal play ---------------------------
@@ -274,7 +304,7 @@ class MonteCarloAudit:
         return value, half_width(result.summary, self.metric) / 1.96, None, {}
 
     def arises(self, o: AuditOption) -> bool:
-        return o.restrict is not None
+        return o.restrict is not None and (o.arises is None or bool(o.arises(self.scenario)))
 
     def _paired(self, variant) -> tuple[float, float]:
         value, se, runs, _ = self._evaluate(variant)

@@ -102,7 +102,10 @@ def format_table(a: Audit) -> str:
     lines.append("")
     rows = [OPTION_HEAD, *option_rows(a)]
     widths = [max(len(str(row[i])) for row in rows) for i in range(len(OPTION_HEAD))]
-    lines += ["  ".join(str(c).ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in rows]
+    if a.options:
+        lines += ["  ".join(str(c).ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in rows]
+    else:
+        lines.append("no option of play to audit in this scenario")
     if a.never_arises:
         lines.append("never arises (not audited): " + ", ".join(a.never_arises))
     for r in a.decided_by:
@@ -113,6 +116,8 @@ def format_table(a: Audit) -> str:
         values = [r["value"] for r in a.classes]
         lines.append(f"class spread {_pts(max(values) - min(values), False)} points; outliers: "
                      + (", ".join(f"{r['class']} {_pts(r['difference'])}" for r in outliers) or "none"))
+    for c, why in a.skipped_classes.items():
+        lines.append(f"class {c} left out: {why}")
     return "\n".join(lines)
 
 
@@ -138,7 +143,8 @@ def sections(a: Audit) -> list:
     out = [answer(f"Is any option of play dead, dominated or mandatory ({a.metric})?",
                   [*(s + "." for s in a.verdicts()), f"Baseline: {_pct(a.baseline)} with every option. "
                                                      + method_note(a)]),
-           section("Each option forbidden in turn", table(OPTION_HEAD, option_rows(a)),
+           section("Each option forbidden in turn",
+                   table(OPTION_HEAD, option_rows(a)) if a.options else "No option of play to audit.",
                    note=f"dead: gains less than {_pts(a.thresholds['dead'], False)} points (and the option arises); "
                         f"must pick: more than {_pts(a.thresholds['must_pick'], False)}; dominated: dead, but worth "
                         "more than the dead threshold once the option named is forbidden too (it replaces every use)")]
@@ -155,5 +161,6 @@ def sections(a: Audit) -> list:
             ["class", a.metric, "vs median class (points)", "outlier"],
             [[r["class"], _pct(r["value"]), _pts(r["difference"]), "yes" if r["outlier"] else ""] for r in a.classes]),
             note=f"Spread {_pts(max(values) - min(values), False)} points. Each class at the scenario's level with "
-                 "its standard-array scores (as `matrix`), under the same play as the audit."))
+                 "its standard-array scores (as `matrix`), under the same play as the audit."
+                 + "".join(f" {c} left out: {why}." for c, why in a.skipped_classes.items())))
     return out

@@ -10,9 +10,14 @@ from __future__ import annotations
 from sim.designer.audit import AuditOption, setting
 
 
+def _escapes(scenario) -> bool:
+    """The target makes escape checks at all: a binder binds it, or it starts bound (R-RST-4)."""
+    return scenario.binder is not None or any(scenario.target.restraints.as_tuple())
+
+
 def audit_options(scenario) -> list[AuditOption]:
     if scenario.target.class_ == "ranger" and scenario.target.favoured_terrain:
-        return [AuditOption("favoured_terrain", restrict=setting("target.favoured_terrain", False))]
+        return [AuditOption("favoured_terrain", restrict=setting("target.favoured_terrain", False), arises=_escapes)]
     return []
 
 
