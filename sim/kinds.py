@@ -27,7 +27,7 @@ inside a report. Shared modules (the CLI, the designer tools, the studio, the do
 ``optimal_comparison``      optimal play beside the built-in policies, within the exact budget, or None
 ``tier_ladder``             the rules' tier ladder the studio shows beside its DC controls, or None
 ``audit_options``           the options of play the balance audit forbids one at a time ([] where none)
-``audit_evaluator``         exact restricted play for the audit (escape: optimal play), or None (Monte Carlo)
+``audit_evaluator``         the kind's own restricted play for the audit (escape: optimal play), or None
 ``audit_runs``              the audit's metric per run and its early events from a run frame, or None
 ``audit_metric``            the audit's default metric where it is not the kind's main metric, or None
 ==========================  =========================================================================
@@ -216,8 +216,9 @@ class Kind:
 
     @property
     def audit_evaluator(self) -> Callable[..., Any] | None:
-        """``audit_evaluator(scenario, objective, max_states)``: exact restricted play, or None (Monte Carlo of the
-        built-in policy with each option removed)."""
+        """``audit_evaluator(scenario, objective, max_states, runs=, seed=, n_jobs=)``: the kind's own restricted play
+        (escape: optimal play where it fits), or None (the shared evaluation: the built-in policy with each option
+        removed, exact or Monte Carlo)."""
         return getattr(self.module, "audit_evaluator", None)
 
     def audit_runs(self, scenario, frame, metric: str):

@@ -168,12 +168,14 @@ def audit(scenario, *, objective: str | None = None, options: list[str] | None =
     started = time.process_time()
     chosen = select_options(scenario, options_of(scenario), options)
     exact_play = kinds.get(scenario.kind).audit_evaluator
-    if exact_play is not None:  # the kind solves optimal play (escape): exact deltas
-        ev = exact_play(scenario, objective, max_states)
+    if exact_play is not None:  # the kind's own restricted play (escape: optimal play, exact where it fits)
+        ev = exact_play(scenario, objective, max_states, runs=runs, seed=seed, n_jobs=n_jobs)
     else:
         ev = MonteCarloAudit(scenario, objective, runs, seed, n_jobs)
     rows, never = [], []
     for o in chosen:
+        if not getattr(ev, "audits", lambda _: True)(o):  # an option this evaluation does not cover
+            continue
         if not ev.arises(o):
             never.append(o.label)
             continue

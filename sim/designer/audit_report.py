@@ -150,7 +150,9 @@ def sections(a: Audit) -> list:
                         "more than the dead threshold once the option named is forbidden too (it replaces every use)")]
     if a.never_arises:
         out.append(section("Options that never arise", items(a.never_arises),
-                           note="Not legal in any state play can reach: nothing to audit."))
+                           note="Not legal in any state play can reach: nothing to audit." if a.method == "exact" else
+                           "Never declared by the policy in these runs: it cannot be told from an option that never "
+                           "arises."))
     if a.decided_by:
         out.append(section("What decided it", table(
             ["early event", "share of runs", f"{a.metric} given it", "otherwise"],

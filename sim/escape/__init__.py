@@ -1,7 +1,6 @@
 """The escape challenge (kind = "escape", RULES.md section 1)."""
 
-from sim.escape.audit import EscapeAudit as audit_evaluator
-from sim.escape.audit import audit_options
+from sim.escape.audit import audit_evaluator, audit_options
 from sim.escape.designer import (
     balance_metrics,
     exact_answer,

@@ -28,6 +28,18 @@ def audit_options(scenario) -> list[AuditOption]:
     return out
 
 
+def audit_evaluator(scenario, objective: str | None, max_states: int | None, runs: int | None = None,
+                    seed: int | None = None, n_jobs: int = 1):
+    """Exact restricted optimal play (:class:`EscapeAudit`) where it fits, else the built-in policy with each option
+    removed, on common random numbers (:class:`sim.escape.audit_mc.EscapeMonteCarloAudit`)."""
+    try:
+        return EscapeAudit(scenario, objective, max_states)
+    except ExactUnsupported as exc:  # beyond optimal play today (a bad objective is a ScenarioError: refused)
+        from sim.escape.audit_mc import EscapeMonteCarloAudit
+
+        return EscapeMonteCarloAudit(scenario, objective, runs, seed, n_jobs, str(exc))
+
+
 class EscapeAudit:
     """Optimal play with and without each option (exact: backward induction, sim/escape/optimal.py)."""
 
@@ -40,11 +52,7 @@ class EscapeAudit:
         self.scenario, self.objective, self.max_states = scenario, objective, max_states
         self.metric = objective or "escape_rate"
         self.params = compile_params(scenario)
-        try:
-            self.sol = solve(self.params, objective, max_states)
-        except ExactUnsupported as exc:  # beyond optimal play today: one line, exit status 2
-            raise ExactUnsupported(f"the escape audit plays optimally and cannot here: {exc} (a shorter scenario, "
-                                   "e.g. --param run.max_rounds=4, may fit)") from None
+        self.sol = solve(self.params, objective, max_states)
         self.baseline = self.sol.value[(0, 1)]
         self._values: dict[frozenset, float] = {frozenset(): self.baseline}
         self.engine = (f"optimal play, exact (sim/escape/optimal.py: backward induction over {self.sol.states:,} "

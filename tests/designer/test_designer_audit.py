@@ -235,3 +235,18 @@ def test_bad_input_exits_2_with_one_line_and_writes_nothing(tmp_path, cli, scrat
 def test_unknown_option_names_the_options_of_the_kind(tmp_path):
     with pytest.raises(ScenarioError, match="struggle"):
         audit(_load(tmp_path, ARMS_ONLY), options=["teleport"], classes=False)
+
+
+def test_escape_beyond_optimal_play_falls_back_to_the_restricted_policy(tmp_path):
+    """A state budget of 1 leaves optimal play out: the audit simulates the scenario's greedy policy (the scalar
+    reference, which agrees run for run with sim.simulate) with each party-wide option removed. Without struggling
+    the arms never come free (R-ESC-10b, as above): every run is lost, so struggle is must_pick far beyond 3 SE."""
+    scenario = _load(tmp_path, ARMS_ONLY)
+    result = audit(scenario, max_states=1, runs=300, seed=5, classes=False)
+    assert result.method == "monte_carlo" and "optimal play does not fit" in result.engine
+    assert result.baseline == sim.simulate(scenario, runs=300, seed=5).summary["escape_rate"]
+    row = _row(result, "struggle")
+    assert row["value_without"] == 0.0 and row["flag"] == "must_pick" and row["se"] > 0
+    assert {r["scope"] for r in result.options} == {"party"}
+    shares = [r["share"] for r in result.decided_by]
+    assert sum(shares) == pytest.approx(1.0)  # one character, one check in round 1: failed or succeeded
