@@ -18,7 +18,7 @@ def add_parser(sub, add_run_flags) -> None:
     au.add_argument("--objective", help="the metric audited (escape: escape_rate, escape_by_round@K or not_caught; "
                                         "other kinds: a summary metric; default: the kind's main metric)")
     au.add_argument("--param", action="append", metavar="KEY=VALUE", help="set a scenario value first (repeatable)")
-    au.add_argument("--option", action="append", metavar="NAME", help="audit only these options (repeatable)")
+    au.add_argument("--option", action="append", metavar="NAME", help="audit only these options (repeatable): the party's NAME, or 'CHARACTER: NAME'")
     au.add_argument("--dead", type=float, default=DEAD, help="dead below this gain (default 0.005: half a point)")
     au.add_argument("--must-pick", type=float, default=MUST_PICK, help="must-pick above this gain (default 0.15)")
     au.add_argument("--spread", type=float, default=SPREAD,
@@ -132,19 +132,40 @@ def write_audit(a: Audit, out_dir) -> list[Path]:
             "engine": a.engine, "never_arises": a.never_arises, "runs": a.runs if a.method != "exact" else None,
             "seed": a.seed if a.method != "exact" else None}
     atomic_write_text(out / "audit.json", summary_json(data))
-    page = write_html(out / "report.html", f"Balance audit — {a.scenario.name or a.scenario.slug}", sections(a),
-                      {"kind": a.scenario.kind})
-    return [out / "audit.json", page]
+    chart = delta_chart(a, out)
+    page = write_html(out / "report.html", f"Balance audit — {a.scenario.name or a.scenario.slug}",
+                      sections(a, chart.name if chart else None), {"kind": a.scenario.kind})
+    return [out / "audit.json", *([chart] if chart else []), page]
 
 
-def sections(a: Audit) -> list:
+def delta_chart(a: Audit, out: Path) -> Path | None:
+    """``audit.png``: each option's delta in points (3-SE whiskers where simulated) beside the two thresholds."""
+    if not a.options:
+        return None
+    from sim.report import chart_text, new_figure, save_figure
+
+    labels = [chart_text(r["option"] if r["scope"] == "party" else f"{r['scope']}: {r['option']}") for r in a.options]
+    fig, ax = new_figure(f"What each option is worth ({chart_text(a.metric)})", "points lost without it", "",
+                         size=(7.5, 0.9 + 0.32 * len(labels)))
+    y = list(range(len(labels)))[::-1]
+    ax.barh(y, [100 * r["delta"] for r in a.options], xerr=[300 * r["se"] for r in a.options], color="#4c78a8")
+    ax.set_yticks(y, labels)
+    for x, style, name in ((a.thresholds["dead"], ":", "dead"), (a.thresholds["must_pick"], "--", "must pick")):
+        ax.axvline(100 * x, color="#555555", linestyle=style, linewidth=1, label=f"{name} ({100 * x:g} points)")
+    ax.legend(loc="lower right", fontsize="small")
+    return save_figure(fig, out / "audit.png")
+
+
+def sections(a: Audit, chart: str | None = None) -> list:
     from sim.report import answer, items, section, table
 
     out = [answer(f"Is any option of play dead, dominated or mandatory ({a.metric})?",
                   [*(s + "." for s in a.verdicts()), f"Baseline: {_pct(a.baseline)} with every option. "
                                                      + method_note(a)]),
            section("Each option forbidden in turn",
-                   table(OPTION_HEAD, option_rows(a)) if a.options else "No option of play to audit.",
+                   table(OPTION_HEAD, option_rows(a)) if a.options else "No option of play to audit.", image=chart,
+                   alt="Bars: the points of the metric lost without each option, with the dead and must-pick "
+                       "thresholds",
                    note=f"dead: gains less than {_pts(a.thresholds['dead'], False)} points (and the option arises); "
                         f"must pick: more than {_pts(a.thresholds['must_pick'], False)}; dominated: dead, but worth "
                         "more than the dead threshold once the option named is forbidden too (it replaces every use)")]

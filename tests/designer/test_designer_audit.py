@@ -7,6 +7,7 @@ import json
 import math
 
 import pytest
+from browser_check import assert_clean, needs_browser, open_pages
 
 import sim
 from sim.designer.audit import audit, flag_rows
@@ -250,3 +251,49 @@ def test_escape_beyond_optimal_play_falls_back_to_the_restricted_policy(tmp_path
     assert {r["scope"] for r in result.options} == {"party"}
     shares = [r["share"] for r in result.decided_by]
     assert sum(shares) == pytest.approx(1.0)  # one character, one check in round 1: failed or succeeded
+
+
+@pytest.mark.parametrize("name", ["campus/seed_trio_vs_hounds", "formation/summoner_vs_horde",
+                                  "restraint/raging_barbarian"])
+def test_the_metric_per_run_averages_to_the_summary(examples, name):
+    """The Monte Carlo audit reads its metric per run (``audit_runs``): its mean is the summary's value exactly
+    (campus: cleared PCs over the party per game; formation: the ambushing side won the skirmish; restraint:
+    incapacitated or arms complete by the last round)."""
+    from sim import kinds
+    from sim.designer.metrics import metric_value
+
+    scenario = sim.load_scenario(examples[name])
+    kind = kinds.get(scenario.kind)
+    metric = kind.audit_metric(scenario) or {"campus": "clear_rate",
+                                             "restraint": "incapacitated_or_arms_complete_by_round.last"}[scenario.kind]
+    result = sim.simulate(scenario, runs=500, seed=2)
+    outcome, events = kind.audit_runs(scenario, result.runs, metric)
+    assert float(outcome.mean()) == pytest.approx(metric_value(result.summary, metric), abs=1e-12)
+    for mask in events.values():
+        assert len(mask) == 500
+
+
+@pytest.mark.slow
+def test_monte_carlo_delta_is_within_4_se_of_a_long_run(examples):
+    """campus rescue (R-CAM-8): the delta from 2,000 games lies within 4 SE (both runs' paired SE) of the delta
+    from 40,000 games on other dice."""
+    scenario = sim.load_scenario(examples["campus/seed_trio_vs_hounds"])
+    short = _row(audit(scenario, options=["rescue"], runs=2000, seed=11), "rescue")
+    long = _row(audit(scenario, options=["rescue"], runs=40000, seed=12), "rescue")
+    assert abs(short["delta"] - long["delta"]) <= 4 * math.hypot(short["se"], long["se"])
+
+
+@needs_browser
+@pytest.mark.slow
+def test_audit_pages_render_cleanly_in_a_browser(examples, cli, tmp_path):
+    """The audit page of an exact (escape) and a Monte Carlo (campus) audit: every image loads, nothing is logged,
+    a Content-Security-Policy is set, and the answer comes first."""
+    pages = []
+    for name in ("escape/lone_rogue", "campus/seed_trio_vs_hounds"):
+        out = tmp_path / name.replace("/", "_")
+        assert cli("audit", examples[name], "--runs", "200", "--out", out, "--quiet").code == 0
+        pages.append(out / "report.html")
+    for page, r in open_pages(pages).items():
+        assert_clean(page, r)
+        assert r["images"] and r["csp"], page
+        assert r["visible"].index("Is any option of play") < r["visible"].index("Each option forbidden in turn")
