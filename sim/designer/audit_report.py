@@ -18,7 +18,8 @@ def add_parser(sub, add_run_flags) -> None:
     au.add_argument("--objective", help="the metric audited (escape: escape_rate, escape_by_round@K or not_caught; "
                                         "other kinds: a summary metric; default: the kind's main metric)")
     au.add_argument("--param", action="append", metavar="KEY=VALUE", help="set a scenario value first (repeatable)")
-    au.add_argument("--option", action="append", metavar="NAME", help="audit only these options (repeatable): the party's NAME, or 'CHARACTER: NAME'")
+    au.add_argument("--option", action="append", metavar="NAME",
+                    help="audit only these options (repeatable): the party's NAME, or 'CHARACTER: NAME'")
     au.add_argument("--dead", type=float, default=DEAD, help="dead below this gain (default 0.005: half a point)")
     au.add_argument("--must-pick", type=float, default=MUST_PICK, help="must-pick above this gain (default 0.15)")
     au.add_argument("--spread", type=float, default=SPREAD,
