@@ -55,7 +55,7 @@ class EscapeAudit:
         self.sol = solve(self.params, objective, max_states)
         self.baseline = self.sol.value[(0, 1)]
         self._values: dict[frozenset, float] = {frozenset(): self.baseline}
-        self.engine = (f"optimal play, exact (sim/escape/optimal.py: backward induction over {self.sol.states:,} "
+        self.engine = (f"optimal play (sim/escape/optimal.py: backward induction over {self.sol.states:,} "
                        "states)")
 
     def arises(self, o: AuditOption) -> bool:
