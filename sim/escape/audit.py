@@ -55,6 +55,7 @@ class EscapeAudit:
         self.sol = solve(self.params, objective, max_states)
         self.baseline = self.sol.value[(0, 1)]
         self._values: dict[frozenset, float] = {frozenset(): self.baseline}
+        self._used: dict[frozenset, set] = {frozenset(): _used(self.sol)}  # options some best choice uses
         self.engine = (f"optimal play (sim/escape/optimal.py: backward induction over {self.sol.states:,} "
                        "states)")
 
@@ -67,7 +68,8 @@ class EscapeAudit:
         from sim.escape.optimal import solve
 
         if forbid not in self._values:
-            self._values[forbid] = solve(self.params, self.objective, self.max_states, forbidden=forbid).value[(0, 1)]
+            sol = solve(self.params, self.objective, self.max_states, forbidden=forbid)
+            self._values[forbid], self._used[forbid] = sol.value[(0, 1)], _used(sol)
         return self._values[forbid]
 
     def value_without(self, o: AuditOption) -> tuple[float, float]:
@@ -77,6 +79,10 @@ class EscapeAudit:
         return a.scope == b.scope  # a party-wide option is replaced by a party-wide one, a character's by its own
 
     def value_without_both(self, a: AuditOption, b: AuditOption) -> tuple[float, float]:
+        v_b = self._value(b.forbid)
+        used = self._used[b.forbid]
+        if not any((o, i) in used if i is not None else any(u == o for u, _ in used) for o, i in a.forbid):
+            return v_b, 0.0  # no best choice without b uses a: that optimal policy is still there, same value
         return self._value(a.forbid | b.forbid), 0.0
 
     def value_of(self, scenario) -> tuple[float, float]:
@@ -86,6 +92,14 @@ class EscapeAudit:
 
     def decided_by(self) -> list[dict]:
         return decided_by(self.sol)
+
+
+def _used(sol) -> set:
+    """(option, character) pairs some best choice of the solved table uses (:func:`sim.escape.actions.options_of`)."""
+    from sim.escape.actions import options_of
+
+    return {(o, i) for (sid, _), k in sol.best.items() for i, a in enumerate(sol.choices[sid][k]) if a is not None
+            for o in options_of(a)}
 
 
 def _after(sol, sid: int) -> float:
