@@ -131,6 +131,9 @@ def build_parser() -> argparse.ArgumentParser:
     from sim.studio import add_parser as add_studio_parser
 
     add_parsers(sub, _add_run_flags)
+    from sim.designer.audit_report import add_parser as add_audit_parser  # `audit` (issue 36)
+
+    add_audit_parser(sub, _add_run_flags)
     add_studio_parser(sub)
     add_schema_command(sub)
     return parser
@@ -820,6 +823,15 @@ def _cmd_schema(args) -> int:
 
 
 COMMANDS["schema"] = _cmd_schema
+
+
+def _cmd_audit(args) -> int:
+    from sim.designer.audit_report import cmd_audit
+
+    return cmd_audit(args)
+
+
+COMMANDS["audit"] = _cmd_audit
 
 
 def _check_limits(args) -> None:

@@ -6,6 +6,7 @@ Monte Carlo only: a scalar reference (:mod:`sim.campus.reference`) and a compile
 
 from __future__ import annotations
 
+from sim.campus.audit import audit_options, audit_runs
 from sim.campus.designer import balance_metrics
 from sim.campus.model import Scenario, check_scenario
 from sim.campus.params import Params, compile_params
@@ -48,3 +49,4 @@ __all__ = [
     "value",
     "write_report",
 ]
+__all__ += ["audit_options", "audit_runs"]

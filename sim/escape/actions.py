@@ -230,6 +230,30 @@ def _values(field: str, p: EscapeParams, st: PartyState, i: int) -> tuple:
     raise KeyError(field)
 
 
+#: the options of play a balance audit can forbid (sim/designer/audit.py): every action kind but rest (the
+#: choice that is always there), each ability a struggle may use (``struggle:dex``) and the resources a check
+#: may spend (``breath``, ``rage``, ``terrain``)
+OPTIONS = (*(k for k in ACTION_KINDS if k != "rest"), *(f"struggle:{a}" for a in ESCAPE_ABILITIES),
+           "breath", "rage", "terrain")
+
+
+def options_of(a: Action) -> tuple[str, ...]:
+    """The options of :data:`OPTIONS` an action uses (its kind, a struggle's ability, the resources spent)."""
+    used = [a.kind]
+    if a.kind == "struggle" and 0 <= a.ability < len(ESCAPE_ABILITIES):
+        used.append(f"struggle:{ESCAPE_ABILITIES[a.ability]}")
+    used += [name for name, on in (("breath", a.breath), ("rage", a.rage), ("terrain", a.terrain)) if on]
+    return tuple(used)
+
+
+def forbids(forbidden, i: int, a: Action) -> bool:
+    """Whether ``forbidden`` (pairs ``(option, character index or None for everyone)``) takes action ``a`` away
+    from character ``i``: the one place restricted play (the balance audit) filters the legal actions. Resting
+    is never forbidden."""
+    return bool(forbidden) and a.kind != "rest" and any(
+        (o, None) in forbidden or (o, i) in forbidden for o in options_of(a))
+
+
 def _same_item(st: PartyState, i: int, a: Action, out: list[Action]) -> bool:
     """A release item of the same kind as one already listed, on the same restraint: the same choice."""
     held = st.chars[i].held
@@ -237,12 +261,13 @@ def _same_item(st: PartyState, i: int, a: Action, out: list[Action]) -> bool:
                for b in out)
 
 
-def legal_actions(p: EscapeParams, st: PartyState, i: int, rnd: int | None = None) -> list[Action]:
+def legal_actions(p: EscapeParams, st: PartyState, i: int, rnd: int | None = None, forbidden=None) -> list[Action]:
     """Every action character ``i`` (not dazed) may declare at the start of a round of state ``st``: the
     R-ESC-6 legal declarations, each once in :func:`canonical` form, in :data:`ACTION_KINDS` order (within a
     kind: the choice fields in their order, then the spends, none first). ``rnd`` is not read (legality
-    depends on the state only); it is kept for callers that pass the round. Resting is always legal, so the
-    list is never empty."""
+    depends on the state only); it is kept for callers that pass the round. ``forbidden`` takes options away
+    (:func:`forbids`: restricted play, for the balance audit). Resting is always legal, so the list is never
+    empty."""
     out: list[Action] = []
     for kind in action_kinds(p):
         choices, spends = FIELDS[kind]
@@ -257,12 +282,14 @@ def legal_actions(p: EscapeParams, st: PartyState, i: int, rnd: int | None = Non
                 if kind == "use_item" and _same_item(st, i, a, out):
                     continue
                 out.append(a)
-    return out
+    return [a for a in out if not forbids(forbidden, i, a)]
 
 
-def joint_actions(p: EscapeParams, st: PartyState, rnd: int | None, dazed: tuple[bool, ...]) -> list[tuple]:
-    """Every combination of the characters' legal actions (``None`` for a dazed character)."""
-    per = [[None] if dazed[i] else legal_actions(p, st, i, rnd) for i in range(p.n_chars)]
+def joint_actions(p: EscapeParams, st: PartyState, rnd: int | None, dazed: tuple[bool, ...],
+                  forbidden=None) -> list[tuple]:
+    """Every combination of the characters' legal actions (``None`` for a dazed character), less the
+    ``forbidden`` ones (:func:`forbids`)."""
+    per = [[None] if dazed[i] else legal_actions(p, st, i, rnd, forbidden) for i in range(p.n_chars)]
     return list(itertools.product(*per))
 
 

@@ -102,9 +102,10 @@ def _dazed(st: PartyState) -> tuple[bool, ...]:
 
 
 def solve(scenario: Scenario | EscapeParams, objective: str | None = None, max_states: int | None = None,
-          max_branches: int | None = None) -> Solution:
+          max_branches: int | None = None, forbidden=None) -> Solution:
     """Solve ``scenario`` (or its compiled parameters) for ``objective`` by backward induction over the
-    reachable states.
+    reachable states. ``forbidden`` (pairs ``(option, character index or None)``, :func:`sim.escape.actions.forbids`)
+    takes options of play away: restricted play, for the balance audit.
 
     The budgets are the exact engine's: ``max_states`` distinct states, ``max_branches`` rounds played
     on the branching source (every choice of every state counts; default :data:`OPTIMAL_BRANCH_FACTOR` times
@@ -120,7 +121,7 @@ def solve(scenario: Scenario | EscapeParams, objective: str | None = None, max_s
     budget = ex.DEFAULT_MAX_STATES if max_states is None else int(max_states)
     branch_budget = (OPTIMAL_BRANCH_FACTOR * ex.BRANCHES_PER_STATE * budget if max_branches is None
                      else int(max_branches))
-    fwd = _Forward(ex, p, started, budget, branch_budget)
+    fwd = _Forward(ex, p, started, budget, branch_budget, frozenset(forbidden or ()))
     for rnd in range(1, horizon + 1):
         fwd.round(rnd, rnd < horizon)
     sol = Solution(p, kind, horizon, fwd.reps, fwd.layers, fwd.choices, fwd.trans, ids=fwd.ids,
@@ -135,8 +136,10 @@ class _Forward:
     the outcome of every joint choice (:func:`sim.escape.exact.transitions` with that choice fixed), within the
     exact engine's budgets (projected as in :func:`sim.escape.exact.exact`)."""
 
-    def __init__(self, ex, p: EscapeParams, started: float, budget: int, branch_budget: int):
+    def __init__(self, ex, p: EscapeParams, started: float, budget: int, branch_budget: int,
+                 forbidden: frozenset = frozenset()):
         self.ex, self.p, self.started, self.budget, self.branch_budget = ex, p, started, budget, branch_budget
+        self.forbidden = forbidden
         self.counter = [0, branch_budget]
         self.rolls: dict = {}
         start = initial_state(p)
@@ -191,7 +194,7 @@ class _Forward:
         """The legal joint choices of state ``sid`` in round ``rnd`` (R-ESC-6) and the outcome of each."""
         ex, counter = self.ex, self.counter
         st = ex._at_round(self.reps[sid], rnd - 1)
-        opts = joint_actions(self.p, st, rnd, _dazed(st))
+        opts = joint_actions(self.p, st, rnd, _dazed(st), self.forbidden)
         self.choices[sid] = opts
         state_start = counter[0]
         for k, joint in enumerate(opts):
