@@ -18,10 +18,11 @@ RESTRAINT = ROOT / "scenarios/restraint/flank_penalty.toml"
 
 
 def test_choices_are_read_from_the_policy_model():
-    # formation's [policy]: the tie-break name, the attack choice (R-MDK-6) and movement (R-MDK-11)
+    # formation's [policy]: the tie-break name, the attack choice (R-MDK-6) and movement (R-MDK-11: "best"
+    # weighs attacks and a grapple attempt, "best_attack" the attacks alone, second round of the revision)
     assert policy_choices(sim.load_scenario(FORMATION)) == {"name": ["greedy", "first", "random"],
                                                             "choice": ["expected_damage", "min_penalty"],
-                                                            "movement": ["fixed", "best"]}
+                                                            "movement": ["fixed", "best", "best_attack"]}
     campus = policy_choices(sim.load_scenario(CAMPUS))
     assert campus["stance"] == ["fixed", "random", "best", "counter", "equilibrium"]
     assert campus["rescue"] == [False, True] and "name" not in campus  # a free-text name is no choice
