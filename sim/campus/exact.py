@@ -35,6 +35,8 @@ AUTO_MAX_STATES = 20_000
 MAX_PARTY = 1
 #: the most adversary placements (distinct layouts of one turn) the engine enumerates per turn
 MAX_PLACEMENTS = 20_000
+#: branches (outcomes of one state's turn) allowed per state of the budget, as escape's exact engine counts them
+BRANCHES_PER_STATE = 25
 
 FREE, CAPTURED, CLEARED, GAME_OVER = "free", "captured", "cleared", "game_over"
 STANCES = ("fight", "flee", "hide")
@@ -80,6 +82,7 @@ class Rules:
         self.offset = tuple(int(x) for x in p.room_offset)
         self.rooms = tuple(int(x) for x in p.rooms)
         self.templates = self._templates(p)
+        self._win: dict = {}
 
     @staticmethod
     def _templates(p: Params) -> dict:
@@ -116,33 +119,38 @@ class Rules:
         """R-CAM-4: the higher value wins; equal values: both lose (the PC does not win)."""
         return self.pc_value(base, s, s2) > self.adv_value(k, s2, s)
 
-    def win_prob(self, base, s: int, k: int) -> Fraction:
-        """The PC's chance to beat template k, its stance drawn from its weights (R-CAM-21)."""
-        probs = self.templates[k]["probs"]
-        return sum((probs[s2] for s2 in range(3) if probs[s2] and self.wins(base, s, k, s2)), Fraction(0))
+    def win_prob(self, base, s: int, k: int) -> float:
+        """The PC's chance to beat template k, its stance drawn from its weights (R-CAM-21); it depends on the
+        PC's base in stance s only (cached on it)."""
+        key = (base[s], s, k)
+        hit = self._win.get(key)
+        if hit is None:
+            probs = self.templates[k]["probs"]
+            hit = self._win[key] = float(sum((probs[s2] for s2 in range(3) if probs[s2] and self.wins(base, s, k, s2)),
+                                             Fraction(0)))
+        return hit
 
     def best_stance(self, base) -> int:
         """R-CAM-40 ``best``: the highest own value before the stance advantage; ties fight, flee, hide."""
         vals = [self.pc_value(base, s, None) for s in range(3)]
         return vals.index(max(vals))
 
-    def capture_rooms(self, k: int) -> list[tuple[Fraction, int]]:
+    def capture_rooms(self, k: int) -> list[tuple[float, int]]:
         """R-CAM-8 / R-CAM-53: the adversary's room, else the only room, else one at random among them."""
         room = self.templates[k]["room"]
         if room >= 0:
-            return [(Fraction(1), room)]
-        return [(Fraction(1, len(self.rooms)), r) for r in self.rooms]
+            return [(1.0, room)]
+        return [(1.0 / len(self.rooms), r) for r in self.rooms]
 
 
 # ------------------------------------------------------------------------------------------ refusals
 def refusal(p: Params) -> CampusExactRefused | None:
     """Why the exact engine does not take this scenario on (None: it does). Checked before any work."""
     if p.P > MAX_PARTY:
-        per_pc = "a few thousand"
         return CampusExactRefused(
-            f"exact analysis refused before the work: the party size binds: {p.P} PCs, and the exact engine "
-            f"solves one PC (the joint state of {p.P} PCs is about the product of each PC's {per_pc} states, "
-            f"and teams, rescues, nursing and miso bombs couple them); use Monte Carlo (python -m sim run)",
+            f"exact analysis refused before the work: the party size binds: {p.P} PCs, and the exact engine solves "
+            "one PC (the states of several PCs multiply, and teams, rescues, nursing and miso bombs couple them); "
+            "use Monte Carlo (python -m sim run)",
             binds="party")
     if p.B:
         return CampusExactRefused(
@@ -292,7 +300,7 @@ class Turn:
                 pr = pm * pf
                 if by >= 0:  # R-CAM-8: captured, vitality -1, to a capture room
                     for pr_room, room in r.capture_rooms(by):
-                        out.append((pr * float(pr_room), self.end_of_turn(t, True, v - 1, g + reward, b, room), True,
+                        out.append((pr * pr_room, self.end_of_turn(t, True, v - 1, g + reward, b, room), True,
                                     duels))
                 elif r.is_exit[dest] and t >= r.opens_on[dest]:  # R-CAM-26 / R-CAM-58
                     out.append((pr, ("end", CLEARED, v, g + reward), False, duels))
@@ -435,8 +443,10 @@ def _merge(branches) -> list:
 class Game:
     """The forward dynamic program over the one PC's state distribution, turn by turn (R-CAM-5)."""
 
-    def __init__(self, rules: Rules, policy, max_states: int):
+    def __init__(self, rules: Rules, policy, max_states: int, max_branches: int | None = None):
         self.r, self.policy, self.max_states = rules, policy, max_states
+        self.max_branches = max_branches if max_branches is not None else BRANCHES_PER_STATE * max_states
+        self.branches = 0
         self.turn = Turn(rules)
         self.opts = [(float(pr), o) for pr, o in options(rules)]
         self.states_done = 0
@@ -449,20 +459,21 @@ class Game:
         for pr, layout in lay:
             for loc in range(self.r.L):
                 at[loc][layout[loc]] = at[loc].get(layout[loc], 0.0) + pr
-        return lay, [list(d.items()) for d in at]
+        return lay, [[(pr, here) for here, pr in d.items()] for d in at]
 
     def free_branches(self, t: int, state, lay, at) -> list:
         """Steps 1..8 of a free PC's turn under the policy: options, placements, move, growth, stance, the rest."""
         _, vit, gp, base, _ = state
         pol, out = self.policy, []
+        if hasattr(pol, "free_branches"):  # optimal play: the solved table's declaration (sim.campus.optimal)
+            return pol.free_branches(t, state, self.opts, lay, at)
         for po, opts in self.opts:
             if pol.needs_layout:
                 for pl, layout in lay:
                     out += self._declared(t, vit, gp, base, po * pl, pol.moves(opts, layout), lambda d, L=layout:
                                           [(1.0, L[d])])
             else:
-                out += self._declared(t, vit, gp, base, po, pol.moves(opts, None), lambda d: [(ph, h) for h, ph
-                                                                                              in at[d]])
+                out += self._declared(t, vit, gp, base, po, pol.moves(opts, None), lambda d: at[d])
         return _merge(out)
 
     def _declared(self, t, vit, gp, base, w, moves, heres) -> list:
@@ -491,6 +502,7 @@ class Game:
                 else:
                     tally.free[t - 1] += mass
                     branches = self.free_branches(t, state, lay, at)
+                self.branches += len(branches)
                 for pr, outcome, capt, duels in branches:
                     w = mass * pr
                     if capt:
@@ -503,6 +515,12 @@ class Game:
                     else:
                         nxt[outcome[1]] = nxt.get(outcome[1], 0.0) + w
             states = nxt
+            if self.branches > self.max_branches:
+                raise CampusExactRefused(
+                    f"exact analysis refused after turn {t}: the branch budget binds: it reached "
+                    f"{self.branches:,} branches, each one outcome of a state's turn (budget --max-branches "
+                    f"{self.max_branches:,}); raise --max-branches or use Monte Carlo (python -m sim run)",
+                    binds="branches", flag="--max-branches", estimate=self.branches)
         for (captured, vit, gp, _, _), mass in states.items():  # after turn T (R-CAM-5)
             tally.end(mass, CAPTURED if captured else CLEARED, vit, gp, r.T if not captured else 0)
         return tally
@@ -565,7 +583,8 @@ def summary_of(p: Params, tally: Tally) -> dict:
     }
 
 
-def exact(scenario, max_states: int = DEFAULT_MAX_STATES, policy: str | None = None) -> dict:
+def exact(scenario, max_states: int = DEFAULT_MAX_STATES, max_branches: int | None = None,
+          policy: str | None = None) -> dict:
     """The exact campus summary of a one-PC game under its built-in policies (``policy="optimal"``: under
     optimal play, :mod:`sim.campus.optimal`). Refuses (:class:`CampusExactRefused`) before the work where the
     engine does not take the scenario on, and as soon as a turn would exceed ``max_states``."""
@@ -578,17 +597,18 @@ def exact(scenario, max_states: int = DEFAULT_MAX_STATES, policy: str | None = N
     if policy == "optimal":
         from sim.campus.optimal import OptimalPolicy
 
-        pol = OptimalPolicy(rules, max_states=max_states)
+        pol = OptimalPolicy(rules, Turn(rules), max_states=max_states)
     elif policy is None:
         pol = BuiltinPolicy(rules)
     else:
         raise ExactUnsupported(f"campus exact analysis takes policy None or 'optimal'; given {policy!r}")
-    game = Game(rules, pol, max_states)
+    game = Game(rules, pol, max_states, max_branches)
     tally = game.play()
     out = summary_of(p, tally)
     out.update(provenance(scenario, None, None))
     out["runs"], out["seed"] = None, None
     out["exact_engine"] = {"states": game.states_done, "peak_states": game.peak, "max_states": max_states,
+                           "branches": game.branches, "max_branches": game.max_branches,
                            "seconds": time.perf_counter() - start}
     if policy == "optimal":
         out["policy"] = "optimal"
