@@ -9,13 +9,13 @@ play for them (:mod:`sim.campus.optimal`); larger parties are refused before the
 from __future__ import annotations
 
 from sim.campus.designer import balance_metrics
+from sim.campus.exact import AUTO_MAX_STATES, exact, supports_exact
 from sim.campus.model import Scenario, check_scenario
 from sim.campus.params import Params, compile_params
 from sim.campus.report import write_report
 from sim.campus.rules import Fighter, TeamBattleResult, beats, duel, fighter_value, team_battle, value
 from sim.campus.simulate import simulate
 from sim.campus.stances import solve_zero_sum, stance_matrix, stance_table
-from sim.campus.exact import AUTO_MAX_STATES, exact, supports_exact
 
 STREAMS = True  # simulate(keep_runs=False, runs_sink=...) streams chunk by chunk (sim/campus/aggregate.py)
 

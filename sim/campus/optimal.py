@@ -16,6 +16,7 @@ kept, which is never worse) and states are merged with their abilities clipped t
 
 from __future__ import annotations
 
+import itertools
 import time
 
 from sim.campus.exact import (
@@ -59,13 +60,15 @@ def caps(r: Rules) -> tuple[int, int, int]:
                     b = 0
                     while b < 10_000 and not r.wins(_at(s, b), s, k, s2):
                         b += 1
-                    need = max(need, b)
+                    if b < 10_000:  # a duel no base wins asks nothing of the base
+                        need = max(need, b)
         for m in range(p.M):
             if int(p.mis_stance[m]) == s:
                 b = 0
                 while b < 10_000 and r.pc_value(_at(s, b), s, None) < int(p.mis_target[m]):
                     b += 1
-                need = max(need, b)
+                if b < 10_000:
+                    need = max(need, b)
         out.append(need + slack)
     return tuple(out)
 
@@ -102,7 +105,7 @@ class OptimalPolicy:
             vals = set()
             for k, tp in r.templates.items():
                 for s2 in range(3):
-                    b = self._least(lambda b, k=k, s2=s2: r.wins(_at(s, b), s, k, s2))
+                    b = self._least(lambda b, k=k, s2=s2, s=s: r.wins(_at(s, b), s, k, s2))
                     if tp["probs"][s2] and b is not None:
                         vals.add(b)
             need.append(tuple(sorted(vals)))
@@ -226,20 +229,18 @@ class OptimalPolicy:
         missions = [(int(p.mis_stance[m]), self.mission_need[m]) for m in range(p.M)
                     if int(p.mis_loc[m]) == dest and p.mis_first[m] <= t <= p.mis_last[m]]
         floors = [0] + [lv for lv in self.escape_levels if t < lv]
-        out = {}
+        out: dict[tuple, int] = {}
         for lv in floors:
             for need in (0,) + self.duel_need[s]:
-                b = [max(x, lv) for x in base]
-                b[s] = max(b[s], need)
-                for ms, mneed in missions:
-                    b[ms] = max(b[ms], mneed)
-                cost = sum(b) - sum(base)
-                if cost <= gp:
-                    out[tuple(b)] = gp - cost
-                    if missions:  # the missions' targets are optional too: spending only for the duels and floor
-                        b2 = [max(x, lv) for x in base]
-                        b2[s] = max(b2[s], need)
-                        out.setdefault(tuple(b2), gp - (sum(b2) - sum(base)))
+                for chosen in itertools.product((False, True), repeat=len(missions)):  # each target or not
+                    b = [max(x, lv) for x in base]
+                    b[s] = max(b[s], need)
+                    for (ms, mneed), take in zip(missions, chosen, strict=True):
+                        if take:
+                            b[ms] = max(b[ms], mneed)
+                    cost = sum(b) - sum(base)
+                    if cost <= gp:
+                        out[tuple(b)] = gp - cost
         return [(g, b) for b, g in out.items()]
 
     def splits(self, gp: int, base) -> list[tuple[int, tuple]]:
