@@ -36,8 +36,10 @@ def test_R_CAM_exact_two_turns_by_hand():
     its flee (x2 -> 16 > 10): it loses 1 time in 3. R-CAM-40 move random: the hall 1/2 of the time; R-CAM-50 the
     hound is there 1/2: a capture 1/2 x 1/2 x 1/3 = 1/12 a turn. R-CAM-11/13: a PC captured in turn 1 checks in
     turn 2 against 2 + offset with min(10, 5, 5) = 5. Offset 0: target 2 <= 5, it escapes and, free after turn 2,
-    clears: clear = 11/12 x 11/12 + 1/12 = 133/144; offset 4: target 6 > 5, it stays: clear 121/144."""
-    for offset, clear, esc in ((0, Fraction(133, 144), 1.0), (4, Fraction(121, 144), 0.0)):
+    clears: clear = 11/12 x 11/12 + 1/12 = 133/144; offset 3: target 5 <= 5, the same; offset 4: target 6 > 5, it
+    stays: clear 121/144."""
+    for offset, clear, esc in ((0, Fraction(133, 144), 1.0), (3, Fraction(133, 144), 1.0),
+                               (4, Fraction(121, 144), 0.0)):
         e = exact(two_turns(offset))
         assert e["clear_rate"] == pytest.approx(float(clear), abs=1e-12)
         assert e["capture_by_turn"] == pytest.approx([1 / 12, 11 / 144], abs=1e-12)
