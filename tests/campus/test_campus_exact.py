@@ -82,7 +82,7 @@ def assert_agrees(scenario, runs: int, seed: int = 7) -> dict:
 
 
 def test_exact_agrees_with_monte_carlo_on_the_one_pc_example():
-    assert_agrees(sim.load_scenario(example("one_pc_small_map")), runs=20_000)
+    assert_agrees(sim.load_scenario(example("solo_pc_small_map")), runs=20_000)
 
 
 @st.composite
@@ -115,8 +115,9 @@ def small_games(draw):
     policy = {"move": draw(st.sampled_from(["random", "avoid"])),
               "stance": draw(st.sampled_from(["fixed", "random", "best", "counter", "equilibrium"])),
               "stance_value": "flee", "growth": draw(st.sampled_from(["none", "lowest", "best"]))}
-    return make(rules={"turns": turns, "vitality": draw(st.integers(1, 3)), "options": draw(st.sampled_from(["all", 2])),
-                       "fights": draw(st.sampled_from(["until_cleared", "once"]))},
+    rules = {"turns": turns, "vitality": draw(st.integers(1, 3)), "options": draw(st.sampled_from(["all", 2])),
+             "fights": draw(st.sampled_from(["until_cleared", "once"]))}
+    return make(rules=rules,
                 locations=locs, adversaries=advs, spawns=spawns, party=[pc], missions=missions, policy=policy)
 
 
@@ -151,7 +152,7 @@ def test_optimal_spending_reduction_equals_every_split(scenario):
 
 
 def test_optimal_beats_every_built_in_policy_on_the_example():
-    res = compare(sim.load_scenario(example("one_pc_small_map")))
+    res = compare(sim.load_scenario(example("solo_pc_small_map")))
     assert all(row["gap_points"] >= -1e-7 for row in res["policies"])
     assert res["optimal_value"] > res["policies"][0]["value"]  # the scenario's policy leaves points
 
@@ -167,7 +168,7 @@ def test_two_pcs_are_refused_before_the_work_naming_the_party_size():
 
 def test_the_state_budget_refuses_naming_the_flag():
     with pytest.raises(CampusExactRefused) as exc:
-        exact(sim.load_scenario(example("one_pc_small_map")), max_states=50)
+        exact(sim.load_scenario(example("solo_pc_small_map")), max_states=50)
     assert exc.value.binds == "states" and "--max-states" in str(exc.value)
 
 
