@@ -342,15 +342,18 @@ def compare(scenario, objective: str | None = None, max_states: int | None = Non
     r = pol.r
     start = (False, r.vit0, 0, pol.clip(r.base0), -1)
     lay, at = pol.layouts(1)
-    first = describe(r, pol.best(1, start, pol.opts[0][1], None, at)) if not r.ears else \
-        "(depends on the placements seen with early ears)"
+    if r.ears:
+        first = ["(turn 1 depends on the placements seen with early ears)"]
+    else:  # turn 1, for each set of options the preview may offer (R-CAM-50)
+        first = [f"offered {', '.join(r.p.loc_names[x] for x in o)}: {describe(r, pol.best(1, start, o, None, at))}"
+                 for _, o in pol.opts[:3]]
     policies = []
     for name, variant in policy_variants(scenario):
         e = exact(variant, max_states=max_states or DEFAULT_MAX_STATES, max_branches=max_branches)
         policies.append({"policy": name, "value": e["clear_rate"], "gap_points": 100.0 * (best - e["clear_rate"])})
     return {
         "scenario": scenario.name, "kind": "campus", "objective": "clear_rate", "optimal_value": best,
-        "first_actions": [first], "policies": policies,
+        "first_actions": first, "policies": policies,
         "engine": {"states": len(pol.memo), "branches": sum(len(v) for v in pol.turn._free.values()),
                    "seconds": round(cpu, 4)},
         "characters": list(r.p.pc_names),
