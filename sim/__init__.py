@@ -44,6 +44,15 @@ def exact(scenario, **options) -> dict:
         raise
 
 
+def audit(scenario, **options):
+    """Balance audit of ``scenario`` (sim/designer/audit.py): each option of play forbidden in turn, its delta and
+    flag (dead, dominated, must_pick), the class spread and what decided the outcome; ``.as_json()`` is the
+    ``audit --json`` shape."""
+    from sim.designer.audit import audit as run_audit
+
+    return run_audit(scenario, **options)
+
+
 __all__ = [
     "ExactUnsupported",
     "PolicyError",
@@ -51,6 +60,7 @@ __all__ = [
     "SimError",
     "SimulationResult",
     "__version__",
+    "audit",
     "exact",
     "kind_module",
     "kinds",

@@ -20,6 +20,8 @@ import dataclasses
 import hashlib
 import json
 import os
+import re
+import secrets
 import stat
 import sys
 import tempfile
@@ -30,6 +32,7 @@ from typing import Any
 
 import numpy as np
 
+from sim import store_key
 from sim.errors import ScenarioError, SimError
 from sim.outputs import OUTPUT_MANIFEST, OwnedOutputs, read_output_manifest  # noqa: F401 - older imports
 
@@ -67,77 +70,379 @@ MAX_CHUNK_BYTES = 256 * 1024 * 1024  # a stored chunk larger than this is not re
 
 
 class ChunkStore:
-    """Finished chunks of one run, kept in ``folder`` with a manifest naming what made them.
+    """Finished chunks of one run, kept in ``folder`` (``OUT/.chunks``) with a journal naming what made them.
 
-    The fingerprint (scenario hash, seed, runs, kind, engine, package version) must match for a
-    folder to be reused: a changed scenario with the same folder is refused, never mixed. Each chunk
-    file carries the hash of that fingerprint and its own index, checked when it is loaded, so a
-    chunk of another run (another seed, say) or one copied to another index is computed again, never
-    used. Each chunk is written atomically (write then rename), so an interrupted run (SIGINT,
-    SIGKILL) leaves only whole chunks, and the next run continues from them with exactly the same
-    result. Nothing is written until the first chunk is finished: a run refused before that leaves
-    no trace."""
+    The fingerprint (scenario hash, seed, runs, kind, engine, package version) must match for a folder to be
+    reused: a changed scenario with the same folder is refused, never mixed. Each chunk file carries an HMAC of
+    its contents, the run and its index under this user's secret key (:mod:`sim.store_key`), checked before
+    anything in it is parsed: a chunk of another run or index, or one edited or forged by whoever shared the
+    folder, is computed again, and the console says how many were.
+
+    The store never follows a symbolic link: ``folder`` is opened without following one (a link found there is
+    replaced by a folder of the store's own, after saying so) and every file in it is opened relative to that
+    folder's descriptor, so no path is resolved again between a check and its use. The journal records each
+    file the store put in place with its device, inode, size and modification time (the output manifest's
+    signature, each line authenticated like the chunks); :meth:`remove` deletes those files only when they
+    still match, then the folder if that leaves it empty: nothing else in it is ever deleted.
+
+    Each chunk is written atomically (write then rename), so an interrupted run (SIGINT, SIGKILL) leaves only
+    whole chunks, and the next run continues from them with exactly the same result. Nothing is written until
+    the first chunk is finished: a run refused before that leaves no trace."""
 
     def __init__(self, folder: str | Path, fingerprint: dict[str, Any]):
         self.folder = Path(folder)
         self.fingerprint = {k: fingerprint[k] for k in sorted(fingerprint)}
         self.run_id = fingerprint_hash(self.fingerprint)
-        manifest = self.folder / "manifest.json"
-        if manifest.exists() or manifest.is_symlink():
-            try:
-                if os.lstat(manifest).st_size > 1_000_000:
-                    raise ValueError("too large")
-                old = json.loads(manifest.read_text())
-            except (OSError, ValueError):
-                old = None
-            if old != self.fingerprint:
-                diff = sorted(k for k in set(old or {}) | set(self.fingerprint)
-                              if (old if isinstance(old, dict) else {}).get(k) != self.fingerprint.get(k))
-                raise ScenarioError(
-                    f"output folder {self.folder.parent} holds chunks of a different run ({', '.join(diff)} "
-                    "changed); use another --out folder or delete it")
+        self.rejected = 0  # stored chunks that failed authentication (computed again)
+        self._dir_fd: int | None = None
+        self._dir_sig: list[int] | None = None
+        self._journal_fd: int | None = None
+        self._written: dict[str, list[int]] = {}  # file name -> signature of the file this store put there
+        self._link_found = False
+        self._parts: int | None = None  # descriptor of the staging folder of runs.parquet's parts
+        self._open_existing()
 
-    def _path(self, index: int) -> Path:
-        return self.folder / f"chunk-{index:06d}.npz"
+    # -- the folder and its journal, never through a link
+
+    def _parent_fd(self, create: bool) -> int | None:
+        parent = self.folder.parent
+        try:
+            return os.open(parent, os.O_RDONLY | _O_DIRECTORY | _O_CLOEXEC)
+        except FileNotFoundError:
+            if not create:
+                return None
+        parent.mkdir(parents=True, exist_ok=True)
+        return os.open(parent, os.O_RDONLY | _O_DIRECTORY | _O_CLOEXEC)
+
+    def _open_existing(self) -> None:
+        pfd = self._parent_fd(create=False)
+        if pfd is None:
+            return
+        try:
+            try:
+                st = os.stat(self.folder.name, dir_fd=pfd, follow_symlinks=False)
+            except FileNotFoundError:
+                return
+            if stat.S_ISLNK(st.st_mode):
+                self._link_found = True  # never followed: replaced by a folder of our own at the first chunk
+                return
+            if not stat.S_ISDIR(st.st_mode):
+                raise SimError(f"{self.folder}: exists and is not a folder; the resume store needs this name: "
+                               "move it or name another --out folder")
+            self._adopt(os.open(self.folder.name, os.O_RDONLY | _O_DIRECTORY | _O_NOFOLLOW | _O_CLOEXEC,
+                                dir_fd=pfd))
+        finally:
+            os.close(pfd)
+        self._read_journal()
+
+    def _adopt(self, fd: int) -> None:
+        st = os.fstat(fd)
+        self._dir_fd, self._dir_sig = fd, [st.st_dev, st.st_ino]
+
+    def _read_journal(self) -> None:
+        """The journal's fingerprint (another run's: refused) and its authenticated records."""
+        try:
+            fd = os.open(JOURNAL, os.O_RDWR | os.O_APPEND | _O_NOFOLLOW | _O_CLOEXEC | _O_NONBLOCK,
+                         dir_fd=self._dir_fd)
+        except FileNotFoundError:
+            return  # no store here yet: the first chunk starts one
+        except OSError:
+            raise SimError(f"{self.folder}/{JOURNAL}: not a regular file; delete {self.folder} or name another "
+                           "--out folder") from None
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_JOURNAL_BYTES:
+            os.close(fd)
+            raise SimError(f"{self.folder}/{JOURNAL}: not a resume journal; delete {self.folder} or name another "
+                           "--out folder")
+        self._journal_fd = fd
+        first, *records = _read_all(fd, st.st_size).decode("utf-8", errors="replace").split("\n")
+        try:
+            old = json.loads(first)
+        except ValueError:
+            old = None
+        if old != self.fingerprint:
+            self.close()
+            diff = sorted(k for k in set(old if isinstance(old, dict) else {}) | set(self.fingerprint)
+                          if (old if isinstance(old, dict) else {}).get(k) != self.fingerprint.get(k))
+            raise ScenarioError(
+                f"output folder {self.folder.parent} holds chunks of a different run ({', '.join(diff)} "
+                "changed); use another --out folder or delete it")
+        for line in records:
+            fields = line.split(" ")
+            if len(fields) == 6 and _RECORD_NAME.fullmatch(fields[0]) and all(f.isdigit() for f in fields[1:5]):
+                body = " ".join(fields[:5])
+                with contextlib.suppress(ValueError):
+                    if store_key.verify(bytes.fromhex(fields[5]), self.run_id, body):
+                        self._written[fields[0]] = [int(f) for f in fields[1:5]]
+
+    def _ensure(self) -> int:
+        """The store's folder descriptor, creating the folder (and its journal) at the first chunk."""
+        if self._dir_fd is not None:
+            return self._dir_fd
+        pfd = self._parent_fd(create=True)
+        name = self.folder.name
+        try:
+            if self._link_found:
+                self._replace_link(pfd)
+            with contextlib.suppress(FileExistsError):
+                os.mkdir(name, 0o700, dir_fd=pfd)
+            try:
+                self._adopt(os.open(name, os.O_RDONLY | _O_DIRECTORY | _O_NOFOLLOW | _O_CLOEXEC, dir_fd=pfd))
+            except OSError:
+                raise SimError(f"{self.folder}: not a folder of its own (a link or a file took its place); "
+                               "delete it or name another --out folder") from None
+        finally:
+            os.close(pfd)
+        return self._dir_fd
+
+    def _replace_link(self, pfd: int) -> None:
+        from sim.errors import one_line
+
+        name = self.folder.name
+        with contextlib.suppress(OSError):
+            if stat.S_ISLNK(os.stat(name, dir_fd=pfd, follow_symlinks=False).st_mode):
+                target = os.readlink(name, dir_fd=pfd)
+                os.unlink(name, dir_fd=pfd)  # the link only: its target is never touched
+                print(one_line(f"warning: {self.folder} was a symbolic link (to {target}); the resume store is "
+                               "never kept behind a link, so it was replaced by a folder of its own (the link's "
+                               "target is left as it was)"), file=sys.stderr)
+
+    def _journal(self) -> int:
+        if self._journal_fd is None:
+            fd = self._ensure()
+            self._put(JOURNAL, (json.dumps(self.fingerprint, sort_keys=True) + "\n").encode(), record=False)
+            self._journal_fd = os.open(JOURNAL, os.O_WRONLY | os.O_APPEND | _O_NOFOLLOW | _O_CLOEXEC, dir_fd=fd)
+        return self._journal_fd
+
+    def _put(self, name: str, data: bytes, record: bool = True, parts: bool = False) -> None:
+        """Write ``name`` in the store's folder (``parts``: its staging folder for ``runs.parquet``) atomically
+        (a new temporary file, renamed into place) and record the signature of the file put there."""
+        fd_dir = self._parts_fd() if parts else self._ensure()
+        tmp = f".{name}.{secrets.token_hex(6)}.tmp"
+        mode = file_mode() if parts else 0o600  # the rows become an output; chunks stay private
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_NOFOLLOW | _O_CLOEXEC, 0o600, dir_fd=fd_dir)
+        try:
+            try:
+                os.fchmod(fd, mode)
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(fd, view):]
+                os.fsync(fd)
+                sig = _file_sig(os.fstat(fd))
+            finally:
+                os.close(fd)
+            os.replace(tmp, name, src_dir_fd=fd_dir, dst_dir_fd=fd_dir)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp, dir_fd=fd_dir)
+            raise
+        if record:
+            self._record(f"{PARTS}/{name}" if parts else name, sig)
+
+    # -- runs.parquet, staged beside the chunks until the run is complete
+
+    def _parts_fd(self) -> int:
+        if self._parts is None:
+            fd = self._ensure()
+            with contextlib.suppress(FileExistsError):
+                os.mkdir(PARTS, 0o700, dir_fd=fd)
+            pfd = os.open(PARTS, os.O_RDONLY | _O_DIRECTORY | _O_NOFOLLOW | _O_CLOEXEC, dir_fd=fd)
+            os.fchmod(pfd, 0o777 & ~process_umask())  # it becomes the output folder runs.parquet
+            self._parts = pfd
+        return self._parts
+
+    def stage_part(self, index: int, data: bytes) -> None:
+        """Chunk ``index``'s per-run rows, kept in the store until :meth:`install_parts` moves them into place:
+        an interrupted run never leaves its rows beside an earlier run's summary."""
+        self._put(f"part-{index:06d}.parquet", data, parts=True)
+
+    def has_parts(self) -> bool:
+        return self._parts is not None
+
+    def staged_names(self) -> set[str]:
+        """The names of the parts staged so far (``part-000000.parquet``, ...)."""
+        return {n[len(PARTS) + 1:] for n in self._written if n.startswith(PARTS + "/")}
+
+    def install_parts(self, runs_dir: Path) -> list[Path]:
+        """Move the staged parts to ``runs_dir`` (which must not exist) in one rename; they are reported to the
+        command's write log as what it wrote. Returns their paths."""
+        from sim.outputs import note_dir, note_file
+
+        staged = {n[len(PARTS) + 1:]: sig for n, sig in self._written.items() if n.startswith(PARTS + "/")}
+        parent = os.open(runs_dir.parent, os.O_RDONLY | _O_DIRECTORY | _O_CLOEXEC)
+        try:
+            try:
+                os.rename(PARTS, runs_dir.name, src_dir_fd=self._ensure(), dst_dir_fd=parent)
+                moved = True
+            except OSError:  # a folder of that name stays (files no command can prove it wrote, named as ours)
+                moved = False
+            if not moved:
+                dest = os.open(runs_dir.name, os.O_RDONLY | _O_DIRECTORY | _O_NOFOLLOW | _O_CLOEXEC,
+                               dir_fd=parent)
+                try:
+                    for name in sorted(staged):  # one part at a time, each replacing the file of its name
+                        os.replace(name, name, src_dir_fd=self._parts, dst_dir_fd=dest)
+                finally:
+                    os.close(dest)
+        finally:
+            os.close(parent)
+        st = os.fstat(self._parts)
+        self._written = {n: sig for n, sig in self._written.items() if not n.startswith(PARTS + "/")}
+        if moved:
+            os.close(self._parts)
+            self._parts = None
+            note_dir(runs_dir, [st.st_dev, st.st_ino])
+        for name, sig in sorted(staged.items()):
+            note_file(runs_dir / name, sig)
+        return [runs_dir / name for name in sorted(staged)]
+
+    def _record(self, name: str, sig: list[int]) -> None:
+        body = " ".join([name, *map(str, sig)])
+        line = f"{body} {store_key.mac(self.run_id, body).hex()}\n".encode()
+        os.write(self._journal(), line)
+        self._written[name] = sig
+
+    # -- chunks
+
+    @staticmethod
+    def _name(index: int) -> str:
+        return f"chunk-{index:06d}.npz"
 
     def load(self, index: int) -> Any | None:
-        """The stored result of chunk ``index``, or None when it is missing, malformed, too large, or made
-        by another run or for another index (then it is recomputed). Chunks are data only
-        (:func:`encode_chunk`): loading one never runs code."""
-        path = self._path(index)
-        try:
-            st = os.lstat(path)
-        except OSError:
+        """The stored result of chunk ``index``, or None when it is missing, or was not written by this user's
+        ``sim`` for this run and index (its HMAC fails), or is malformed or too large (then it is recomputed;
+        :attr:`rejected` counts those). Chunks are data only (:func:`encode_chunk`): loading one never runs
+        code, and nothing of a chunk is parsed before it is authenticated."""
+        if self._dir_fd is None:
             return None
-        if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_CHUNK_BYTES:  # size checked before reading
+        name = self._name(index)
+        try:
+            fd = os.open(name, os.O_RDONLY | _O_NOFOLLOW | _O_CLOEXEC | _O_NONBLOCK, dir_fd=self._dir_fd)
+        except FileNotFoundError:
+            return None
+        except OSError:  # a link, or something that cannot be opened: not a chunk of ours
+            self.rejected += 1
             return None
         try:
-            stored = decode_chunk(path.read_bytes(), max_bytes=MAX_CHUNK_BYTES)
-        except Exception:  # noqa: BLE001 - any damage (truncated, crafted, foreign) means "recompute"
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_CHUNK_BYTES:  # size checked before reading
+                self.rejected += 1
+                return None
+            data = _read_all(fd, st.st_size)
+        finally:
+            os.close(fd)
+        result = self._authentic(index, data)
+        if result is None:
+            self.rejected += 1
+            return None
+        if self._written.get(name) != _file_sig(st):  # ours (its HMAC says so) but not yet in the journal
+            self._record(name, _file_sig(st))
+        return result["result"]
+
+    def _authentic(self, index: int, data: bytes) -> dict | None:
+        head = len(CHUNK_MAGIC) + 32
+        if len(data) < head or not data.startswith(CHUNK_MAGIC):
+            return None
+        body = data[head:]
+        if not store_key.verify(data[len(CHUNK_MAGIC):head], self.run_id, str(index), body):
+            return None
+        try:
+            stored = decode_chunk(body, max_bytes=MAX_CHUNK_BYTES)
+        except Exception:  # noqa: BLE001 - any damage means "recompute"
             return None
         if (not isinstance(stored, dict) or stored.get("run") != self.run_id or stored.get("index") != index
                 or "result" not in stored):
-            return None  # another run's chunk, or one copied to another index: recompute
-        return stored["result"]
+            return None
+        return stored
 
     def save(self, index: int, result: Any) -> None:
-        manifest = self.folder / "manifest.json"
-        if not manifest.exists():  # the first finished chunk creates the store
-            self.folder.mkdir(parents=True, exist_ok=True)
-            atomic_write_bytes(manifest, json.dumps(self.fingerprint, indent=1).encode())
-        atomic_write_bytes(self._path(index), encode_chunk({"run": self.run_id, "index": index, "result": result}))
+        body = encode_chunk({"run": self.run_id, "index": index, "result": result})
+        self._put(self._name(index), CHUNK_MAGIC + store_key.mac(self.run_id, str(index), body) + body)
 
     def finished(self) -> int:
-        return len(list(self.folder.glob("chunk-*.npz")))
+        """How many chunk files the store's folder holds."""
+        if self._dir_fd is None:
+            return 0
+        return sum(1 for n in os.listdir(self._dir_fd) if _CHUNK_NAME.fullmatch(n))
 
     def remove(self) -> None:
-        """Delete the store's own files (chunks, manifest) and the folder if that leaves it empty."""
-        for path in [*self.folder.glob("chunk-*.npz"), *self.folder.glob(".chunk-*.tmp"),
-                     self.folder / "manifest.json"]:
-            with contextlib.suppress(OSError):
-                path.unlink()
+        """Delete the files this store recorded putting in place, each only while it still has the recorded
+        device, inode, size and time, then the journal and the folder if that leaves it empty."""
+        fd = self._dir_fd
+        if fd is None:
+            return
+        parts = None
         with contextlib.suppress(OSError):
-            self.folder.rmdir()
+            parts = self._parts if self._parts is not None else os.open(
+                PARTS, os.O_RDONLY | _O_DIRECTORY | _O_NOFOLLOW | _O_CLOEXEC, dir_fd=fd)
+        for name, sig in self._written.items():
+            where, base = (parts, name[len(PARTS) + 1:]) if name.startswith(PARTS + "/") else (fd, name)
+            with contextlib.suppress(OSError, TypeError):
+                st = os.stat(base, dir_fd=where, follow_symlinks=False)
+                if stat.S_ISREG(st.st_mode) and _file_sig(st) == sig:
+                    os.unlink(base, dir_fd=where)
+        if parts is not None:
+            self._parts = None
+            with contextlib.suppress(OSError):
+                mine = os.fstat(parts)
+                st = os.stat(PARTS, dir_fd=fd, follow_symlinks=False)
+                if (st.st_dev, st.st_ino) == (mine.st_dev, mine.st_ino):
+                    os.rmdir(PARTS, dir_fd=fd)  # only if empty
+            os.close(parts)
+        if self._journal_fd is not None:
+            with contextlib.suppress(OSError):
+                mine = os.fstat(self._journal_fd)
+                st = os.stat(JOURNAL, dir_fd=fd, follow_symlinks=False)
+                if stat.S_ISREG(st.st_mode) and (st.st_dev, st.st_ino) == (mine.st_dev, mine.st_ino):
+                    os.unlink(JOURNAL, dir_fd=fd)
+        sig, self._written = self._dir_sig, {}
+        self.close()
+        pfd = self._parent_fd(create=False)
+        if pfd is not None:
+            with contextlib.suppress(OSError):
+                st = os.stat(self.folder.name, dir_fd=pfd, follow_symlinks=False)
+                if stat.S_ISDIR(st.st_mode) and [st.st_dev, st.st_ino] == sig:
+                    os.rmdir(self.folder.name, dir_fd=pfd)  # only if empty: never a recursive delete
+            os.close(pfd)
+
+    def close(self) -> None:
+        for attr in ("_parts", "_journal_fd", "_dir_fd"):
+            fd = getattr(self, attr, None)
+            if fd is not None:
+                setattr(self, attr, None)
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+
+    def __del__(self):
+        self.close()
+
+
+CHUNK_MAGIC = b"SIMCHUNK2\n"  # then the 32-byte HMAC, then the .npz
+JOURNAL = "journal"
+MAX_JOURNAL_BYTES = 16 * 1024 * 1024
+PARTS = "runs.parquet"  # the staging folder of the per-run rows, inside the store
+_CHUNK_NAME = re.compile(r"chunk-[0-9]{6}\.npz")
+_RECORD_NAME = re.compile(r"chunk-[0-9]{6}\.npz|runs\.parquet/part-[0-9]{6}\.parquet")
+_O_DIRECTORY = getattr(os, "O_DIRECTORY", 0)
+_O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+_O_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
+
+
+def _file_sig(st: os.stat_result) -> list[int]:
+    """The output manifest's signature of a file: device, inode, size, modification time (sim/outputs.py)."""
+    return [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns]
+
+
+def _read_all(fd: int, size: int) -> bytes:
+    parts, left = [], size
+    while left > 0:
+        block = os.read(fd, min(left, 1 << 24))
+        if not block:
+            break
+        parts.append(block)
+        left -= len(block)
+    return b"".join(parts)
 
 
 def check_npz(data: bytes, max_bytes: int = MAX_CHUNK_BYTES) -> None:
@@ -268,25 +573,33 @@ def decode_chunk(data: bytes, max_bytes: int = MAX_CHUNK_BYTES) -> Any:
     return dec(tree)
 
 
-def file_mode() -> int:
-    """The mode a new file gets from the process umask (0o666 & ~umask), as ``open()`` would give it."""
+def process_umask() -> int:
+    """The process umask."""
     try:  # Linux reports the umask without changing it (thread-safe)
         with open("/proc/self/status") as fh:
             for line in fh:
                 if line.startswith("Umask:"):
-                    return 0o666 & ~int(line.split()[1], 8)
+                    return int(line.split()[1], 8)
     except (OSError, ValueError):
         pass
     mask = os.umask(0o022)
     os.umask(mask)
-    return 0o666 & ~mask
+    return mask
+
+
+def file_mode() -> int:
+    """The mode a new file gets from the process umask (0o666 & ~umask), as ``open()`` would give it."""
+    return 0o666 & ~process_umask()
 
 
 def atomic_write_bytes(path: Path, data: bytes, mode: int | None = None) -> None:
     """Write ``data`` so that ``path`` appears complete or not at all (write, fsync, rename). The file
-    gets the process umask's mode (a temporary file alone would be private, 0600), or ``mode``."""
+    gets the process umask's mode (a temporary file alone would be private, 0600), or ``mode``. The path and
+    signature of the file put in place are reported to the command's write log (:func:`sim.outputs.note_file`)."""
+    from sim.outputs import make_folder, note_file
+
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    make_folder(path.parent)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         os.fchmod(fd, file_mode() if mode is None else mode)
@@ -294,11 +607,13 @@ def atomic_write_bytes(path: Path, data: bytes, mode: int | None = None) -> None
             fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
+            sig = _file_sig(os.fstat(fh.fileno()))
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
+    note_file(path, sig)  # what this write put in place: the command records exactly this (sim/outputs.py)
 
 
 #: where each kind records the version of its random layout (kinds not listed keep layout "1")
@@ -407,10 +722,12 @@ def map_chunks(
     all_chunks = chunks(n_runs)
     done: dict[int, Any] = {}
     if ex.store is not None:
+        rejected = ex.store.rejected
         for c in all_chunks:
             res = ex.store.load(c.index)
             if res is not None:
                 done[c.index] = res
+        _say_rejected(ex.store, ex.store.rejected - rejected)
     todo = [c for c in all_chunks if c.index not in done]
     tasks = [todo[i : i + chunks_per_task] for i in range(0, len(todo), chunks_per_task)]
     bar = _progress(n_runs, sum(c.n_runs for c in all_chunks if c.index in done)) if ex.progress else None
@@ -432,6 +749,16 @@ def map_chunks(
         fresh.close()
         if bar is not None:
             bar.close()
+
+
+def _say_rejected(store: ChunkStore, n: int) -> None:
+    """One line when stored chunks failed authentication (edited, forged, of another run or user)."""
+    if n:
+        from sim.errors import one_line
+
+        print(one_line(f"resume store {store.folder}: {n} stored chunk{'s' if n != 1 else ''} failed "
+                       "authentication (not written by your sim for this run and chunk) and "
+                       f"{'are' if n != 1 else 'is'} computed again"), file=sys.stderr)
 
 
 def _computed(ex: Execution, fn, params, seed: int, tasks: list[list[Chunk]], n_jobs: int,

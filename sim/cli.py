@@ -22,11 +22,40 @@ from pathlib import Path
 from sim.errors import SimError
 
 EXIT_INVALID = 2
+#: what --jobs means, for every command's help (README "Reproducibility": sim/batch.py runs the compiled engines'
+#: chunks in threads, a Python policy's in processes)
+JOBS_HELP = ("parallel workers (-1: all cores): threads of one process for the compiled engines, worker processes "
+             "for a Python policy")
 
 
 class _Parser(argparse.ArgumentParser):
+    def parse_known_args(self, args=None, namespace=None):
+        self._given = list(sys.argv[1:] if args is None else args)  # for the did-you-mean of an unknown flag
+        return super().parse_known_args(args, namespace)
+
     def error(self, message):  # argparse's own usage errors: exit 2, one line
-        self.exit(EXIT_INVALID, f"{self.prog}: error: {message}\n")
+        self.exit(EXIT_INVALID, f"{self.prog}: error: {message}{self._suggestion(message)}\n")
+
+    def _suggestion(self, message: str) -> str:
+        """"; did you mean --seed?" for an unknown flag close to one of the command's own flags (``--sead``)."""
+        if not message.startswith("unrecognized arguments: "):
+            return ""
+        import difflib
+
+        given = getattr(self, "_given", [])
+        parser = self
+        for action in self._actions:  # the subcommand's own parser, where one was named
+            if isinstance(action, argparse._SubParsersAction):
+                name = next((a for a in given if a in action.choices), None)
+                parser = action.choices.get(name, self)
+        flags = sorted({o for a in parser._actions for o in a.option_strings if o.startswith("--")})
+        hints = []
+        for word in message.partition(": ")[2].split():
+            flag = word.partition("=")[0]
+            near = difflib.get_close_matches(flag, flags, n=1, cutoff=0.6) if flag.startswith("--") else []
+            if near:
+                hints.append(f"{flag}: did you mean {near[0]}?")
+        return f" ({'; '.join(hints)})" if hints else ""
 
 
 def _checked(parse, unparsed: str, valid, invalid: str):
@@ -77,7 +106,7 @@ def _jobs(text: str) -> int:
 def _add_run_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--runs", type=_positive_int, help="runs per evaluation (default: the scenario's run.runs)")
     p.add_argument("--seed", type=_seed, help="seed shared by every evaluation (default: the scenario's run.seed)")
-    p.add_argument("--jobs", type=_jobs, default=1, help="parallel processes (-1: all cores)")
+    p.add_argument("--jobs", type=_jobs, default=1, help=JOBS_HELP)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -102,6 +131,9 @@ def build_parser() -> argparse.ArgumentParser:
     from sim.studio import add_parser as add_studio_parser
 
     add_parsers(sub, _add_run_flags)
+    from sim.designer.audit_report import add_parser as add_audit_parser  # `audit` (issue 36)
+
+    add_audit_parser(sub, _add_run_flags)
     add_studio_parser(sub)
     add_schema_command(sub)
     return parser
@@ -114,7 +146,7 @@ def _add_run_parser(sub) -> None:
                      help="a scenario file; several files or a folder run each and write a comparison index")
     run.add_argument("--runs", type=_positive_int)
     run.add_argument("--seed", type=_seed)
-    run.add_argument("--jobs", type=int, default=1, help="parallel processes (-1: all cores)")
+    run.add_argument("--jobs", type=int, default=1, help=JOBS_HELP)
     run.add_argument("--out", help="output folder (default reports/<scenario name>/; several: reports/compare/)")
     run.add_argument("--no-runs", action="store_true", help="do not write runs.parquet")
     run.add_argument("--quiet", action="store_true")
@@ -144,6 +176,7 @@ def _add_exact_parser(sub) -> None:
                          "suggest Monte Carlo (default 20,000; campus 200,000)")
     ex.add_argument("--max-branches", type=_positive_int, metavar="N",
                     help="escape: branch budget (rounds played on the branching source; default 25 x --max-states)")
+    _add_param_override(ex)
 
 
 def _add_optimal_parser(sub) -> None:
@@ -158,7 +191,48 @@ def _add_optimal_parser(sub) -> None:
     opt.add_argument("--json", action="store_true", help="print the comparison as JSON")
     opt.add_argument("--max-states", type=_positive_int, metavar="N", help="state budget (default 20,000)")
     opt.add_argument("--max-branches", type=_positive_int, metavar="N",
-                     help="branch budget (default 25 x --max-states)")
+                     help="branch budget (default 50 x --max-states: every choice of every state counts)")
+    _add_param_override(opt)
+
+
+def _add_param_override(p: argparse.ArgumentParser) -> None:
+    """``--param KEY=VALUE`` for ``exact`` and ``optimal``: one value per key (see :func:`_with_params`)."""
+    p.add_argument("--param", action="append", metavar="KEY=VALUE",
+                   help="answer for this value instead of the file's (dotted key as in sweep, e.g. "
+                        "rules.tiers.heavy.dc=30; one value per key; repeat for several keys); the file is not "
+                        "changed")
+
+
+def _with_params(args, scenario):
+    """The scenario with the ``--param KEY=VALUE`` overrides of ``exact``/``optimal`` applied: sweep's parser and
+    key check (:mod:`sim.designer.params`), exactly one value per key; a bad key or value is one line, exit 2."""
+    specs = getattr(args, "param", None)
+    if not specs:
+        return scenario
+    from sim.designer.params import parse_axis, with_values
+    from sim.errors import ScenarioError
+
+    values: dict = {}
+    try:
+        for spec in specs:
+            if "=" not in spec:
+                raise ScenarioError(f"expected --param KEY=VALUE, e.g. rules.tiers.heavy.dc=30; given {spec!r}")
+            axis = parse_axis(spec)
+            if len(axis.values) != 1:
+                raise ScenarioError(f"--param takes one value per key here (a grid of values is what sweep "
+                                    f"does); given {spec!r}", key=axis.key)
+            if axis.key in values:
+                raise ScenarioError("--param gives this key twice", key=axis.key)
+            values[axis.key] = axis.values[0]
+        return with_values(scenario, values)
+    except SimError as exc:
+        raise _with_file(exc, scenario.source) from None
+
+
+def _param_note(args) -> str:
+    """`` with KEY=VALUE, ...`` for a console title when ``--param`` overrides were given, else ""."""
+    specs = getattr(args, "param", None)
+    return f" with {', '.join(s.strip() for s in specs)}" if specs else ""
 
 
 def _add_sweep_parser(sub) -> None:
@@ -236,6 +310,29 @@ def _owned(folder: Path | None, command: str):
     return owned_folder(folder, command)
 
 
+def _report_folder(args, scenario, sub: str = "") -> Path:
+    """``--out``, else ``reports/<scenario name>/[sub]`` unless that holds another file's report
+    (:mod:`sim.report_folder`; the console says where the report went instead)."""
+    from sim.report_folder import default_folder
+
+    folder, notes = default_folder(scenario, getattr(args, "out", None), sub)
+    for line in notes:
+        print(line, file=sys.stderr)
+    return folder
+
+
+def _replaced(folder: Path, scenario, page: str) -> list[str]:
+    from sim.report_folder import replaced_notes
+
+    return replaced_notes(folder, scenario, page)
+
+
+def _note_source(folder: Path, scenario) -> None:
+    from sim.report_folder import note_source
+
+    note_source(folder, scenario)
+
+
 def _rows_table(title: str | None, header: list[str], rows: list[list[str]], footer: list[str] = ()) -> None:
     """A small table on stdout: rich on a terminal, aligned plain text otherwise (pipes, files, tests)."""
     try:  # rich is optional (the package alone installs no rich): plain text without it
@@ -296,9 +393,13 @@ def _cmd_run(args) -> int:
     scenario = _with_policy(args, sim.load_scenario(args.scenarios[0]))
     _check_metric(args, scenario)
     _check_backend(args)
-    out = Path(args.out) if args.out else Path("reports") / scenario.slug
+    out = _report_folder(args, scenario)
+    notes = _replaced(out, scenario, "report.html")
     with _owned(out, "run"):
         result = pipeline.run(scenario, out, **_pipeline_options(args))
+        _note_source(out, scenario)
+    for line in notes:
+        print(line, file=sys.stderr)
     s = result.summary
     if args.json:
         print(json.dumps({k: s[k] for k in _headline_keys(s) if k in s}))
@@ -394,7 +495,9 @@ def _cmd_run_batch(args) -> int:
     if args.out:
         base = Path(args.out)
     elif len(args.scenarios) == 1:
-        base = Path("reports") / f"compare_{Path(args.scenarios[0]).resolve().name}"
+        from sim.limits import bounded_folder_name
+
+        base = Path("reports") / bounded_folder_name(f"compare_{Path(args.scenarios[0]).resolve().name}")
     else:
         base = Path("reports") / "compare"
     entries = []
@@ -429,7 +532,7 @@ def _cmd_exact(args) -> int:
     import sim
     from sim.report import atomic_write_text, summary_json
 
-    scenario = _load(args.scenario, "exact")
+    scenario = _with_params(args, _load(args.scenario, "exact"))
     options = {}
     for flag, name in (("--max-states", "max_states"), ("--max-branches", "max_branches")):
         if getattr(args, name) is not None:
@@ -444,10 +547,13 @@ def _cmd_exact(args) -> int:
     text = summary_json(result)
     from sim.exact_report import write_exact_report
 
-    out = Path(args.out) if args.out else Path("reports") / scenario.slug  # as run does
+    out = _report_folder(args, scenario)  # as run does
+    for line in _replaced(out, scenario, "exact.html"):
+        print(line, file=sys.stderr)
     with _owned(out, "exact"):
         atomic_write_text(out / "exact.json", text)
         write_exact_report(scenario, result, out)  # exact.html beside exact.json
+        _note_source(out, scenario)
     engine = result.get("exact_engine")
     if engine:  # escape: the work done (states, time, budget), on stderr so that stdout stays clean
         print(f"exact: {engine['states']:,} states (largest {_kind_info(scenario).time_unit} "
@@ -458,7 +564,7 @@ def _cmd_exact(args) -> int:
         sys.stdout.write(text)
         return 0
     header, rows = _headline_rows(result)
-    _rows_table(f"{scenario.name or scenario.slug} ({scenario.kind}): exact", ["metric", "exact"],
+    _rows_table(f"{scenario.name or scenario.slug} ({scenario.kind}){_param_note(args)}: exact", ["metric", "exact"],
                 [r[:2] for r in rows], [f"report: {out}/exact.html (the full exact summary: {out}/exact.json)"])
     return 0
 
@@ -468,7 +574,7 @@ def _cmd_optimal(args) -> int:
     from sim import kinds
     from sim.report import summary_json
 
-    scenario = _load(args.scenario, "optimal")
+    scenario = _with_params(args, _load(args.scenario, "optimal"))
     if not _kind_info(scenario).supports_optimal:
         raise SimError(f"{scenario.source}: optimal play applies to {_kinds_with('supports_optimal')} scenarios; "
                        f"this one is {scenario.kind!r}")
@@ -486,7 +592,8 @@ def _cmd_optimal(args) -> int:
     if args.json:
         sys.stdout.write(summary_json(result))
         return 0
-    print("\n".join(opt.console_lines(result)))
+    lines = opt.console_lines(result)
+    print("\n".join([lines[0] + _param_note(args), *lines[1:]]))
     if args.out:
         print(f"wrote {args.out}/optimal.json and optimal.html")
     return 0
@@ -513,7 +620,7 @@ def _cmd_sweep(args) -> int:
         raise _with_file(exc, scenario.source) from None
     df = sweep(scenario, axes, runs=args.runs, seed=args.seed, n_jobs=args.jobs, exact=not args.no_exact,
                metric=args.metric, progress=_progress(args, "grid point"))
-    out = Path(args.out) if args.out else Path("reports") / scenario.slug / "sweep"
+    out = _report_folder(args, scenario, "sweep")
     with _owned(out, "sweep"):
         write_sweep(df, out, scenario)
     if not args.quiet:
@@ -560,7 +667,7 @@ def _cmd_tune(args) -> int:
     if args.json:
         sys.stdout.write(text)
     else:
-        _print_tune(data)
+        _print_tune(data, scenario)
     if not data.get("bracketed", True):
         print(f"warning: {scenario.source}: {data['metric']} does not reach {args.target} for {args.param} in "
               f"[{data.get('lo')}, {data.get('hi')}] (it spans {_span(data)}; open ends were widened as far as "
@@ -575,16 +682,53 @@ def _span(data: dict) -> str:
     return f"{min(vals):.4g} to {max(vals):.4g}" if vals else "no values"
 
 
-def _print_tune(data: dict) -> None:
+def _print_tune(data: dict, scenario=None) -> None:
+    """The tune result as a table; the method (exact, or Monte Carlo with its 95% interval) in the table and in
+    the answer line below it; then the next step: the ``optimal``/``exact`` command at the value found."""
     from sim.designer.metrics import format_estimate, is_proportion
 
     ci = data.get("ci") or [math.nan, math.nan]
     lo, hi = (math.nan, math.nan) if ci[0] is None else ci
-    achieved = format_estimate(data["achieved"], lo, hi, percent=is_proportion(data["metric"]))
+    percent = is_proportion(data["metric"])
+    achieved = format_estimate(data["achieved"], lo, hi, percent=percent)
+    exact = data.get("method") == "exact"
+    runs = f"{data.get('runs') or 0:,} runs, seed {data.get('seed')}"
+    interval = achieved.partition(" [")[2]
+    method = "exact" if exact else f"Monte Carlo, {runs}, 95% interval [{interval}" if interval else runs
     rows = [["parameter", str(data["param"])], ["value", str(data["value"])],
             ["metric", str(data["metric"])], ["target", str(data["target"])], ["achieved", achieved],
+            ["method", "exact" if exact else f"Monte Carlo ({runs})"],
             ["bracketed", "yes" if data.get("bracketed") else "NO"]]
-    _rows_table(None, ["tune", "result"], rows)
+    answer = (f"answer: {data['param']} = {data['value']} gives {data['metric']} "
+              f"{achieved.partition(' [')[0]} ({method})")
+    _rows_table(None, ["tune", "result"], rows, [answer, *_tune_next_step(data, scenario)])
+
+
+def _tune_next_step(data: dict, scenario) -> list[str]:
+    """``next step: python -m sim optimal FILE --param KEY=VALUE`` (escape; ``exact`` for other kinds that solve
+    exactly, ``run`` otherwise): the command that answers more at the value found, without editing the file."""
+    if scenario is None or not data.get("bracketed", True):
+        return []
+    import shlex
+
+    from sim import kinds
+    from sim.pipeline import supports_exact
+
+    info = _kind_info(scenario)
+    optimal = info.supports_optimal and supports_exact(scenario)  # the kind's optimal play answers this scenario
+    command = "optimal" if optimal else "exact" if data.get("method") == "exact" else "run"
+    if command == "run":
+        return []  # run takes no --param: the value goes into the file (or a sweep around it)
+    what = {"optimal": "best play", "exact": "every exact metric"}[command]
+    objective = ""
+    if command == "optimal" and data["metric"] != "escape_rate":
+        try:  # optimal play for the metric tuned where optimal supports it as an objective
+            kinds.get(scenario.kind).optimal.parse_objective(data["metric"], getattr(scenario.run, "max_rounds", None))
+            objective = f" --objective {data['metric']}"
+        except SimError:
+            pass
+    return [f"next step ({what} at this value): python -m sim {command} {shlex.quote(str(scenario.source))} "
+            f"--param {data['param']}={data['value']}{objective}"]
 
 
 def _cmd_sensitivity(args) -> int:
@@ -593,7 +737,7 @@ def _cmd_sensitivity(args) -> int:
     scenario = _load(args.scenario, "sensitivity")
     df = sensitivity(scenario, metric=args.metric, runs=args.runs, seed=args.seed, n_jobs=args.jobs,
                      exact=not args.no_exact, parameters=args.param, progress=_progress(args, "parameter"))
-    out = Path(args.out) if args.out else Path("reports") / scenario.slug / "sensitivity"
+    out = _report_folder(args, scenario, "sensitivity")
     with _owned(out, "sensitivity"):
         write_sensitivity(df, out, scenario)
     a = df.attrs
@@ -617,7 +761,7 @@ def _cmd_compare(args) -> int:
     from sim.designer.metrics import format_estimate, is_proportion, metric_interval, metric_value
 
     scenario = _load(args.scenario, "compare")
-    out = Path(args.out) if args.out else Path("reports") / scenario.slug / "compare"
+    out = _report_folder(args, scenario, "compare")
     args.out = str(out)
     if args.jobs == 0 or args.jobs < -1:
         raise SimError(f"--jobs: expected -1 or an integer >= 1, got {args.jobs}")
@@ -684,6 +828,15 @@ def _cmd_schema(args) -> int:
 
 
 COMMANDS["schema"] = _cmd_schema
+
+
+def _cmd_audit(args) -> int:
+    from sim.designer.audit_report import cmd_audit
+
+    return cmd_audit(args)
+
+
+COMMANDS["audit"] = _cmd_audit
 
 
 def _check_limits(args) -> None:

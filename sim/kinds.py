@@ -27,6 +27,10 @@ inside a report. Shared modules (the CLI, the designer tools, the studio, the do
 ``optimal_comparison``      optimal play beside the built-in policies, within the exact budget, or None
 ``optimal``                 ``sim.<kind>.optimal`` where ``supports_optimal``: ``python -m sim optimal``
 ``tier_ladder``             the rules' tier ladder the studio shows beside its DC controls, or None
+``audit_options``           the options of play the balance audit forbids one at a time ([] where none)
+``audit_evaluator``         the kind's own restricted play for the audit (escape: optimal play), or None
+``audit_runs``              the audit's metric per run and its early events from a run frame, or None
+``audit_metric``            the audit's default metric where it is not the kind's main metric, or None
 ==========================  =========================================================================
 
 (The pattern is pgx's ``Env`` and ``make``: one declared interface, one registry, one test suite run over every
@@ -48,7 +52,8 @@ from sim.errors import ScenarioError
 REQUIRED = ("Scenario", "check_scenario", "simulate", "exact", "supports_exact", "write_report")
 #: names a kind's package may export (a default is used where it does not)
 OPTIONAL = ("STREAMS", "AUTO_MAX_STATES", "balance_metrics", "sensitivity_parameters", "one_character",
-            "rule_default", "exact_answer", "rules_table", "optimal_comparison", "tier_ladder")
+            "rule_default", "exact_answer", "rules_table", "optimal_comparison", "tier_ladder",
+            "audit_options", "audit_evaluator", "audit_runs", "audit_metric")
 
 
 @dataclass(frozen=True)
@@ -212,6 +217,30 @@ class Kind:
         the kind's rules have no tier ladder."""
         fn = getattr(self.module, "tier_ladder", None)
         return None if fn is None else dict(fn())
+
+    # -- the balance audit (issue 36, sim/designer/audit.py) -------------------------------------------------
+    def audit_options(self, scenario) -> list:
+        """The options of play of ``scenario`` (:class:`sim.designer.audit.AuditOption`), each once."""
+        fn = getattr(self.module, "audit_options", None)
+        return [] if fn is None else list(fn(scenario))
+
+    @property
+    def audit_evaluator(self) -> Callable[..., Any] | None:
+        """``audit_evaluator(scenario, objective, max_states, runs=, seed=, n_jobs=)``: the kind's own restricted play
+        (escape: optimal play where it fits), or None (the shared evaluation: the built-in policy with each option
+        removed, exact or Monte Carlo)."""
+        return getattr(self.module, "audit_evaluator", None)
+
+    def audit_runs(self, scenario, frame, metric: str):
+        """(the metric per run, {early event: per-run mask}) from a run frame, or None where the kind cannot give
+        ``metric`` per run (the audit then combines the variants' intervals)."""
+        fn = getattr(self.module, "audit_runs", None)
+        return None if fn is None or frame is None else fn(scenario, frame, metric)
+
+    def audit_metric(self, scenario) -> str | None:
+        """The audit's default metric where options cannot move the kind's main metric (None: the main metric)."""
+        fn = getattr(self.module, "audit_metric", None)
+        return None if fn is None else fn(scenario)
 
 
 def missing(module: ModuleType) -> list[str]:

@@ -160,6 +160,21 @@ def decimals_for(half_width: float, percent: bool = False, most: int = 4, fallba
     return int(min(most, max(0, -math.floor(math.log10(hw)))))
 
 
+def fixed(value: float, decimals: int = 2, signed: bool = False) -> str:
+    """``value`` with ``decimals`` fixed decimals (``signed``: with its sign, "+1.50"), never "-0.00": a value that
+    rounds to zero is written as zero without a sign (a gap of -1e-15 between two equal exact values is 0.00)."""
+    text = f"{value:+.{decimals}f}" if signed else f"{value:.{decimals}f}"
+    if text.lstrip("+-").strip("0.") == "" and text[0] in "+-":
+        return text[1:]
+    return text
+
+
+def points(value: float, decimals: int = 2, signed: bool = False) -> str:
+    """A difference of two shares in percentage points, from the difference as a share: ``0.0123`` -> "1.23 pp"
+    (through :func:`fixed`: no "-0.00 pp")."""
+    return f"{fixed(100 * value, decimals, signed)} pp"
+
+
 def _missing(v: Any) -> bool:
     return v is None or (isinstance(v, float) and math.isnan(v))
 
@@ -172,9 +187,13 @@ def format_estimate(value: float, lo: float = math.nan, hi: float = math.nan, pe
     scale, unit = (100.0, "%") if percent else (1.0, "")
     has_ci = not (_missing(lo) or _missing(hi)) and hi > lo
     if not has_ci:
-        return f"{value * scale:.2f}{unit}" if percent else f"{value:.4g}"
+        return f"{fixed(value * scale)}{unit}" if percent else _zero_unsigned(f"{value:.4g}")
     d = decimals_for(max(value - lo, hi - value), percent)
-    return f"{value * scale:.{d}f}{unit} [{lo * scale:.{d}f}, {hi * scale:.{d}f}]"
+    return f"{fixed(value * scale, d)}{unit} [{fixed(lo * scale, d)}, {fixed(hi * scale, d)}]"
+
+
+def _zero_unsigned(text: str) -> str:
+    return text[1:] if text.startswith("-") and float(text) == 0 else text
 
 
 def format_value(key: str, value: float | None, decimals: int | None = None) -> str:
@@ -183,8 +202,8 @@ def format_value(key: str, value: float | None, decimals: int | None = None) -> 
     if _missing(value):
         return "–"
     if is_proportion(key):
-        return f"{100 * value:.{1 if decimals is None else decimals}f}%"
-    return f"{value:.{2 if decimals is None else decimals}f}"
+        return f"{fixed(100 * value, 1 if decimals is None else decimals)}%"
+    return fixed(value, 2 if decimals is None else decimals)
 
 
 _SCORES = {"str": "strength", "dex": "dexterity", "con": "constitution", "int": "intelligence",

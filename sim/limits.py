@@ -23,6 +23,7 @@ MAX_NAME_CHARS = 100  # a scenario's name
 MAX_EXACT_DICE_FACES = 2_000  # exact analysis: Σ count × sides of one dice expression (20d100, 2d1000)
 MAX_STATES = 1_000_000  # --max-states (escape exact analysis)
 JOBS_PER_CORE = 4  # --jobs at most this many per core of the machine
+MAX_FOLDER_NAME_BYTES = 120  # a folder name the tool makes (reports/<name>/): file systems take 255 bytes
 
 #: keys whose text may hold line breaks and tabs (no other control character anywhere)
 FREE_TEXT_KEYS = ("description",)
@@ -58,6 +59,20 @@ def check_runs(runs: int | None, flag: str = "--runs") -> None:
         raise SimError(f"{flag}: expected at most {MAX_RUNS:,}, got {runs:,}")
 
 
+def bounded_folder_name(name: str, max_bytes: int = MAX_FOLDER_NAME_BYTES) -> str:
+    """``name`` as a folder name of at most ``max_bytes`` UTF-8 bytes: unchanged when it fits, else cut at a
+    character boundary and followed by ``-`` and 8 hex digits of the full name's sha256 (two long names that
+    share their start still get two folders)."""
+    import hashlib
+
+    raw = name.encode("utf-8")
+    if len(raw) <= max_bytes:
+        return name
+    digest = hashlib.sha256(raw).hexdigest()[:8]
+    head = raw[: max_bytes - len(digest) - 1].decode("utf-8", errors="ignore")  # a cut letter is dropped whole
+    return f"{head}-{digest}"
+
+
 # --------------------------------------------------------------------------------------------
 # the scenario text, before parsing
 
@@ -82,6 +97,49 @@ def check_toml_text(text: str, file: str) -> None:
         deepest = max(deepest, depth)
         if deepest > MAX_NESTING + 1:  # [[table]] headers count two
             raise ScenarioError(f"tables and arrays nested more than {MAX_NESTING} deep", file=file)
+
+
+_LONG_DIGITS = re.compile(r"[+-]?[0-9][0-9_]{999,}")
+_INLINE = re.compile(r'([A-Za-z0-9_.-]+)[ \t]*=[ \t]*(\{)?|(\})')
+
+
+def _inline_keys(prefix: str) -> list[str]:
+    """The keys leading to the value that ends ``prefix`` (one line): ``a = { b = { c = `` gives a, b, c."""
+    stack: list[str] = []
+    last = ""
+    for m in _INLINE.finditer(prefix):
+        if m.group(3):
+            if stack:
+                stack.pop()
+            last = ""
+        elif m.group(2):
+            stack.append(m.group(1))
+            last = ""
+        else:
+            last = m.group(1)
+    return [*stack, last]
+_HEADER = re.compile(r"^[ \t]*\[\[?([^\]\n]*)\]\]?", re.M)
+
+
+def long_integer_error(text: str, file: str) -> ScenarioError:
+    """The one line for an integer too long for Python to convert (more than ``sys.int_info``'s 4,300 digits,
+    which the TOML parser raises as a plain ValueError): the file, the key the number stands for, its line."""
+    import sys
+
+    limit = sys.get_int_max_str_digits() or 4300
+    bare = _STRINGS.sub(lambda m: "" if m.group(0).startswith("#") else "S" + "\n" * m.group(0).count("\n"),
+                        text)
+    found = next((m for m in _LONG_DIGITS.finditer(bare) if len(m.group(0).replace("_", "")) > limit), None)
+    if found is None:
+        return ScenarioError(f"an integer of more than {limit:,} digits", file=file)
+    digits = len(found.group(0).lstrip("+-").replace("_", ""))
+    line_start = bare.rfind("\n", 0, found.start()) + 1
+    line = bare.count("\n", 0, found.start()) + 1
+    headers = [h.group(1).strip() for h in _HEADER.finditer(bare, 0, line_start)]
+    dotted = ".".join(p for p in (headers[-1] if headers else "", *_inline_keys(bare[line_start:found.start()]))
+                      if p)
+    return ScenarioError(f"expected an integer of at most {limit:,} digits; given one of {digits:,} digits "
+                         f"(line {line})", file=file, key=dotted or None)
 
 
 # --------------------------------------------------------------------------------------------
@@ -172,6 +230,9 @@ def _input_limits() -> list[tuple[str, str, str]]:
          "`description` may hold line breaks and tabs", "every string of a scenario"),
         ("scenario name", f"0 .. {MAX_NAME_CHARS} characters (empty: the file name is used); descriptions up "
          "to 10,000", "`name`, `description`"),
+        ("report folder name", f"at most {MAX_FOLDER_NAME_BYTES} bytes (UTF-8): a longer name (100 letters of 4 "
+         "bytes) is cut at a letter and ends in `-` and 8 hex digits of the full name's hash, so two names "
+         "never share a folder", "`reports/<name>/`, batch and compare folders"),
         ("runs per simulation", f"1 .. {n(MAX_RUNS)}", "`run.runs`, `--runs`"),
         ("runs per seed chunk", f"{n(CHUNK_RUNS)} (fixed, R-GEN-7; not configurable, so results never depend "
          "on it)", "`sim.batch.CHUNK_RUNS`"),

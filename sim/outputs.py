@@ -11,14 +11,23 @@ what may be deleted: a stale file is deleted only when
   the way is one this command created (recorded the same way, by device and inode).
 
 Anything else is left in place: a stale file left behind is harmless, a user's file deleted is not.
+
+What a command wrote is what its writes report, never a comparison of the folder before and after: every
+writer (:func:`sim.batch.atomic_write_bytes`, charts, the resume store installing ``runs.parquet``) calls
+:func:`note_file` with the path and the signature of the file it put in place, and :func:`make_folder` notes
+each folder it created; a :class:`WriteLog` (opened by :func:`recording` or :class:`OwnedOutputs`) collects
+those under its folder. A note the user saved in the folder meanwhile, or another command's report, is not in
+it, so it is neither recorded nor deleted.
 """
 
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import json
 import os
 import stat
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -36,35 +45,92 @@ def _dir_sig(st: os.stat_result) -> list[int]:
     return [st.st_dev, st.st_ino]
 
 
-def snapshot(folder: Path) -> tuple[dict[str, list[int]], dict[str, list[int]]]:
-    """Regular files and sub-folders under ``folder`` (relative POSIX path -> signature); symbolic links,
-    what lies behind them and the resume stores (``.chunks``) left out."""
-    files: dict[str, list[int]] = {}
-    dirs: dict[str, list[int]] = {}
-    if not folder.is_dir():
-        return files, dirs
-    for root, subdirs, names in os.walk(folder):
-        keep = []
-        for d in subdirs:
-            full = os.path.join(root, d)
-            try:
-                st = os.lstat(full)
-            except OSError:
-                continue
-            if d in SKIPPED_DIRS or not stat.S_ISDIR(st.st_mode):
-                continue
-            dirs[Path(full).relative_to(folder).as_posix()] = _dir_sig(st)
-            keep.append(d)
-        subdirs[:] = keep
-        for name in names:
-            full = os.path.join(root, name)
-            try:
-                st = os.lstat(full)
-            except OSError:
-                continue
-            if stat.S_ISREG(st.st_mode):
-                files[Path(full).relative_to(folder).as_posix()] = _file_sig(st)
-    return files, dirs
+class WriteLog:
+    """The files (relative path -> signature) and sub-folders (relative path -> device, inode) that the
+    writes of one command put in place under ``folder``, as each write reported them."""
+
+    def __init__(self, folder: str | Path):
+        self.folder = Path(folder)
+        self._roots = (os.path.abspath(folder), os.path.realpath(folder))
+        self.files: dict[str, list[int]] = {}
+        self.dirs: dict[str, list[int]] = {}
+
+    def relative(self, path: str | Path) -> str | None:
+        """``path`` relative to the folder (POSIX), or None when it lies elsewhere (or in a resume store)."""
+        full = os.path.abspath(path)
+        candidates = (full, os.path.join(os.path.realpath(os.path.dirname(full)), os.path.basename(full)))
+        for root, p in zip(self._roots, candidates, strict=True):
+            rel = os.path.relpath(p, root)
+            if rel != "." and rel != ".." and not rel.startswith(".." + os.sep):
+                rel = Path(rel).as_posix()
+                if safe_relative(rel) and rel.split("/")[0] not in SKIPPED_DIRS:
+                    return rel
+        return None
+
+
+_LOGS: contextvars.ContextVar[tuple[WriteLog, ...]] = contextvars.ContextVar("sim_write_logs", default=())
+
+
+@contextlib.contextmanager
+def recording(folder: str | Path) -> Iterator[WriteLog]:
+    """Collect, inside the ``with`` block, what this thread's writes put in place under ``folder``."""
+    log = WriteLog(folder)
+    token = _LOGS.set((*_LOGS.get(), log))
+    try:
+        yield log
+    finally:
+        _LOGS.reset(token)
+
+
+def note_file(path: str | Path, sig: list[int]) -> None:
+    """A writer put a file at ``path`` whose signature (device, inode, size, time) is ``sig``."""
+    for log in _LOGS.get():
+        rel = log.relative(path)
+        if rel is not None:
+            log.files[rel] = list(sig)
+
+
+def note_dir(path: str | Path, sig: list[int]) -> None:
+    """A writer created the folder ``path`` (device, inode ``sig``)."""
+    for log in _LOGS.get():
+        rel = log.relative(path)
+        if rel is not None:
+            log.dirs[rel] = list(sig)
+            log.files = {p: s for p, s in log.files.items() if p != rel}
+
+
+def make_folder(path: str | Path) -> Path:
+    """``path`` and its missing parents, created one by one; each one this call created is noted."""
+    path = Path(path)
+    missing = []
+    p = path
+    while not (p.exists() or p.is_symlink()) and p != p.parent:
+        missing.append(p)
+        p = p.parent
+    for p in reversed(missing):
+        try:
+            os.mkdir(p)
+        except FileExistsError:
+            continue  # made by someone else just now: not ours
+        note_dir(p, _dir_sig(os.lstat(p)))
+    return path
+
+
+def file_signature(path: str | Path) -> list[int] | None:
+    """The signature of the regular file at ``path`` (not followed through a final link), or None."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return None
+    return _file_sig(st) if stat.S_ISREG(st.st_mode) else None
+
+
+def _dir_signature(path: str | Path) -> list[int] | None:
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return None
+    return _dir_sig(st) if stat.S_ISDIR(st.st_mode) else None
 
 
 def safe_relative(rel: Any) -> bool:
@@ -126,9 +192,9 @@ def read_output_manifest(folder: Path) -> dict[str, Any]:
     return out
 
 
-def _open_dir(folder: Path, parts: list[str], dirs: dict[str, list[int]]) -> int | None:
+def _open_dir(folder: Path, parts: list[str], dirs: dict[str, list[int]] | None) -> int | None:
     """A descriptor of ``folder/parts...``, each step opened without following links and checked against the
-    signature this command recorded for it; None when any step is not ours."""
+    signature this command recorded for it (``dirs`` None: any real folder); None when any step is not ours."""
     fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
     for i, part in enumerate(parts):
         rel = "/".join(parts[: i + 1])
@@ -140,15 +206,16 @@ def _open_dir(folder: Path, parts: list[str], dirs: dict[str, list[int]]) -> int
             return None
         os.close(fd)
         fd = nxt
-        if dirs.get(rel) != _dir_sig(os.fstat(fd)):
+        if dirs is not None and dirs.get(rel) != _dir_sig(os.fstat(fd)):
             os.close(fd)
             return None
     return fd
 
 
-def remove_owned_file(folder: Path, rel: str, sig: list[int], dirs: dict[str, list[int]]) -> bool:
+def remove_owned_file(folder: Path, rel: str, sig: list[int], dirs: dict[str, list[int]] | None) -> bool:
     """Delete ``folder/rel`` if it is provably the file this command wrote (see the module docstring);
-    then the sub-folders it created that this leaves empty. True when the file was deleted."""
+    then the sub-folders it created that this leaves empty. True when the file was deleted. ``dirs`` None
+    (a write log of this process, not a manifest read from disk): any real sub-folder on the way, no link."""
     if not safe_relative(rel) or os.unlink not in os.supports_dir_fd:
         return False
     parts = rel.split("/")
@@ -177,7 +244,7 @@ def remove_owned_file(folder: Path, rel: str, sig: list[int], dirs: dict[str, li
             break
         try:
             st = os.stat(parent[-1], dir_fd=pfd, follow_symlinks=False)
-            if dirs.get("/".join(parent)) != _dir_sig(st):
+            if dirs is None or dirs.get("/".join(parent)) != _dir_sig(st):
                 break
             os.rmdir(parent[-1], dir_fd=pfd)  # only if empty
         except OSError:
@@ -193,54 +260,100 @@ def _manifest_mode() -> int:
     return file_mode() & ~0o022  # writable by this user only: a manifest others can change is not trusted
 
 
+def recorded_files(inside: Path, levels: int = 3) -> dict[str, tuple[Path, str, list[int], dict]]:
+    """The files directly in the folder ``inside`` that a sim command recorded writing: name -> (the folder
+    whose trusted manifest records it, its path there, its signature, that command's folders). Manifests of
+    ``inside``'s parents up to ``levels`` above are read too (a batch run's folders are recorded by the batch's
+    folder)."""
+    inside = Path(os.path.abspath(inside))
+    found: dict[str, tuple[Path, str, list[int], dict]] = {}
+    for folder in [inside.parent, *inside.parent.parents][: levels + 1]:
+        manifest = read_output_manifest(folder)
+        for cmd, entries in manifest["files"].items():
+            for rel, sig in entries.items():
+                path = folder / rel
+                if path.parent == inside and file_signature(path) == sig:
+                    found.setdefault(path.name, (folder, rel, sig, manifest["dirs"].get(cmd, {})))
+    return found
+
+
+def remove_logged(log: WriteLog) -> None:
+    """Undo what ``log`` recorded: each file only while it is still the file the write put there (signature),
+    then each folder it created that this leaves empty, deepest first. Never a recursive delete."""
+    for rel, sig in log.files.items():
+        remove_owned_file(log.folder, rel, sig, None)
+    for rel in sorted(log.dirs, key=lambda r: -r.count("/")):
+        parts = rel.split("/")
+        with contextlib.suppress(OSError):
+            fd = _open_dir(log.folder, parts[:-1], None)
+            if fd is None:
+                continue
+            try:
+                if _dir_sig(os.stat(parts[-1], dir_fd=fd, follow_symlinks=False)) == log.dirs[rel]:
+                    os.rmdir(parts[-1], dir_fd=fd)  # only if empty
+            finally:
+                os.close(fd)
+
+
 class OwnedOutputs:
     """What one command writes into an output folder, and nothing else.
 
-    Created before the command writes, :meth:`commit` after it succeeded: the files the command wrote (new, or
-    replaced by a new file) are recorded under the command's name in the folder's manifest
-    (``.sim-outputs.json``) with their device, inode, size and modification time, and the sub-folders it
-    created likewise. Files the manifest recorded for the same command that it did not write again (a
-    ``runs.parquet`` of an earlier run with ``--no-runs`` now, the scenario folders of an earlier comparison)
-    are deleted when they are provably those files (module docstring), and so are the sub-folders of the
-    command's that this leaves empty. Other commands' files and the user's own are never touched. Every file the
-    command wrote gets the process umask's mode."""
+    Created before the command writes, it collects what each write reports (:func:`note_file`,
+    :func:`make_folder`): the path and signature of every file the command put in place under the folder and
+    every sub-folder it created. :meth:`commit`, after the command succeeded, records those under the command's
+    name in the folder's manifest (``.sim-outputs.json``). Files the manifest recorded for the same command that
+    it did not write again (a ``runs.parquet`` of an earlier run with ``--no-runs`` now, the scenario folders of
+    an earlier comparison) are deleted when they are provably those files (module docstring), and so are the
+    sub-folders of the command's that this leaves empty. :meth:`abandon`, after a failure, deletes what the
+    command wrote (by signature) and the folders it created that this leaves empty. Other commands' files and
+    the user's own, written meanwhile or before, are never touched."""
 
     def __init__(self, folder: str | Path, command: str = "run"):
         self.folder = Path(folder)
         self.command = command
-        self.before_files, self.before_dirs = snapshot(self.folder)
+        self.log = WriteLog(self.folder)
+        self._token: contextvars.Token | None = _LOGS.set((*_LOGS.get(), self.log))
+
+    def _stop(self) -> None:
+        if self._token is not None:
+            with contextlib.suppress(ValueError):  # set in another context: nothing to restore there
+                _LOGS.reset(self._token)
+            self._token = None
+
+    def abandon_log(self) -> None:
+        """Stop collecting without acting (an interrupted command: what it wrote stays)."""
+        self._stop()
+
+    def abandon(self) -> None:
+        """The command failed: remove what it wrote, and the folders it created that this leaves empty."""
+        self._stop()
+        remove_logged(self.log)
 
     def commit(self) -> list[str]:
         """Record this command's files, delete its stale ones of the previous manifest; returns those."""
-        from sim.batch import atomic_write_bytes, file_mode
+        from sim.batch import atomic_write_bytes
 
-        mode = file_mode()
-        after_files, after_dirs = snapshot(self.folder)
-        owned = sorted(p for p, sig in after_files.items()
-                       if self.before_files.get(p) != sig and p != OUTPUT_MANIFEST)
-        for rel in owned:
-            with contextlib.suppress(OSError):
-                os.chmod(self.folder / rel, mode)
+        self._stop()
+        owned = {p: sig for p, sig in self.log.files.items()
+                 if p != OUTPUT_MANIFEST and file_signature(self.folder / p) == sig}  # still the file written
+        created = {d: sig for d, sig in self.log.dirs.items() if _dir_signature(self.folder / d) == sig}
         manifest = read_output_manifest(self.folder)
-        created = {d: s for d, s in after_dirs.items() if self.before_dirs.get(d) != s}
         earlier = manifest["dirs"].get(self.command, {})
-        my_dirs = {d: s for d, s in earlier.items() if after_dirs.get(d) == s} | created
-        mine = set(owned)
+        my_dirs = {d: s for d, s in earlier.items() if _dir_signature(self.folder / d) == s} | created
         removed = [rel for rel, sig in manifest["files"].get(self.command, {}).items()
-                   if rel not in mine and remove_owned_file(self.folder, rel, sig, my_dirs)]
-        after_files, after_dirs = snapshot(self.folder)
+                   if rel not in owned and remove_owned_file(self.folder, rel, sig, my_dirs)]
         files: dict[str, dict[str, list[int]]] = {}
         for cmd, entries in manifest["files"].items():  # another command's file rewritten now is ours
             if cmd != self.command:
-                kept = {p: s for p, s in entries.items() if p not in mine and after_files.get(p) == s}
+                kept = {p: s for p, s in entries.items() if p not in owned and file_signature(self.folder / p) == s}
                 if kept:
                     files[cmd] = kept
-        dirs = {cmd: {d: s for d, s in entries.items() if after_dirs.get(d) == s}
+        dirs = {cmd: {d: s for d, s in entries.items() if _dir_signature(self.folder / d) == s}
                 for cmd, entries in manifest["dirs"].items() if cmd != self.command}
         dirs = {cmd: entries for cmd, entries in dirs.items() if entries}
         if owned:
-            files[self.command] = {p: after_files[p] for p in owned if p in after_files}
-        mine_dirs = {d: s for d, s in my_dirs.items() if after_dirs.get(d) == s}
+            files[self.command] = dict(sorted(owned.items()))
+        mine_dirs = {d: s for d, s in my_dirs.items() if _dir_signature(self.folder / d) == s}
         if mine_dirs:
             dirs[self.command] = mine_dirs
         outputs = {cmd: sorted(entries) for cmd, entries in files.items()}

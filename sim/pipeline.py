@@ -25,6 +25,9 @@ from __future__ import annotations
 import contextlib
 import io
 import math
+import os
+import stat
+import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -92,20 +95,28 @@ def run(scenario, out: str | Path | None = None, *, runs: int | None = None, see
     uninterrupted run (the folder is removed once the run completes). Kinds that stream (escape) fold chunks
     into their aggregate and write ``runs.parquet`` as a partitioned dataset, one part per chunk, so memory
     stays bounded whatever the run count. Invalid input leaves nothing behind (a folder this call created is
-    removed again)."""
+    removed again, and only the files this call wrote are removed from an existing one)."""
     if out is None:
         return _run_in_memory(scenario, runs, seed, n_jobs, simulate, exact, simulate_options)
-    import shutil
+    from sim.outputs import make_folder, recording, remove_logged
 
     out = Path(out)
-    created = not out.exists()
-    try:
-        return _run_and_write(scenario, out, runs, seed, n_jobs, write_runs, target_error, max_runs, metric,
-                              progress, backend, scheduler, allow_code, show_progress, exact, simulate_options)
-    except SimError:
-        if created and out.exists():
-            shutil.rmtree(out, ignore_errors=True)  # nothing written or half-written
-        raise
+    created = not (out.exists() or out.is_symlink())
+    stores: list = []
+    with recording(out) as log:
+        try:
+            make_folder(out)
+            return _run_and_write(scenario, out, runs, seed, n_jobs, write_runs, target_error, max_runs, metric,
+                                  progress, backend, scheduler, allow_code, show_progress, exact, simulate_options,
+                                  stores)
+        except (SimError, OSError):  # refused or failed (not interrupted): undo exactly what this call wrote
+            for store in stores:
+                store.remove()
+            remove_logged(log)
+            if created:
+                with contextlib.suppress(OSError):
+                    out.rmdir()  # only if empty: never a recursive delete
+            raise
 
 
 def _run_in_memory(scenario, runs, seed, n_jobs, simulate, exact, options) -> PipelineResult:
@@ -123,7 +134,7 @@ def _run_in_memory(scenario, runs, seed, n_jobs, simulate, exact, options) -> Pi
 
 
 def _run_and_write(scenario, out, runs, seed, n_jobs, write_runs, target_error, max_runs, metric, progress,
-                   backend, scheduler, allow_code, show_progress, exact, options) -> PipelineResult:
+                   backend, scheduler, allow_code, show_progress, exact, options, stores: list) -> PipelineResult:
     from sim import kinds
     from sim.batch import execution
 
@@ -149,12 +160,13 @@ def _run_and_write(scenario, out, runs, seed, n_jobs, write_runs, target_error, 
                                                   **options)
     else:
         result, store = _simulate_chunked(scenario, out, runs, seed, n_jobs, write_runs, streams, settings,
-                                          options, written)
+                                          options, stores)
     t1 = time.perf_counter()
     exact_answer, notes = _exact_beside(scenario, contract, result, exact)
     t2 = time.perf_counter()
     in_memory = not (streams and target_error is None)
-    _write_outputs(contract, result, out, exact_answer, write_runs and in_memory, written)
+    _write_outputs(contract, result, out, exact_answer, write_runs and in_memory, written,
+                   store if write_runs and not in_memory else None)
     if store is not None:
         store.remove()  # complete: the chunks are no longer needed
     t3 = time.perf_counter()
@@ -164,32 +176,22 @@ def _run_and_write(scenario, out, runs, seed, n_jobs, write_runs, target_error, 
 
 
 def _simulate_chunked(scenario, out: Path, runs: int, seed: int, n_jobs: int, write_runs: bool, streams: bool,
-                      settings, options: dict, written: list[Path]):
+                      settings, options: dict, stores: list):
     """(result, chunk store): the simulation with every finished chunk kept in ``out/.chunks`` (resumable); a
-    kind that streams writes ``runs.parquet`` as one part per chunk (added to ``written``)."""
+    kind that streams stages ``runs.parquet`` there as one part per chunk, moved into place once complete."""
     import sim
     from sim.batch import ChunkStore, fingerprint_of
-    from sim.report import atomic_write_bytes
 
-    runs_dir = out / "runs.parquet"
+    if write_runs:  # refused now, not after the work: an earlier runs.parquet this command cannot replace
+        clear_runs(out / "runs.parquet", check_only=True, names=part_names(runs) if streams else ())
     fp = fingerprint_of(scenario, seed, runs, streamed=streams, runs_written=bool(write_runs))
     store = ChunkStore(out / ".chunks", fp)
+    stores.append(store)
     with settings(store=store):
         if not streams:
             return sim.simulate(scenario, runs=runs, seed=seed, n_jobs=n_jobs, **options), store
-        fresh = []
-
-        def sink(index: int, part: bytes) -> None:
-            if not fresh:  # every part is (re)written from the chunks, resumed or not; nothing is
-                _clear_runs(runs_dir)  # touched before the first chunk (a refused run writes nothing)
-                runs_dir.mkdir(parents=True, exist_ok=True)
-                fresh.append(True)
-            path = runs_dir / f"part-{index:06d}.parquet"
-            atomic_write_bytes(path, part)
-            written.append(path)
-
         result = sim.simulate(scenario, runs=runs, seed=seed, n_jobs=n_jobs, keep_runs=False,
-                              runs_sink=sink if write_runs else None, **options)
+                              runs_sink=store.stage_part if write_runs else None, **options)
     return result, store
 
 
@@ -207,21 +209,42 @@ def _exact_beside(scenario, contract, result, exact: bool) -> tuple[dict | None,
 
 
 def _write_outputs(contract, result, out: Path, exact_answer: dict | None, runs_in_memory: bool,
-                   written: list[Path]) -> None:
-    """runs.parquet (one file, when the runs are in memory and wanted), the report and summary.json."""
+                   written: list[Path], staged=None) -> None:
+    """runs.parquet (one file when the runs are in memory and wanted; the parts ``staged`` in the resume store,
+    moved into place), the report and summary.json, last. The earlier run's summary and report go first, so
+    that an interruption never leaves one run's rows beside another run's summary (issue 45)."""
+    from sim.outputs import make_folder
     from sim.report import atomic_write_bytes, atomic_write_text, summary_json
 
-    out.mkdir(parents=True, exist_ok=True)
+    make_folder(out)
+    _retire_summary(out)
     runs_dir = out / "runs.parquet"
+    clear_runs(runs_dir, check_only=False, replace=runs_in_memory or staged is not None,
+               names=staged.staged_names() if staged is not None else ())
     if runs_in_memory:
-        _clear_runs(runs_dir)
         buf = io.BytesIO()
         result.runs.to_parquet(buf, index=False)
         atomic_write_bytes(runs_dir, buf.getvalue())
         written.append(runs_dir)
+    elif staged is not None and staged.has_parts():
+        written.extend(staged.install_parts(runs_dir))
     written.extend(_paths(contract.write_report(result, out, exact_summary=exact_answer)))
     atomic_write_text(out / "summary.json", summary_json(result.summary))
     written.append(out / "summary.json")
+
+
+def _retire_summary(out: Path) -> None:
+    """Remove the earlier run's ``summary.json`` and ``report.html`` (names this command writes again now)
+    before any of this run's rows are put in place; not followed through a link."""
+    fd = os.open(out, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    try:
+        for name in ("summary.json", "report.html"):
+            with contextlib.suppress(OSError):
+                mode = os.stat(name, dir_fd=fd, follow_symlinks=False).st_mode
+                if stat.S_ISREG(mode) or stat.S_ISLNK(mode):
+                    os.unlink(name, dir_fd=fd)
+    finally:
+        os.close(fd)
 
 
 def _params(result) -> Any:
@@ -237,19 +260,47 @@ def _paths(written) -> list[Path]:
     return [Path(p) for p in written]
 
 
-def _clear_runs(runs_dir: Path) -> None:
-    """Remove an earlier ``runs.parquet``: the file, or the parts of the dataset folder (``part-*.parquet``)
-    and the folder if that empties it; nothing else in it is deleted."""
-    if runs_dir.is_symlink() or runs_dir.is_file():
-        runs_dir.unlink()
-    elif runs_dir.is_dir():
-        for part in [*runs_dir.glob("part-*.parquet"), *runs_dir.glob(".part-*.tmp")]:
-            if part.is_file() or part.is_symlink():
-                part.unlink()
-        try:
-            runs_dir.rmdir()
-        except OSError:
-            pass
+def part_names(runs: int) -> set[str]:
+    """The names of the parts of ``runs.parquet`` a streamed run of ``runs`` writes (one per chunk)."""
+    from sim.batch import chunks
+
+    return {f"part-{c.index:06d}.parquet" for c in chunks(int(runs))}
+
+
+def clear_runs(runs_dir: Path, check_only: bool, replace: bool = True, names=()) -> None:
+    """Make way for this run's ``runs.parquet``. A file or a symbolic link of that name is replaced (a link
+    only after saying so, its target untouched). A dataset folder loses the parts a sim command recorded
+    writing (:func:`sim.outputs.recorded_files`: by signature) and then the folder if that empties it. A file
+    in it that no command can prove it wrote (the user's, a copied folder's) is never deleted: one of the
+    ``names`` this run writes is replaced by this run's part; any other, with ``replace``, refuses the run,
+    naming it (``check_only``: refuse before any work, delete nothing), so that no row of another run is left
+    beside this run's; without ``replace`` (``--no-runs``) it stays."""
+    from sim.errors import one_line
+    from sim.outputs import recorded_files, remove_owned_file
+
+    try:
+        st = os.lstat(runs_dir)
+    except FileNotFoundError:
+        return
+    if not stat.S_ISDIR(st.st_mode):
+        if replace and not check_only:
+            if stat.S_ISLNK(st.st_mode):
+                print(one_line(f"warning: {runs_dir} was a symbolic link (to {os.readlink(runs_dir)}); replaced by "
+                               "this run's rows (the link's target is left as it was)"), file=sys.stderr)
+            os.unlink(runs_dir)
+        return
+    recorded = recorded_files(runs_dir)
+    foreign = sorted(name for name in os.listdir(runs_dir) if name not in recorded and name not in names)
+    if foreign and replace:
+        shown = ", ".join(foreign[:3]) + (f" and {len(foreign) - 3} more" if len(foreign) > 3 else "")
+        raise SimError(f"{runs_dir}: holds files this command did not write ({shown}); move them out or name "
+                       "another --out folder (nothing was deleted)")
+    if check_only:
+        return
+    for folder, rel, sig, _ in recorded.values():  # a name this command writes, recorded by signature
+        remove_owned_file(folder, rel, sig, None)
+    with contextlib.suppress(OSError):
+        os.rmdir(runs_dir)  # only if empty
 
 
 # --------------------------------------------------------------------------------------------
@@ -328,13 +379,12 @@ def metric_row(summary: dict, exact: dict | None, metrics: list[str]) -> dict[st
 def owned_folder(folder: Path | None, command: str):
     """Lock ``folder`` for this command, record the files it writes there and replace what the same command
     wrote there before (only that: other commands' and the user's files are never touched, sim/outputs.py).
-    A second command writing into the same folder meanwhile is refused; on error, a folder this command
-    created is removed again, and nothing else is touched."""
+    A second command writing into the same folder meanwhile is refused; on error, the files this command
+    wrote (as its writes reported them, by signature) and the folders it created are removed if left empty,
+    and nothing else is touched: never a recursive delete."""
     if folder is None:
         yield
         return
-    import shutil
-
     from sim.outputs import FolderLock, OwnedOutputs, prepare_folder
 
     created = prepare_folder(folder)
@@ -351,8 +401,13 @@ def owned_folder(folder: Path | None, command: str):
         try:
             yield
         except (SimError, OSError):
-            if created:  # made by this command and locked since: everything in it is this command's
-                shutil.rmtree(folder, ignore_errors=True)
+            outputs.abandon()  # exactly the files its writes reported, and the folders it made, if left empty
+            if created:
+                with contextlib.suppress(OSError):
+                    folder.rmdir()  # only if empty: another command's file in it stays
+            raise
+        except BaseException:
+            outputs.abandon_log()  # interrupted: what it wrote stays (a resumed run replaces it)
             raise
         outputs.commit()
     finally:

@@ -6,7 +6,8 @@ by the helpers here (:func:`section`, :func:`table_html`, :func:`table`, :func:`
 ...), which escape every value they are given, or a plain ``str``, which is escaped as text. So a string
 from a scenario, a command line or a file name can never become markup, whatever a new page forgets.
 Every page carries a Content-Security-Policy that allows no script at all (the reports need none), images
-only from the page's own folder and inline styles only.
+only from the page's own folder, inline styles only and inline fonts only (the small CJK subset every page
+carries for its Japanese terms, :func:`cjk_font_face`).
 
 Charts are saved next to the page and referenced by relative path; every chart has a title and labelled
 axes. Text that comes from a scenario goes through :func:`chart_text` before it reaches a chart (no
@@ -30,16 +31,20 @@ import matplotlib
 from markupsafe import Markup, escape
 
 from sim.batch import atomic_write_bytes
-from sim.labels import decimals_for
+from sim.labels import decimals_for, fixed
+from sim.outputs import note_file
 from sim.palette import SERIES
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
-#: No script, no plugin, no form, no base; images from the page's folder (or inline data); inline styles.
+#: No script, no plugin, no form, no base; images from the page's folder (or inline data); inline styles; fonts
+#: only inline (the page's own CJK subset, :func:`cjk_font_face`).
 CSP = ("default-src 'none'; script-src 'none'; object-src 'none'; img-src 'self' data:; "
-       "style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'")
+       "style-src 'unsafe-inline'; font-src data:; base-uri 'none'; form-action 'none'")
+#: the family name of the web font every page carries for its Japanese terms
+CJK_WEB_FONT = "Sim CJK"
 
 _ENV = jinja2.Environment(
     loader=jinja2.PackageLoader("sim", "templates"),
@@ -157,8 +162,10 @@ def save_figure(fig, path: Path) -> Path:
     os.close(fd)
     try:
         fig.savefig(tmp, dpi=100, bbox_inches="tight", format="png")
+        os.chmod(tmp, 0o666 & ~_UMASK)
+        st = os.lstat(tmp)
         os.replace(tmp, path)
-        os.chmod(path, 0o666 & ~_UMASK)
+        note_file(path, [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns])  # what the command wrote
     finally:
         plt.close(fig)
         if os.path.exists(tmp):
@@ -231,9 +238,9 @@ def fmt_pct(p, ci: Sequence[float] | None = None, decimals: int | None = None) -
         return "–"
     if decimals is None:
         decimals = decimals_for((ci[1] - ci[0]) / 2, percent=True, most=3, fallback=3) if ci is not None else 1
-    text = f"{100 * p:.{decimals}f}%"
+    text = f"{fixed(100 * p, decimals)}%"
     if ci is not None and not any(missing(c) for c in ci):
-        text += f" ({100 * ci[0]:.{decimals}f}–{100 * ci[1]:.{decimals}f}%)"
+        text += f" ({fixed(100 * ci[0], decimals)}–{fixed(100 * ci[1], decimals)}%)"
     return text
 
 
@@ -259,7 +266,7 @@ def fmt_exact(p, percent: bool = True, digits: int = 4) -> str:
     if missing(p):
         return "–"
     if percent:
-        return f"{100 * p:.{max(digits - 2, 1)}f}%"
+        return f"{fixed(100 * p, max(digits - 2, 1))}%"
     return f"{p:.{digits}g}"
 
 
@@ -354,6 +361,27 @@ def table_html(df: pd.DataFrame, float_format: str = "{:.3g}", index: bool = Tru
     return table(columns, rows)
 
 
+@lru_cache(maxsize=1)
+def cjk_font_face() -> Markup:
+    """The ``@font-face`` rule of the pages' Japanese terms: ``sim/templates/cjk-subset.woff`` (Noto Sans CJK JP,
+    SIL Open Font License, subset to the characters the project uses by tools/cjk_font.py) inline as a data: URL,
+    limited by ``unicode-range`` to those characters, so every page draws them without a CJK font installed
+    (the charts keep their own fallback: romanised names when no CJK font is installed)."""
+    import base64
+    import io
+    from importlib.resources import files
+
+    from fontTools.ttLib import TTFont  # fontTools comes with matplotlib
+
+    data = (files("sim") / "templates" / "cjk-subset.woff").read_bytes()
+    font = TTFont(io.BytesIO(data))
+    points = sorted(font.getBestCmap())
+    ranges = ", ".join(f"U+{p:X}" for p in points)
+    encoded = base64.b64encode(data).decode("ascii")
+    return Markup(f'@font-face {{ font-family: "{CJK_WEB_FONT}"; src: url(data:font/woff;base64,{encoded}) '
+                  f'format("woff"); unicode-range: {ranges}; font-display: block; }}')
+
+
 def write_html(path: Path, title: str, sections: Iterable[Any], summary: dict[str, Any] | None = None) -> Path:
     """Render the page (``sim/templates/page.html``, autoescaped, with :data:`CSP`) and write it atomically."""
     meta = []
@@ -369,7 +397,8 @@ def write_html(path: Path, title: str, sections: Iterable[Any], summary: dict[st
                     value = str(value)[:12]
                 meta.append((label, str(value)))
     blocks = [b for b in sections if b is not None and b != ""]
-    page = _ENV.get_template("page.html").render(title=title, meta=meta, blocks=blocks, csp=CSP)
+    page = _ENV.get_template("page.html").render(title=title, meta=meta, blocks=blocks, csp=CSP,
+                                                 font_face=cjk_font_face())
     atomic_write_text(Path(path), page)
     return Path(path)
 
@@ -393,10 +422,32 @@ def scenario_question(description: str | None, default: str) -> str:
     return q[:1].upper() + q[1:]
 
 
+_LIST_LINE = re.compile(r"\s*(?:[-*•]|\d+[.)])\s")
+
+
+def reflow(text: str) -> list[str]:
+    """A TOML description's paragraphs: the hard line breaks of the file's source joined (a single line break is
+    a space), a blank line starts a new paragraph, and a line that starts a list item (``- ``, ``* ``, ``1. ``)
+    keeps its break."""
+    paragraphs = []
+    for block in re.split(r"\n\s*\n", (text or "").strip()):
+        lines: list[str] = []
+        for raw in block.splitlines():
+            line = raw.strip()
+            if not line:
+                continue
+            if lines and not _LIST_LINE.match(raw):
+                lines[-1] += " " + line
+            else:
+                lines.append(line)
+        if lines:
+            paragraphs.append("\n".join(lines))
+    return paragraphs
+
+
 def description_block(description: str | None) -> Markup | str:
-    """The scenario's description as text (line breaks kept), or nothing."""
-    text = (description or "").strip()
-    return paragraph(text, "description") if text else ""
+    """The scenario's description as paragraphs that reflow to the page's width (:func:`reflow`), or nothing."""
+    return join(*(paragraph(p, "description") for p in reflow(description or "")))
 
 
 def key_label(label: str, key: str) -> Markup:

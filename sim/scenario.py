@@ -12,6 +12,7 @@ import difflib
 import hashlib
 import json
 import re
+import stat
 import tomllib
 import types
 import typing
@@ -22,7 +23,14 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
 from sim import kinds
 from sim.errors import ScenarioError
-from sim.limits import MAX_FILE_BYTES, MAX_NAME_CHARS, check_data, check_toml_text
+from sim.limits import (
+    MAX_FILE_BYTES,
+    MAX_NAME_CHARS,
+    bounded_folder_name,
+    check_data,
+    check_toml_text,
+    long_integer_error,
+)
 
 KIND_NAMES = kinds.NAMES
 
@@ -77,7 +85,7 @@ class ScenarioBase(Strict):
         """A folder name for the scenario's reports."""
         base = self.name or Path(self._source).stem or "scenario"
         safe = "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in base.strip().lower())
-        return safe.strip("_") or "scenario"
+        return bounded_folder_name(safe.strip("_") or "scenario")  # bytes, not characters, bound a file name
 
 
 DiceStacking = Literal["cancel", "pool"]
@@ -319,8 +327,14 @@ def read_toml_file(path: str | Path, what: str = "scenario file", file: str | No
     before the parser, a parse error or a nesting too deep for the parser as one :class:`ScenarioError` line."""
     file = str(path) if file is None else file
     p = Path(path)
-    if not p.is_file():
-        raise ScenarioError(f"no such {what}", file=file)
+    try:
+        mode = p.stat().st_mode
+    except (OSError, ValueError):  # missing, a dangling link, a path the system cannot take
+        raise ScenarioError(f"no such {what}", file=file) from None
+    if stat.S_ISDIR(mode):
+        raise ScenarioError(f"is a folder, not a {what}", file=file)
+    if not stat.S_ISREG(mode):  # a FIFO or a device would block or never end: never opened
+        raise ScenarioError(f"not a regular file (a pipe, device or socket); give a {what}", file=file)
     try:
         if p.stat().st_size > MAX_FILE_BYTES:  # checked before reading: a huge file is never read
             raise ScenarioError(f"file larger than {MAX_FILE_BYTES:,} bytes", file=file)
@@ -341,4 +355,6 @@ def read_toml_file(path: str | Path, what: str = "scenario file", file: str | No
         raise ScenarioError(f"malformed TOML: {exc}", file=file) from None
     except RecursionError:
         raise ScenarioError("malformed TOML: nesting too deep", file=file) from None
+    except ValueError:  # Python refuses to convert an integer of more than 4,300 digits (sys.int_info)
+        raise long_integer_error(text, file) from None
     return data

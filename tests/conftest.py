@@ -57,6 +57,43 @@ def pytest_report_header(config):
 
 WARM_UP_SECONDS = pytest.StashKey[float]()
 
+BROWSER_SKIP = "headless Chromium not available"  # the start of every browser test's skip reason (browser_check.py)
+
+
+def _skip_reason(report) -> str:
+    longrepr = report.longrepr
+    text = longrepr[2] if isinstance(longrepr, tuple) and len(longrepr) == 3 else str(longrepr)
+    return text.removeprefix("Skipped: ")
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    """Say why the browser tests were skipped, in the summary of every run (the plain test command on a machine
+    without Chromium skips them; README, "Run the whole test suite", says how ``.ci/run`` gets Chromium)."""
+    reasons = [_skip_reason(r) for r in terminalreporter.stats.get("skipped", [])]
+    browser = [r for r in reasons if BROWSER_SKIP in r]
+    if browser:
+        terminalreporter.write_line(
+            f"{len(browser)} browser test{'s' if len(browser) != 1 else ''} skipped: {browser[0]}. They check the "
+            "HTML reports and the studio in headless Chromium: install Debian's chromium (apt-get install chromium; "
+            ".ci/run does this) and playwright (in .[test]) to run them.", yellow=True, bold=True)
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _resume_key_in_a_temporary_folder(tmp_path_factory):
+    """The resume store's per-user key (sim/store_key.py) lives in a folder of the test session, never in the
+    home of whoever runs the tests; subprocesses inherit the setting."""
+    old = os.environ.get("XDG_CONFIG_HOME")
+    os.environ["XDG_CONFIG_HOME"] = str(tmp_path_factory.mktemp("config"))
+    from sim import store_key
+
+    store_key.user_key.cache_clear()
+    yield
+    if old is None:
+        os.environ.pop("XDG_CONFIG_HOME", None)
+    else:
+        os.environ["XDG_CONFIG_HOME"] = old
+    store_key.user_key.cache_clear()
+
 
 @dataclass(frozen=True)
 class CliRun:

@@ -85,29 +85,32 @@ def test_forged_signatures_do_not_reach_the_users_files(tmp_path):
 
 def test_a_file_changed_since_it_was_written_is_kept(tmp_path):
     """The project's own stale file, edited by the user since, is no longer provably the project's."""
+    from sim.report import atomic_write_text as write  # the project's writer: it reports what it put in place
+
     out = tmp_path / "o"
     out.mkdir()
     owned = OwnedOutputs(out, "run")
-    (out / "a.txt").write_text("ours")
-    (out / "b.txt").write_text("ours")
+    write(out / "a.txt", "ours")
+    write(out / "b.txt", "ours")
     owned.commit()
     (out / "b.txt").write_text("edited by the user")
     owned = OwnedOutputs(out, "run")
-    (out / "c.txt").write_text("ours")
+    write(out / "c.txt", "ours")
     removed = owned.commit()
     assert removed == ["a.txt"]  # stale and unchanged: deleted
     assert (out / "b.txt").read_text() == "edited by the user"
 
 
 def test_stale_outputs_in_the_commands_own_subfolders_are_still_replaced(tmp_path):
+    from sim.report import atomic_write_text as write  # it creates the sub-folders and reports them
+
     out = tmp_path / "o"
     out.mkdir()
     owned = OwnedOutputs(out, "run")
-    (out / "sub" / "deep").mkdir(parents=True)
-    (out / "sub" / "deep" / "x.txt").write_text("ours")
+    write(out / "sub" / "deep" / "x.txt", "ours")
     owned.commit()
     owned = OwnedOutputs(out, "run")
-    (out / "y.txt").write_text("ours")
+    write(out / "y.txt", "ours")
     assert owned.commit() == ["sub/deep/x.txt"]
     assert not (out / "sub").exists()  # the sub-folders it made, left empty, go too
 

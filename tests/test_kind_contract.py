@@ -165,3 +165,28 @@ def test_escape_tier_ladder_is_the_rules_table_and_other_kinds_have_none():
     assert ladder["despair"] == ("x", "complete")
     assert ladder["free"][0] == "" and ladder["utter"][0] == ""
     assert [n for n in kinds.NAMES if kinds.get(n).tier_ladder() is not None] == ["escape"]
+
+
+def test_every_example_lists_its_audit_options_once(example):
+    """The balance audit's hook (issue 36): each option once, each either forbidden to optimal play (escape) or
+    restricted in a validated copy of the scenario (the other kinds) that differs from the scenario."""
+    from sim.designer.audit import AuditOption
+
+    kind = kinds.get(example.kind)
+    options = kind.audit_options(example)
+    assert all(isinstance(o, AuditOption) for o in options)
+    assert len({o.label for o in options}) == len(options)
+    for o in options:
+        assert bool(o.forbid) != (o.restrict is not None), o.label
+        if o.restrict is not None:
+            copy = o.restrict(example)
+            assert copy.kind == example.kind and copy != example, o.label
+    if kind.audit_evaluator is not None:  # exact restricted play: every option is a forbidden set
+        assert all(o.forbid for o in options)
+
+
+def test_audit_hooks_are_declared_and_callable():
+    for name in kinds.NAMES:
+        kind = kinds.get(name)
+        assert kind.audit_evaluator is None or callable(kind.audit_evaluator)
+    assert [n for n in kinds.NAMES if kinds.get(n).audit_evaluator is not None] == ["escape"]

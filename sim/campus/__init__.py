@@ -8,6 +8,7 @@ play for them (:mod:`sim.campus.optimal`); larger parties are refused before the
 
 from __future__ import annotations
 
+from sim.campus.audit import audit_options, audit_runs
 from sim.campus.designer import balance_metrics
 from sim.campus.exact import AUTO_MAX_STATES, exact, supports_exact
 from sim.campus.model import Scenario, check_scenario
@@ -42,3 +43,4 @@ __all__ = [
     "value",
     "write_report",
 ]
+__all__ += ["audit_options", "audit_runs"]

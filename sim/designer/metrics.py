@@ -40,7 +40,8 @@ HEADLINE = {
     "restraint": ["incapacitated_or_arms_complete_by_round.last", "arms_complete_by_round.last",
                   "incapacitated_by_round.last", "mean_escape_checks"],
     "campus": ["clear_rate", "party_clear_rate", "game_over_rate"],
-    "formation": ["ambush_win", "ambush_win_by_2", "dp_per_session"],
+    "formation": ["ambush_win", "ambush_win_by_2", "dp_per_session", "skirmish_win_a", "skirmish_win_b",
+                  "skirmish_draw"],  # the skirmish's only where it runs (present_metrics drops the rest)
 }
 
 #: list (or scalar) keys whose values are shares of all runs, so a Wilson interval over ``runs`` holds

@@ -10,7 +10,7 @@ from typing import Any
 import pandas as pd
 
 from sim.designer.metrics import metric_unit
-from sim.labels import metric_label, param_label
+from sim.labels import fixed, metric_label, param_label, points
 from sim.report import answer, fmt_exact, fmt_num, fmt_pct, key_label, section, table
 
 
@@ -88,7 +88,7 @@ def sensitivity_table(df: pd.DataFrame, scenario=None):
     def amount(v, signed=True):
         if not _finite(v):
             return "–"
-        return (f"{100 * v:+.2f} pp" if signed else f"{100 * v:.2f} pp") if prob else (
+        return points(v, 2, signed) if prob else (
             f"{v:+.4g}" if signed else f"{v:.4g}")
 
     header = ["#", "parameter", "value (step)"] + (["exact effect"] if has_exact else []) + [
@@ -124,8 +124,8 @@ def sensitivity_answer(df: pd.DataFrame, scenario=None):
         if not _finite(change):
             change = top.get("effect")
         if _finite(change):
-            amount = f"{100 * change:+.2f} percentage points" if metric_unit(metric) == "probability" \
-                else f"{change:+.4g}"
+            prob = metric_unit(metric) == "probability"
+            amount = f"{fixed(100 * change, 2, signed=True)} percentage points" if prob else f"{change:+.4g}"
             exact = _finite(top.get("exact_effect"))
             noise = " (within noise)" if bool(top.get("within_noise", False)) and not exact else ""
             lines.insert(0, f"Most influential: {param_label(str(top['parameter']), scenario)} "

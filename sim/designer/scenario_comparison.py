@@ -16,6 +16,7 @@ import pandas as pd
 
 from sim.designer.metrics import HEADLINE, main_metric, metric_unit, present_metrics
 from sim.errors import ScenarioError
+from sim.limits import bounded_folder_name
 from sim.pipeline import metric_row
 
 
@@ -25,7 +26,7 @@ def _is_fit_file(path: Path) -> bool:
 
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+    except (OSError, ValueError, RecursionError):  # malformed, not UTF-8, an integer too long to convert
         return False  # let the loader report it
     return "fit" in data and "kind" not in data
 
@@ -41,7 +42,7 @@ def scenario_files(paths: list[str]) -> list[Path]:
             if not found:
                 raise ScenarioError("no *.toml scenario files in this folder", file=text)
             out.extend(found)
-        elif p.is_file():
+        elif p.is_file() or p.exists():  # a pipe or device: the reader refuses it as not a regular file
             out.append(p)
         else:
             raise ScenarioError("no such scenario file or folder", file=text)
@@ -64,10 +65,11 @@ def output_folders(scenarios: list, base: Path) -> list[Path]:
         if name in used:  # the file's stem, reduced like a slug (no separators, no "..", no control characters)
             stem = "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in Path(s.source).stem.lower())
             name = f"{name}_{stem.strip('_') or 'scenario'}"
+        name = bounded_folder_name(name)
         k = 2
         candidate = name
         while candidate in used or candidate == "index":
-            candidate = f"{name}_{k}"
+            candidate = bounded_folder_name(f"{name}_{k}")
             k += 1
         used.add(candidate)
         out.append(base / candidate)

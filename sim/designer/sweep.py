@@ -95,6 +95,18 @@ def _chart_metrics(df: pd.DataFrame) -> list[str]:
     return out
 
 
+def moved(df: pd.DataFrame, metric: str) -> bool:
+    """Whether ``metric`` takes more than one value over the sweep (simulated or exact). Every point runs on the
+    same random numbers, so a metric the swept values cannot reach is exactly equal at every point."""
+    for col in (metric, f"{metric}_exact"):
+        if col in df:
+            v = pd.to_numeric(df[col], errors="coerce").to_numpy(dtype=float)
+            v = v[np.isfinite(v)]
+            if v.size and float(v.max() - v.min()) > 1e-12:
+                return True
+    return False
+
+
 def _slug(text: str) -> str:
     return "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in text)
 
@@ -120,6 +132,10 @@ def line_chart(df: pd.DataFrame, x_key: str, metric: str, out: Path, group_key: 
                          f"{chart_text(metric, 50)} ({metric_unit(metric)})")
     groups = [(None, df)] if group_key is None else list(df.groupby(group_key, sort=False))[:max_lines]
     labels = None
+    if group_key is None and _x_positions(df[x_key])[1] is not None:  # text or true/false values: bars, no line
+        _bars(ax, df, x_key, metric, n)
+        labels = [str(v) for v in df[x_key]]
+        groups = []
     for gval, part in groups:
         x, labels = _x_positions(part[x_key])
         y = part[metric].to_numpy(dtype=float)
@@ -140,6 +156,21 @@ def line_chart(df: pd.DataFrame, x_key: str, metric: str, out: Path, group_key: 
         ax.set_ylim(-0.02, 1.02)
     legend_outside(ax)
     return save_figure(fig, out / f"sweep_{_slug(metric)}{'_by_' + _slug(group_key) if group_key else ''}.png")
+
+
+def _bars(ax, df: pd.DataFrame, x_key: str, metric: str, n) -> None:
+    """One bar per categorical value with its 95% interval as an error bar, the exact value as a mark."""
+    from sim.palette import EXACT, SERIES, outcome_colour
+
+    x = np.arange(len(df), dtype=float)
+    y = df[metric].to_numpy(dtype=float)
+    lo, hi = df[f"{metric}_lo"].to_numpy(dtype=float), df[f"{metric}_hi"].to_numpy(dtype=float)
+    err = np.vstack([y - lo, hi - y]) if np.isfinite(lo).all() and np.isfinite(hi).all() else None
+    ax.bar(x, y, width=0.6, yerr=err, capsize=6, color=outcome_colour(metric.split(".")[0], "") or SERIES[0],
+           label=f"simulated ({n:,} runs)" + (", 95% interval" if err is not None else ""))
+    if f"{metric}_exact" in df and df[f"{metric}_exact"].notna().any():
+        ax.scatter(x, df[f"{metric}_exact"].to_numpy(dtype=float), marker="D", color=EXACT, zorder=3,
+                   label="exact")
 
 
 def heat_map(df: pd.DataFrame, x_key: str, y_key: str, metric: str, out: Path) -> Path:
@@ -182,6 +213,17 @@ def _title(text: str, scenario) -> str:
     return " ".join(out)
 
 
+def _unchanged_section(df: pd.DataFrame, unchanged: list[str]):
+    """The metrics the swept values did not move, with their one value (they get no chart)."""
+    from sim.labels import format_value, metric_label
+    from sim.report import paragraph, section
+
+    return section("Unchanged by this sweep", paragraph(
+        "These metrics have the same value at every point (the swept values do not reach them; every point ran on "
+        "the same random numbers), so they get no chart: " + "; ".join(
+            f"{metric_label(m)} ({m}) {format_value(m, float(df[m].iloc[0]), 2)}" for m in unchanged) + "."))
+
+
 def write_sweep(df: pd.DataFrame, out_dir: Path, scenario=None) -> list[Path]:
     """``sweep.csv``, charts and ``report.html`` into ``out_dir``."""
     from sim.report import atomic_write_text, section, write_html
@@ -195,9 +237,13 @@ def write_sweep(df: pd.DataFrame, out_dir: Path, scenario=None) -> list[Path]:
     main = df.attrs["metric"]
     sections = []
     charts: list[tuple[str, Path]] = []
-    if len(params) == 1:
+    unchanged: list[str] = []
+    if len(params) == 1:  # every metric that the swept values moved (the main metric first)
         for m in _chart_metrics(df):
-            charts.append((f"{m} vs {params[0]}", line_chart(df, params[0], m, out)))
+            if moved(df, m):
+                charts.append((f"{m} vs {params[0]}", line_chart(df, params[0], m, out)))
+            else:
+                unchanged.append(m)
     else:
         if len(params) == 2:
             charts.append((f"{main} heat map", heat_map(df, params[0], params[1], main, out)))
@@ -225,6 +271,8 @@ def write_sweep(df: pd.DataFrame, out_dir: Path, scenario=None) -> list[Path]:
     for title, path in charts:
         sections.append(section(_title(title, scenario), image=path.name, alt=f"Chart: {_title(title, scenario)}",
                                 key=title))
+    if unchanged:
+        sections.append(_unchanged_section(df, unchanged))
     sections.append(paragraph(join(link("sweep.csv", "sweep.csv"), ": every scalar metric with its interval.")))
     name = df.attrs.get("name", "")
     meta = {"kind": df.attrs.get("kind"), "runs": df.attrs["runs"], "seed": df.attrs["seed"]}

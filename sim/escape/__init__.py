@@ -1,5 +1,6 @@
 """The escape challenge (kind = "escape", RULES.md section 1)."""
 
+from sim.escape.audit import audit_evaluator, audit_options
 from sim.escape.designer import (
     balance_metrics,
     exact_answer,
@@ -22,3 +23,4 @@ __all__ = ["AUTO_MAX_STATES", "Scenario", "balance_metrics", "check_scenario", "
            "optimal_comparison",
            "rule_default", "rules_table", "sensitivity_parameters", "simulate", "supports_exact", "tier_ladder",
            "write_report"]
+__all__ += ["audit_evaluator", "audit_options"]

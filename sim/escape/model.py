@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 import re
 from typing import Literal
 
@@ -81,6 +80,11 @@ class EscapeRules(Strict):
     self_untie: Literal["arms_free", "hands_free"] = Field("arms_free", description=(
         "Who may untie itself (R-ESC-10b): arms_free (arms and body at 0; bound fingers do not stop it, the seed's "
         "reading) or hands_free (arms, fingers and body at 0, the reading before 2026-12)."))
+    legs_hinder: bool = Field(True, description=(
+        "Bound legs hinder search and stealth (R-ESC-10c): a character with legs at tier t searches against "
+        "search.dc + t x search.legs_dc, never finds an item marked needs_free_legs, and draws attention.legs more "
+        "with each action that needs it to move (a search, an assist without mage hand, an untie of another). "
+        "false: the reading before the second round of 2026-12, without it."))
 
 
 class Goal(Strict):
@@ -99,6 +103,9 @@ class Attention(Strict):
     guide: int = Field(1, ge=0, le=10_000, description="Attention drawn by each guide.")
     search: int = Field(0, ge=0, le=10_000, description="Attention drawn by each search.")
     per_round: int = Field(0, ge=0, le=10_000, description="Attention added every round, from round 1.")
+    legs: int = Field(1, ge=0, le=10_000, description=(
+        "Attention drawn in addition by each search, assist without mage hand and untie of another made with the "
+        "legs bound (R-ESC-10c; rules.legs_hinder)."))
 
 
 class Item(Strict):
@@ -113,6 +120,9 @@ class Item(Strict):
     max_tier: TierId = Field("severe", description="The highest tier a release item frees.")
     count: int | None = Field(None, ge=0, le=1_000_000, description=(
         "How many exist (the item runs out); left out: unlimited."))
+    needs_free_legs: bool = Field(False, description=(
+        "Never found by a character whose legs are bound (R-ESC-10c; rules.legs_hinder): it draws only among the "
+        "items it can find, and this one stays in the pool."))
 
 
 class Search(Strict):
@@ -120,6 +130,8 @@ class Search(Strict):
 
     dc: int = Field(14, ge=-100, le=200, description=(
         "DC of the search check (d20 + wis mod, + proficiency if the character has perception)."))
+    legs_dc: int = Field(1, ge=0, le=100, description=(
+        "Added to the DC for each tier of the searcher's bound legs (R-ESC-10c; rules.legs_hinder)."))
     items: list[Item] = Field(default_factory=list, description=(
         "The weighted pool a successful search draws one item from; an empty pool finds nothing."))
 
@@ -203,6 +215,20 @@ class EscapePolicy(PolicySettings):
         "greedy (the reference, R-ESC-20), arms_first, team (R-ESC-21), optimal (the solved best play for the "
         "escape rate, docs/exact.md), or \"package.module:callable\" for your own policy (see docs/policies.md)."))
 
+    @field_validator("name")
+    @classmethod
+    def _known_name(cls, name: str) -> str:
+        """A field check (not a cross-field one), so that a wrong policy name is reported with every other wrong
+        value of the file at once; the hint ("did you mean 'greedy'?") comes from the quoted names."""
+        known = (*BUILTIN_POLICIES, OPTIMAL_POLICY)
+        if name not in known and not re.fullmatch(r"[A-Za-z_][\w.]*:[A-Za-z_]\w*", name):
+            from pydantic_core import PydanticCustomError
+
+            names = ", ".join(repr(n) for n in BUILTIN_POLICIES)
+            raise PydanticCustomError("literal_error", "Input should be {expected}", {
+                "expected": f"a built-in policy ({names}), {OPTIMAL_POLICY!r} or 'package.module:callable'"})
+        return name
+
 
 class Scenario(ScenarioBase):
     """kind = "escape" (docs/rules/escape.md)."""
@@ -236,13 +262,6 @@ def check(s: Scenario) -> None:
     for tier, override in s.rules.tiers.items():
         if tier == "utter" and (override.dc is not None or override.becomes is not None):
             raise ScenarioError("the utter tier takes no dc or becomes override (R-ESC-33)", key="rules.tiers.utter")
-    name = s.policy.name
-    known = (*BUILTIN_POLICIES, OPTIMAL_POLICY)
-    if name not in known and not re.fullmatch(r"[A-Za-z_][\w.]*:[A-Za-z_]\w*", name):
-        near = difflib.get_close_matches(name, known, n=1)
-        hint = f"; did you mean {near[0]!r}?" if near else ""
-        raise ScenarioError(f"expected a built-in policy ({', '.join(BUILTIN_POLICIES)}), {OPTIMAL_POLICY!r} or "
-                            f"'package.module:callable'; given {name!r}{hint}", key="policy.name")
     if len(set(s.goal.slots)) != len(s.goal.slots):
         raise ScenarioError("expected each slot at most once", key="goal.slots")
     if s.search is not None:

@@ -15,16 +15,21 @@ Objectives (``objective``): ``escape_rate`` (default: escaped by the last round)
 
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import dataclass, field
 
 from sim.errors import ExactUnsupported, ScenarioError
-from sim.escape.actions import describe, joint_actions
+from sim.escape.actions import canonical, describe, joint_actions
 from sim.escape.model import BUILTIN_POLICIES, Scenario
 from sim.escape.params import EscapeParams, compile_params
 from sim.escape.state import PartyState, initial_state
+from sim.labels import fixed
 
 OBJECTIVES = ("escape_rate", "escape_by_round@K", "not_caught")
+#: optimal play plays every legal choice of a state: its default branch budget is this many times the exact
+#: engine's (a level-3 monk with breath and meditation has about 14 choices a state; docs/exact.md)
+OPTIMAL_BRANCH_FACTOR = 2
 
 
 def _engine():
@@ -97,12 +102,14 @@ def _dazed(st: PartyState) -> tuple[bool, ...]:
 
 
 def solve(scenario: Scenario | EscapeParams, objective: str | None = None, max_states: int | None = None,
-          max_branches: int | None = None) -> Solution:
+          max_branches: int | None = None, forbidden=None) -> Solution:
     """Solve ``scenario`` (or its compiled parameters) for ``objective`` by backward induction over the
-    reachable states.
+    reachable states. ``forbidden`` (pairs ``(option, character index or None)``, :func:`sim.escape.actions.forbids`)
+    takes options of play away: restricted play, for the balance audit.
 
     The budgets are the exact engine's: ``max_states`` distinct states, ``max_branches`` rounds played
-    on the branching source (every choice of every state counts); beyond them
+    on the branching source (every choice of every state counts; default :data:`OPTIMAL_BRANCH_FACTOR` times
+    the exact engine's); beyond them
     :class:`~sim.escape.exact.ExactBudgetExceeded`."""
     ex = _engine()
     p = ex.fast_params(scenario if isinstance(scenario, EscapeParams) else compile_params(scenario))
@@ -112,8 +119,9 @@ def solve(scenario: Scenario | EscapeParams, objective: str | None = None, max_s
     started = time.perf_counter()
     kind, horizon = parse_objective(objective, p.max_rounds)
     budget = ex.DEFAULT_MAX_STATES if max_states is None else int(max_states)
-    branch_budget = ex.BRANCHES_PER_STATE * budget if max_branches is None else int(max_branches)
-    fwd = _Forward(ex, p, started, budget, branch_budget)
+    branch_budget = (OPTIMAL_BRANCH_FACTOR * ex.BRANCHES_PER_STATE * budget if max_branches is None
+                     else int(max_branches))
+    fwd = _Forward(ex, p, started, budget, branch_budget, frozenset(forbidden or ()))
     for rnd in range(1, horizon + 1):
         fwd.round(rnd, rnd < horizon)
     sol = Solution(p, kind, horizon, fwd.reps, fwd.layers, fwd.choices, fwd.trans, ids=fwd.ids,
@@ -128,8 +136,10 @@ class _Forward:
     the outcome of every joint choice (:func:`sim.escape.exact.transitions` with that choice fixed), within the
     exact engine's budgets (projected as in :func:`sim.escape.exact.exact`)."""
 
-    def __init__(self, ex, p: EscapeParams, started: float, budget: int, branch_budget: int):
+    def __init__(self, ex, p: EscapeParams, started: float, budget: int, branch_budget: int,
+                 forbidden: frozenset = frozenset()):
         self.ex, self.p, self.started, self.budget, self.branch_budget = ex, p, started, budget, branch_budget
+        self.forbidden = forbidden
         self.counter = [0, branch_budget]
         self.rolls: dict = {}
         start = initial_state(p)
@@ -184,7 +194,7 @@ class _Forward:
         """The legal joint choices of state ``sid`` in round ``rnd`` (R-ESC-6) and the outcome of each."""
         ex, counter = self.ex, self.counter
         st = ex._at_round(self.reps[sid], rnd - 1)
-        opts = joint_actions(self.p, st, rnd, _dazed(st))
+        opts = joint_actions(self.p, st, rnd, _dazed(st), self.forbidden)
         self.choices[sid] = opts
         state_start = counter[0]
         for k, joint in enumerate(opts):
@@ -254,8 +264,32 @@ def play_summary(sol: Solution) -> dict:
 
 
 def first_actions(sol: Solution) -> list[str]:
-    p = sol.params
-    return [describe(p, i, a) for i, a in enumerate(sol.first_choice())]
+    """The optimal first action of each character in words, ties named as ties (:func:`name_first_actions`)."""
+    choices = sol.choices[0]
+    return name_first_actions(sol.params, choices, [sol.q(0, 1, k) for k in range(len(choices))])
+
+
+TIE = 1e-12  # two first actions whose values differ by at most this are equal (as in _backward)
+
+
+def name_first_actions(p: EscapeParams, choices: list[tuple], values: list[float]) -> list[str]:
+    """Per character, the first action of the best joint choice in words; where other joint choices are worth
+    the same (to :data:`TIE`), every action of that character among them: "Mei struggles arms (str or dex,
+    equal)" when only the ability differs, else "A or B (equal)". The best choice's action is named first."""
+    best = max(values)
+    tied = sorted((k for k, v in enumerate(values) if v >= best - TIE), key=lambda k: (values[k] < best, k))
+    lines = []
+    for i in range(len(choices[tied[0]])):
+        texts = list(dict.fromkeys(describe(p, i, choices[k][i]) for k in tied))
+        if len(texts) == 1:
+            lines.append(texts[0])
+            continue
+        parts = [re.fullmatch(r"(.* struggles \w+) \((\w+)\)", t) for t in texts]
+        if all(parts) and len({m.group(1) for m in parts}) == 1:
+            lines.append(f"{parts[0].group(1)} ({' or '.join(m.group(2) for m in parts)}, equal)")
+        else:
+            lines.append(" or ".join(texts) + " (equal)")
+    return lines
 
 
 def optimal_exact(scenario: Scenario, objective: str | None = None, max_states: int | None = None,
@@ -329,11 +363,13 @@ def _losses(sol: Solution, policy_name: str, worst: int) -> list[dict]:
         for sid, w in dist.items():
             st = ex._at_round(sol.reps[sid], rnd - 1)
             choice = tuple(policy(PolicyView(p, st, rnd, _dazed(st))))
-            choice = tuple(None if d else a for a, d in zip(choice, _dazed(st), strict=True))
+            choice = tuple(None if d else canonical(a) for a, d in zip(choice, _dazed(st), strict=True))
             opts = sol.choices[sid]
             k = opts.index(choice) if choice in opts else None
-            if k is None:  # not among the enumerated choices: should not happen (every legal choice is)
-                raise RuntimeError(f"{policy_name} chose {choice!r}, which optimal play did not enumerate")
+            if k is None:  # every legal choice is enumerated (sim.escape.actions): refuse rather than answer less
+                said = "; ".join(describe(p, i, a) for i, a in enumerate(choice))
+                raise ExactUnsupported(f"optimal play does not enumerate {policy_name}'s choice in round {rnd} "
+                                       f"({said}); it cannot compare the two (R-ESC-6)")
             lost = sol.value[(sid, rnd)] - sol.q(sid, rnd, k)
             if lost > 1e-12:
                 found.append({"round": rnd, "reach": w, "lost": lost, "weighted": w * lost,
@@ -386,12 +422,12 @@ def console_lines(result: dict) -> list[str]:
         if row["value"] is None:
             lines.append(f"  {row['policy']:<11} no exact value ({row['note']})")
             continue
-        lines.append(f"  {row['policy']:<11} {100 * row['value']:6.2f}%  leaves {row['gap_points']:.2f} points "
+        lines.append(f"  {row['policy']:<11} {100 * row['value']:6.2f}%  leaves {fixed(row['gap_points'])} points "
                      "on the table")
         for loss in row.get("losses", [])[:3]:
             lines.append(f"      round {loss['round']} (reached {100 * loss['reach']:.1f}%): {loss['state']}: "
                          f"{loss['policy_action']} instead of {loss['optimal_action']} "
-                         f"(-{100 * loss['lost']:.2f} points there)")
+                         f"(-{fixed(100 * loss['lost'])} points there)")
     eng = result["engine"]
     lines.append(f"({eng['states']:,} states, {eng['branches']:,} branches, {eng['seconds']:.2f} s)")
     return lines
@@ -414,8 +450,8 @@ def write_optimal_report(scenario, result: dict, out_dir) -> list:
         if row["value"] is None:
             rows.append([row["policy"], "–", "–"])
             continue
-        rows.append([row["policy"], f"{100 * row['value']:.2f}%", f"{row['gap_points']:.2f} pp"])
-        head.append(f"{row['policy']} leaves {row['gap_points']:.2f} points on the table.")
+        rows.append([row["policy"], f"{100 * row['value']:.2f}%", f"{fixed(row['gap_points'])} pp"])
+        head.append(f"{row['policy']} leaves {fixed(row['gap_points'])} points on the table.")
     sections = [answer(f"How much of this scenario's difficulty is policy ({obj})?", head),
                 section("Optimal value beside each built-in policy",
                         table(["policy", obj, "gap to optimal"],
@@ -428,7 +464,7 @@ def write_optimal_report(scenario, result: dict, out_dir) -> list:
             f"Where {row['policy']} loses most",
             table(["round", "reached", "state", f"{row['policy']} does", "optimal play does", "value lost"],
                   [[str(x["round"]), f"{100 * x['reach']:.1f}%", x["state"], x["policy_action"],
-                    x["optimal_action"], f"{100 * x['lost']:.2f} pp"] for x in losses]),
+                    x["optimal_action"], f"{fixed(100 * x['lost'])} pp"] for x in losses]),
             note="Decisions ranked by the probability of reaching them under the policy times the value lost there."))
     summary = {"kind": "escape", "policy": "optimal"}
     page = write_html(out / "optimal.html", f"Optimal play — {scenario.name or scenario.slug}", sections, summary)

@@ -30,6 +30,8 @@ from sim.escape.params import compile_params
 from sim.escape.policy import require_code_opt_in
 from sim.escape.simulate import KERNEL_POLICIES, kernel_chunk, simulate
 from sim.escape.state import ACTION_KINDS
+from sim.labels import fixed
+from sim.labels import points as points_text
 from sim.report import (
     atomic_write_text,
     chart_text,
@@ -221,8 +223,9 @@ def _diff_text(d, points: bool = False) -> str:
     if d["difference"] is None:
         return "–"
     if points:  # a difference of two rates, in percentage points
-        text = f"{100 * d['difference']:+.1f} pp"
-        return text if d["ci"] is None else text + f" ({100 * d['ci'][0]:+.1f} to {100 * d['ci'][1]:+.1f})"
+        text = points_text(d["difference"], 1, signed=True)
+        return text if d["ci"] is None else text + (f" ({fixed(100 * d['ci'][0], 1, True)} to "
+                                                    f"{fixed(100 * d['ci'][1], 1, True)})")
     if d["ci"] is None:
         return f"{d['difference']:+.3f}"
     return f"{d['difference']:+.3f} ({d['ci'][0]:+.3f} to {d['ci'][1]:+.3f})"
@@ -387,7 +390,9 @@ def add_compare_arguments(parser) -> None:
                              "[policy] settings, e.g. counter,best or rescue=true)")
     parser.add_argument("--runs", type=int, help="runs per policy (default: the scenario's run.runs)")
     parser.add_argument("--seed", type=int, help="seed shared by every policy (default: the scenario's run.seed)")
-    parser.add_argument("--jobs", type=int, default=1, help="parallel processes (-1: all cores)")
+    from sim.cli import JOBS_HELP
+
+    parser.add_argument("--jobs", type=int, default=1, help=JOBS_HELP)
     parser.add_argument("--out", help="output folder (default reports/<scenario name>/compare/)")
     parser.add_argument("--allow-code", action="store_true",
                         help="allow the scenario file's own module:callable policy (policies listed in "

@@ -13,6 +13,7 @@ from markupsafe import Markup
 
 from sim.designer.pages import balance_block
 from sim.escape.model import DEFAULT_BECOMES, DEFAULT_DC, SLOTS, TIER_IDS
+from sim.labels import fixed
 from sim.palette import BASELINE, EXACT, SERIES, outcome_colour, series_colour
 from sim.report import (
     answer,
@@ -144,6 +145,17 @@ def _tier_ladder(scen) -> str:
     return table(["tier", "DC", "a success makes it", "worn by the party at the start"], rows, classes)
 
 
+def legs_may_draw(scen) -> bool:
+    """Whether moving actions with bound legs can draw ``attention.legs`` in this scenario (R-ESC-10c): the switch
+    on, ``attention.legs`` above 0 and someone starting with its legs bound below ``complete``."""
+    from sim.escape.model import TIER_IDS
+
+    if not scen.rules.legs_hinder or scen.attention.legs <= 0:
+        return False
+    return any(ch.restraints.legs is not None and 0 < TIER_IDS.index(ch.restraints.legs) < TIER_IDS.index("complete")
+               for ch in scen.party)
+
+
 def attention_sources(scen, agg, acts: dict[str, float], runs_sum_rounds: float, runs: int,
                       attention_sum: float) -> list[tuple[str, float | None, str, float]]:
     """What drew the watch, per run: (source, count per run or None, attention each, attention drawn per run).
@@ -151,7 +163,8 @@ def attention_sources(scen, agg, acts: dict[str, float], runs_sum_rounds: float,
     R-ESC-9a: every round adds ``per_round``; every assist and untie of a teammate adds ``assist`` (an item used on
     a teammate too, a decision), every guide ``guide``, every search ``search``. The engine counts actions by kind
     but not whom an untie or an item was for, so the attention of unties and items given to teammates is what the
-    recorded attention total leaves after the other sources; their count is that attention over ``assist``."""
+    recorded attention total leaves after the other sources; their count is that attention over ``assist``. Where
+    bound legs may draw ``attention.legs`` (R-ESC-10c) that extra is in the same remainder, and no count is given."""
     a = scen.attention
     per_round = a.per_round * runs_sum_rounds / runs
     direct = {"assist": acts["assist"] * a.assist, "guide": acts["guide"] * a.guide,
@@ -163,6 +176,8 @@ def attention_sources(scen, agg, acts: dict[str, float], runs_sum_rounds: float,
         teammate = 0.0
     helped = teammate / a.assist if a.assist else None
     label = "untie of a teammate" if acts.get("use_item", 0) == 0 else "untie of a teammate or item used on one"
+    if legs_may_draw(scen):  # R-ESC-10c: the extra of moving actions with bound legs is in the same remainder
+        label, helped = label + ", or bound legs' extra (R-ESC-10c)", None
     return [
         ("assist", acts["assist"], str(a.assist), direct["assist"]),
         (label, helped, str(a.assist), teammate),
@@ -181,6 +196,8 @@ def _attention_block(scen, result: SimulationResult) -> str:
                                                                              "reaches it)"),
         ("per round", str(a.per_round)),
         ("per assist / untie of a teammate / item used on a teammate", str(a.assist)),
+        ("more per search, assist (not mage hand) or untie of a teammate with bound legs",
+         str(a.legs) if scen.rules.legs_hinder else "0 (rules.legs_hinder = false)"),
         ("per guide", str(a.guide)),
         ("per search", str(a.search)),
     ]
@@ -269,11 +286,15 @@ def _answer(result: SimulationResult, exact_summary: dict | None) -> str:
     own = _own_policy_row(exact_summary, s["policy"])
     if own is not None:  # issue 25: how much of the difficulty is the policy
         lines.append(f"Optimal play escapes in {fmt_exact(exact_summary['optimal']['optimal_value'])}: the "
-                     f"{s['policy']} policy leaves {own['gap_points']:.2f} points on the table.")
+                     f"{s['policy']} policy leaves {fixed(own['gap_points'])} points on the table.")
     caught = fmt_pct(s["caught_rate"], s["caught_rate_ci"])
     timeout = fmt_pct(s["timeout_rate"], s["timeout_rate_ci"])
-    lines.append(f"The watch catches it in {caught}; {timeout} of runs reach the limit of {p.max_rounds} rounds "
-                 "(95% intervals in brackets).")
+    if scen.attention.limit is None:  # R-ESC-9a: no limit, no watch: a run ends escaped or at the round limit
+        lines.append(f"There is no watch (the scenario sets no attention limit), so the party cannot be caught; "
+                     f"{timeout} of runs reach the limit of {p.max_rounds} rounds (95% interval in brackets).")
+    else:
+        lines.append(f"The watch catches it in {caught}; {timeout} of runs reach the limit of {p.max_rounds} "
+                     "rounds (95% intervals in brackets).")
     if s.get("mean_rounds") is not None:
         ex = (f"; exact {exact_summary['mean_rounds']:.3g}" if exact_summary and exact_summary.get("mean_rounds")
               else "")
@@ -335,7 +356,7 @@ def _optimal_block(exact_summary: dict | None, policy: str) -> Markup | str:
         if r.get("value") is None:
             rows.append([r["policy"], "–", "no exact value"])
         else:
-            rows.append([r["policy"], fmt_exact(r["value"]), f"{r['gap_points']:.2f}"])
+            rows.append([r["policy"], fmt_exact(r["value"]), fixed(r["gap_points"])])
     parts = [table(["play", "escape rate (exact)", "points below optimal"], rows),
              paragraph("Optimal first actions: " + "; ".join(optimal["first_actions"]) + ".")]
     own = _own_policy_row(exact_summary, policy)
@@ -486,6 +507,10 @@ def _sections(result: SimulationResult, exact_summary: dict | None, by_round: st
 
 
 def _attention_section(result: SimulationResult, caught_chart: bool):
+    if result.scenario.attention.limit is None:  # no watch: nothing to draw its attention, no table of zeros
+        return section("Attention: no watch", paragraph(
+            "This scenario sets no attention limit ([attention] limit), so there is no watch: the party cannot be "
+            "caught and what its actions would draw does not matter. Set a limit to add one (R-ESC-9a)."))
     return section(
         "Attention: settings and what drew it", _attention_block(result.scenario, result),
         image="attention_caught.png" if caught_chart else None,

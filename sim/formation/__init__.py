@@ -14,6 +14,7 @@
 
 from __future__ import annotations
 
+from sim.formation.audit import audit_metric, audit_options, audit_runs
 from sim.formation.engine import exact, simulate, supports_exact
 from sim.formation.model import Scenario, check_scenario
 from sim.formation.report import write_report
@@ -23,3 +24,4 @@ STREAMS = True  # simulate(keep_runs=False, runs_sink=...) streams chunk by chun
 
 __all__ = ["Scenario", "check_scenario", "exact", "simulate", "supports_exact", "targeting_table",
            "write_report"]
+__all__ += ["audit_metric", "audit_options", "audit_runs"]

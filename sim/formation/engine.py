@@ -103,9 +103,11 @@ def summarize(scenario: Scenario, agg: FormationAggregate | pd.DataFrame, seed: 
         out["enslave_dp_mean"] = agg.sums["enslave_dp"] / n
         out["skirmish_mean_withdrawn_a"] = agg.sums["withdrawn_a"] / n  # R-MDK-5 withdrawals per run
         out["skirmish_mean_withdrawn_b"] = agg.sums["withdrawn_b"] / n
-    # the readings used (issue 24): R-MDK-6 attack types, R-MDK-11 movement, R-MDK-5 recall
+    # the readings used (issues 24, 44): R-MDK-6 attack types, R-MDK-11 movement, R-MDK-5 recall and dismissal,
+    # R-MDK-10 grapple penalty
     out["reading"] = {"attack_types": scenario.rules.attack_types, "movement": scenario.policy.movement,
-                      "recall_above": scenario.policy.recall_above}
+                      "recall_above": scenario.policy.recall_above, "dismiss_below": scenario.policy.dismiss_below,
+                      "grapple_penalty": scenario.rules.grapple_penalty}
     out.update(provenance(scenario, seed, n))
     return out
 

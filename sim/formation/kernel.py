@@ -32,15 +32,19 @@ NO_SKIRMISH = -1
 
 # unit attributes (rows of P)
 (P_SIDE, P_AREA, P_ATTACK, P_ATTACKS, P_COMBAT, P_EVADE, P_DAMAGE, P_ARMOR, P_HP, P_TROOP, P_TROOP_SIZE,
- P_SUPER, P_GRAPPLE, P_STAMINA, P_RESOLVE, P_MASTER, P_WITHDRAW, P_CALLS, P_SLAVE, P_RECALL) = range(20)
-N_P = 20
+ P_SUPER, P_GRAPPLE, P_STAMINA, P_RESOLVE, P_MASTER, P_WITHDRAW, P_CALLS, P_SLAVE, P_RECALL, P_DISMISS) = range(21)
+N_P = 21
 # settings (entries of C)
-C_AMBUSH_SIDE, C_MARGIN, C_MIN_DAMAGE, C_FOCUS, C_POLICY, C_CHOICE, C_MOVEMENT = range(7)
-N_C = 7
+C_AMBUSH_SIDE, C_MARGIN, C_MIN_DAMAGE, C_FOCUS, C_POLICY, C_CHOICE, C_MOVEMENT, C_GRAPPLE_AREA = range(8)
+N_C = 8
 POLICY_CODES = {"greedy": 0, "first": 1, "random": 2}
+MOVEMENT_CODES = {"fixed": 0, "best": 1, "best_attack": 2}  # R-MDK-11
+# the middle axis of EX: an attack by a unit not grappled, by a grappled one (R-MDK-10), a grapple attempt
+EX_FREE, EX_GRAPPLED, EX_GRAPPLE_TRY = range(3)
 # one run's state (rows of S)
-S_HP, S_ALIVE, S_PRESENT, S_ENTERED, S_PARTNER, S_INITIATOR, S_GKIND, S_AREA, S_WITHDRAWN, S_ENTRY_HP = range(10)
-N_S = 10
+(S_HP, S_ALIVE, S_PRESENT, S_ENTERED, S_PARTNER, S_INITIATOR, S_GKIND, S_AREA, S_WITHDRAWN, S_ENTRY_HP,
+ S_DISMISSED) = range(11)
+N_S = 11
 # layout columns as plain module constants (numba freezes them at compile time)
 UNIT_COLS = L.UNIT_COLS
 ATTACK_0, ATTACK_1 = L.ATTACK_DICE
@@ -48,7 +52,8 @@ DEFENSE_0, DEFENSE_1 = L.DEFENSE_DICE
 LEAVE_0, LEAVE_1 = L.LEAVE_DICE
 HOLD_0, HOLD_1 = L.HOLD_DICE
 TARGET_PICK, VICTIM_PICK, ROLEPLAY_D4 = L.TARGET_PICK, L.VICTIM_PICK, L.ROLEPLAY_D4
-STATE_FIELDS = ("hp", "alive", "present", "entered", "partner", "initiator", "gkind", "area", "withdrawn", "entry_hp")
+STATE_FIELDS = ("hp", "alive", "present", "entered", "partner", "initiator", "gkind", "area", "withdrawn", "entry_hp",
+                "dismissed")
 
 
 # --------------------------------------------------------------------------------------------
@@ -171,19 +176,30 @@ def expected_damage(forced, compared, diff, base, margin, min_damage):
 
 @njit(cache=True)
 def _expected_table(P, C, forced, compared):
-    """EX[j, k, penalised, grappled, passive]: 1296 × the expected damage of j's attack on k."""
+    """EX[j, k, penalised, grappled, passive]: 1296 × the expected damage of j's attack on k; at grappled =
+    EX_GRAPPLE_TRY (penalised 0), 1296 × the sum over the four d4 faces of the expected damage of j's grapple
+    attempt on k with its R-MDK-13 bonus (service: the service value with the bonus, no margin)."""
     U = P.shape[1]
-    ex = np.zeros((U, U, 2, 2, 2), dtype=np.int64)
+    ex = np.zeros((U, U, 2, 3, 2), dtype=np.int64)
     for j in range(U):
+        roleplay = P[P_GRAPPLE, j] == G_TRAINING or P[P_GRAPPLE, j] == G_SERVICE
+        service = P[P_GRAPPLE, j] == G_SERVICE
         for k in range(U):
             base = P[P_DAMAGE, j] - P[P_ARMOR, k]
-            for pen in range(2):
-                for grap in range(2):
-                    for pas in range(2):
+            for pas in range(2):
+                for pen in range(2):
+                    for grap in range(2):
                         diff = (P[P_COMBAT, j] - AREA_PENALTY * pen - GRAPPLE_PENALTY * grap
                                 - (P[P_EVADE, k] - PASSIVE_PENALTY * pas))
                         ex[j, k, pen, grap, pas] = expected_damage(forced, compared, diff, base, C[C_MARGIN],
                                                                    C[C_MIN_DAMAGE])
+                diff = P[P_COMBAT, j] - (P[P_EVADE, k] - PASSIVE_PENALTY * pas)
+                total = 0
+                for bonus in range(4):  # R-MDK-13: 1d4 − 1
+                    b = bonus if roleplay else 0
+                    total += expected_damage(forced, compared, diff + b, base + (b if service else 0),
+                                             C[C_MARGIN] and not service, C[C_MIN_DAMAGE])
+                ex[j, k, 0, EX_GRAPPLE_TRY, pas] = total
     return ex
 
 
@@ -191,10 +207,10 @@ def compile_arrays(p: Params):
     """(P, C, order, EX) for the compiled functions."""
     rows = [p.side, p.area, p.attack, p.attacks, p.combat, p.evade, p.damage, p.armor, p.hp, p.troop,
             p.troop_size, p.super_perception, p.grapple, p.stamina, p.resolve, p.master, p.withdraw_hp,
-            [len(c) > 0 for c in p.companions], p.slave, p.recall_hp]
+            [len(c) > 0 for c in p.companions], p.slave, p.recall_hp, p.dismiss_hp]
     P = np.array([np.asarray(r, dtype=np.int64) for r in rows], dtype=np.int64).reshape(N_P, p.n_units)
     C = np.array([p.ambush_side, p.margin_damage, p.min_damage, p.focus_target, POLICY_CODES[p.policy],
-                  p.choice == "min_penalty", p.movement == "best"], dtype=np.int64)
+                  p.choice == "min_penalty", MOVEMENT_CODES[p.movement], p.grapple_area], dtype=np.int64)
     order = np.asarray(p.order, dtype=np.int64)
     ex = _expected_table(P, C, *opposed_offsets())
     return P, C, order, ex
@@ -378,6 +394,25 @@ def withdraw(P, S, j):
 
 
 @njit(cache=True, inline="always")
+def dismiss(P, S, j):
+    """R-MDK-5 dismissal (a free declaration, no action): when master ``j`` has another summon waiting, its
+    summon in combat with hp below policy.dismiss_below is dismissed (its grapple ends) and gone for the combat."""
+    U = P.shape[1]
+    waiting = False
+    for c in range(U):
+        if (P[P_MASTER, c] == j and not P[P_SLAVE, c] and S[S_ALIVE, c] and not S[S_PRESENT, c]
+                and not S[S_DISMISSED, c]):
+            waiting = True
+    if not waiting:
+        return
+    for c in range(U):
+        if P[P_MASTER, c] == j and not P[P_SLAVE, c] and onfield(S, c) and S[S_HP, c] < P[P_DISMISS, c]:
+            release(S, c)
+            S[S_PRESENT, c] = 0
+            S[S_DISMISSED, c] = 1
+
+
+@njit(cache=True, inline="always")
 def call_companion(P, S, j, r):
     """R-MDK-5: one summon and one slave of a master in combat at a time; call the first (file order)
     waiting one, or withdrawn slave with hp above recall_above, whose kind has none in combat (costs the
@@ -394,7 +429,7 @@ def call_companion(P, S, j, r):
             else:
                 busy_summon = True
     for c in range(U):
-        if P[P_MASTER, c] != j or S[S_PRESENT, c]:
+        if P[P_MASTER, c] != j or S[S_PRESENT, c] or S[S_DISMISSED, c]:
             continue
         if busy_slave if P[P_SLAVE, c] else busy_summon:
             continue
@@ -408,9 +443,35 @@ def call_companion(P, S, j, r):
 
 
 @njit(cache=True)
+def best_action(P, C, EX, S, j, area_j, free_by2, cand_k, cand_t):
+    """R-MDK-11: the best score of the unit's actions from ``area_j`` in units of 1/4 of an attack score: its
+    best attack and, with ``movement = "best"``, a grapple attempt on an ungrappled enemy in contact (R-MDK-9;
+    ``min_penalty``: 4 × the mean R-MDK-13 bonus, ``expected_damage``: 2 × EX at EX_GRAPPLE_TRY)."""
+    best = 4 * best_attacks(P, C, EX, S, j, area_j, free_by2, cand_k, cand_t)[0]
+    if C[C_MOVEMENT] != 1 or P[P_GRAPPLE, j] == G_NONE:
+        return best
+    overflow = is_overflow(P, S, j, area_j)
+    troop_ok = troop_unblocked(P, S, j)
+    ambushed = 1 - C[C_AMBUSH_SIDE]
+    roleplay = P[P_GRAPPLE, j] == G_TRAINING or P[P_GRAPPLE, j] == G_SERVICE
+    for k in range(P.shape[1]):
+        if not onfield(S, k) or P[P_SIDE, k] == P[P_SIDE, j] or S[S_PARTNER, k] >= 0:
+            continue
+        if not ((area_j == FRONT) if S[S_AREA, k] == FRONT else (overflow or troop_ok)):
+            continue  # R-MDK-9: contact
+        if C[C_CHOICE] == 1:
+            score = 6 if roleplay else 0  # 4 × (no penalty + the mean of 1d4 − 1)
+        else:
+            score = 2 * EX[j, k, 0, EX_GRAPPLE_TRY, 1 if (free_by2 and P[P_SIDE, k] == ambushed) else 0]
+        if score > best:
+            best = score
+    return best
+
+
+@njit(cache=True)
 def move(P, C, EX, S, j, free_by2, cand_k, cand_t):
-    """R-MDK-11 (policy ``best``, no action): move to the other area if the best attack is strictly
-    better from there, never leaving the side's front empty; a grappled unit stays."""
+    """R-MDK-11 (policy ``best`` or ``best_attack``, no action): move to the other area if the best action is
+    strictly better from there, never leaving the side's front empty; a grappled unit stays."""
     if S[S_PARTNER, j] >= 0:
         return
     here = S[S_AREA, j]
@@ -422,9 +483,9 @@ def move(P, C, EX, S, j, free_by2, cand_k, cand_t):
                 fronts += 1
         if fronts <= 1:
             return
-    stay = best_attacks(P, C, EX, S, j, here, free_by2, cand_k, cand_t)[0]
+    stay = best_action(P, C, EX, S, j, here, free_by2, cand_k, cand_t)
     S[S_AREA, j] = there
-    go = best_attacks(P, C, EX, S, j, there, free_by2, cand_k, cand_t)[0]
+    go = best_action(P, C, EX, S, j, there, free_by2, cand_k, cand_t)
     if go <= stay:
         S[S_AREA, j] = here
 
@@ -448,6 +509,29 @@ def side_fell(P, S):
 
 
 @njit(cache=True, inline="always")
+def partner_attack(P, C, EX, S, j, g, free_by2):
+    """R-MDK-10 (second round): the held unit's attack type at its partner ``g`` (the best score: ``min_penalty``
+    minus the whole penalty, ``expected_damage`` the expected damage, not halved; ties melee, ranged, magic) and
+    that type's R-MDK-6 penalty at the partner, to which the -2 adds (none on magic). Returns (type, penalty)."""
+    overflow = is_overflow(P, S, j, S[S_AREA, j])
+    troop_ok = troop_unblocked(P, S, j)
+    passive = 1 if (free_by2 and P[P_SIDE, g] == 1 - C[C_AMBUSH_SIDE]) else 0
+    best, kind, penalty = 0, -1, 0
+    for t in (MELEE, RANGED, MAGIC):
+        if not (P[P_ATTACKS, j] >> t) & 1:
+            continue
+        pen = area_penalty(t, S[S_AREA, j], S[S_AREA, g], overflow, troop_ok)
+        grap = 0 if t == MAGIC else 1
+        if C[C_CHOICE] == 1:
+            score = -(pen + GRAPPLE_PENALTY * grap)
+        else:
+            score = EX[j, g, 1 if pen else 0, grap, passive]
+        if kind < 0 or score > best:
+            best, kind, penalty = score, t, pen
+    return kind, penalty
+
+
+@njit(cache=True, inline="always")
 def attack_target(P, C, EX, S, row, j, free_by2, cand_k, cand_t):
     """Whom the unit attacks and how, ``(victim, kind, penalty, grapple_try, contact)``: inside a grapple its
     partner (R-MDK-10); a grappler tries a grapple on an enemy in contact (R-MDK-9); otherwise the best attack
@@ -461,7 +545,9 @@ def attack_target(P, C, EX, S, row, j, free_by2, cand_k, cand_t):
     contact = g >= 0 and S[S_INITIATOR, j] == 1  # the grappler keeps up its own contact action
     if g >= 0:
         target = g
-        if not contact and (P[P_ATTACKS, j] >> MAGIC) & 1:
+        if not contact and C[C_GRAPPLE_AREA]:
+            kind, penalty = partner_attack(P, C, EX, S, j, g, free_by2)  # R-MDK-10 (second round)
+        elif not contact and (P[P_ATTACKS, j] >> MAGIC) & 1:
             kind = MAGIC  # R-MDK-10 (revised 2026-12): magic takes no grapple penalty, so it casts
     else:
         count = 0
@@ -541,6 +627,8 @@ def unit_turn(P, C, EX, S, row, j, r, free, by2, cand_k, cand_t):
     leave_grapple(P, C, S, row, j)
     if withdraw(P, S, j):
         return side_fell(P, S)
+    if P[P_CALLS, j]:
+        dismiss(P, S, j)
     if call_companion(P, S, j, r):
         return NO_SKIRMISH
     free_by2 = free and by2

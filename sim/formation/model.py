@@ -124,6 +124,10 @@ class FormationRules(Strict):
     attack_types: Literal["both", "listed"] = Field("both", description=(  # R-MDK-6 (revised 2026-12)
         "both: every physical attacker without an `attacks` list has melee and ranged and chooses before each "
         "attack (the seed); listed: a unit has exactly its `attacks`, or its single `attack` (the earlier reading)."))
+    grapple_penalty: Literal["area", "grapple_only"] = Field("area", description=(  # R-MDK-10 (second round)
+        "area: inside a grapple the -2 adds to the R-MDK-6 penalty of the attack type used at the partner, and a "
+        "held unit picks its best type at the partner (the seed); grapple_only: -2 only, with the unit's first "
+        "type (the earlier reading)."))
 
 
 class FormationPolicy(Strict):
@@ -132,7 +136,10 @@ class FormationPolicy(Strict):
     ``choice``: how a unit picks attack type and target (R-MDK-6): the best expected damage after
     penalties (``expected_damage``) or the smallest penalty (``min_penalty``, the reading before
     issue 18); ``name`` breaks ties among the best targets. ``movement`` (R-MDK-11): ``fixed`` units
-    keep their areas, ``best`` units move to the area where their best attack is best.
+    keep their areas, ``best`` units move to the area where their best action (an attack or a grapple
+    attempt) is best, ``best_attack`` weighs attacks only.
+    ``dismiss_below`` (R-MDK-5): a summon below this fraction of its hp is dismissed when its master has
+    another summon waiting (off when absent).
     ``withdraw_below`` (R-MDK-5): a slave monster below this fraction of its hp withdraws to the
     dark prison with its own action (off when absent); ``recall_above`` (R-MDK-5): its master calls a withdrawn
     slave back (the master's action) when its hp is above this fraction of its hp (off when absent)."""
@@ -141,14 +148,18 @@ class FormationPolicy(Strict):
         "Tie-break among the targets with the least penalty: greedy, first or random."))
     choice: Literal["expected_damage", "min_penalty"] = Field("expected_damage", description=(
         "How a unit picks attack type and target (R-MDK-6): expected_damage or min_penalty."))
-    movement: Literal["fixed", "best"] = Field("best", description=(  # R-MDK-11 (revised 2026-12: default best)
-        "best: units move (no action) to the area where their best attack does best (R-MDK-11, the seed); fixed: "
-        "units keep their areas (the earlier reading)."))
+    movement: Literal["fixed", "best", "best_attack"] = Field("best", description=(  # R-MDK-11 (revised 2026-12)
+        "best: units move (no action) to the area where their best action (an attack, or a grapple attempt for a "
+        "grappler) does best (R-MDK-11, the seed); best_attack: the same weighing attacks only (the first round of "
+        "the 2026-12 revision); fixed: units keep their areas (the earlier reading)."))
     withdraw_below: float | None = Field(None, gt=0, le=1, description=(
         "A slave monster below this fraction of its hp withdraws to the dark prison (R-MDK-5); left out: never."))
     recall_above: float | None = Field(None, ge=0, lt=1, description=(  # R-MDK-5 (revised 2026-12)
         "A withdrawn slave whose hp is above this fraction of its hp is called back by its master (the master's "
         "action, R-MDK-5); left out: never called back."))
+    dismiss_below: float | None = Field(None, gt=0, le=1, description=(  # R-MDK-5 (second round)
+        "A summon in combat below this fraction of its hp is dismissed (no action) when its master has another "
+        "summon waiting; the master may call the next one with its action (R-MDK-5); left out: never."))
 
 
 class Scenario(ScenarioBase):
@@ -162,7 +173,7 @@ class Scenario(ScenarioBase):
     session: Session = Field(default_factory=Session, description="DP income of one session (R-MDK-21).")
     skirmish: Skirmish = Field(default_factory=Skirmish, description="The skirmish and its damage model.")
     policy: FormationPolicy = Field(default_factory=FormationPolicy, description="Target choice in the skirmish.")
-    rules: FormationRules = Field(default_factory=FormationRules, description="Rule switches (R-MDK-6).")
+    rules: FormationRules = Field(default_factory=FormationRules, description="Rule switches (R-MDK-6, R-MDK-10).")
 
 
 def check_scenario(s: Scenario) -> None:
@@ -192,9 +203,23 @@ def check_scenario(s: Scenario) -> None:
             raise ScenarioError(f"expected recall_above below withdraw_below ({pol.withdraw_below}); given "
                                 f"{pol.recall_above} (a withdrawn slave's hp is below withdraw_below)",
                                 key="policy.recall_above")
+    _check_masterless_slaves(s)
     for i, u in enumerate(s.units):
         if u.attacks is not None and len(set(u.attacks)) != len(u.attacks):
             raise ScenarioError(f"expected each attack type once; given {u.attacks!r}", key=f"units.{i}.attacks")
+
+
+def _check_masterless_slaves(s: Scenario) -> None:
+    """R-MDK-5 (second round): a slave with no master in the scenario belongs to its side, and only one slave is
+    in the combat (「戦闘に参加できるのは一体のみ」): a side with two or more such slaves is refused."""
+    seen: dict[str, str] = {}
+    for i, u in enumerate(s.units):
+        if not (u.slave and not u.summoner):
+            continue
+        if u.side in seen:
+            raise ScenarioError(f"expected at most one slave without a summoner on side {u.side} (R-MDK-5: one "
+                                f"slave in the combat); given {seen[u.side]!r} and {u.name!r}", key=f"units.{i}.slave")
+        seen[u.side] = u.name
 
 
 # --------------------------------------------------------------------------------------------
@@ -239,6 +264,7 @@ class Params:
     slave: np.ndarray  # bool, R-MDK-5
     withdraw_hp: np.ndarray  # int32: a slave with hp below this withdraws (0 = never), R-MDK-5
     recall_hp: np.ndarray  # int32: a withdrawn slave with hp at least this is called back (0 = never), R-MDK-5
+    dismiss_hp: np.ndarray  # int32: a summon with hp below this is dismissed (0 = never), R-MDK-5
     companions: tuple[tuple[int, ...], ...]  # per unit, the units it calls, in file order
     order: tuple[int, ...]  # acting order
     # ambush and session
@@ -257,7 +283,8 @@ class Params:
     focus_target: int
     policy: str
     choice: str  # "expected_damage" | "min_penalty"
-    movement: str  # "fixed" | "best"
+    movement: str  # "fixed" | "best" | "best_attack"
+    grapple_area: bool  # R-MDK-10: the area penalty of the attack type at the partner adds to the -2
 
     @property
     def n_units(self) -> int:
@@ -300,6 +327,7 @@ def compile_params(s: Scenario) -> Params:
         policy=s.policy.name,
         choice=s.policy.choice,
         movement=s.policy.movement,
+        grapple_area=s.rules.grapple_penalty == "area",
     )
 
 
@@ -312,7 +340,7 @@ def _unit_columns(s: Scenario) -> dict[str, np.ndarray]:
         return np.array(list(values), dtype=dtype)
 
     types = [_attack_types(u, s.rules.attack_types) for u in units]
-    frac, recall = s.policy.withdraw_below, s.policy.recall_above
+    frac, recall, dismiss = s.policy.withdraw_below, s.policy.recall_above, s.policy.dismiss_below
     return dict(
         side=arr((SIDES.index(u.side) for u in units), np.int8),
         area=arr((AREAS.index(u.area) for u in units), np.int8),
@@ -334,6 +362,7 @@ def _unit_columns(s: Scenario) -> dict[str, np.ndarray]:
         slave=arr((u.slave for u in units), bool),
         withdraw_hp=arr((_withdraw_hp(u, frac) for u in units), np.int32),
         recall_hp=arr((_recall_hp(u, recall) for u in units), np.int32),
+        dismiss_hp=arr((_dismiss_hp(u, dismiss) for u in units), np.int32),
     )
 
 
@@ -357,3 +386,9 @@ def _recall_hp(u: Unit, recall) -> int:
     """R-MDK-5: a withdrawn slave is called back from this hp (0: never). hp > frac x max hp <=>
     hp >= floor(frac x max hp) + 1 for integer hp."""
     return math.floor(recall * u.hp) + 1 if (recall is not None and u.slave) else 0
+
+
+def _dismiss_hp(u: Unit, frac) -> int:
+    """R-MDK-5 dismissal: a summon (a called unit that is not a slave) is dismissed below this hp (0: never);
+    hp < frac x max hp <=> hp < ceil(frac x max hp) for integer hp."""
+    return math.ceil(frac * u.hp) if (frac is not None and u.summoner and not u.slave) else 0

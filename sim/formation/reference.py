@@ -74,6 +74,7 @@ class _Field:
         self.gkind = [G_NONE] * n
         self.area = [int(a) for a in p.area]  # R-MDK-11: movement changes it
         self.withdrawn = [False] * n  # R-MDK-5: withdrawn to the dark prison
+        self.dismissed = [False] * n  # R-MDK-5: a dismissed summon is gone for the combat
         self.entry_hp = [int(h) for h in p.hp]  # R-MDK-5: hp when it last entered the combat
         self.winner = NO_SKIRMISH
 
@@ -132,9 +133,40 @@ def best_attacks(p: Params, field: _Field, onfield, j: int, area, passive_of) ->
     return best, pairs
 
 
+def grapple_score(p: Params, j: int, k: int, passive: int) -> int:
+    """R-MDK-11 (second round): how good a grapple attempt on ``k`` is for unit ``j`` standing as in ``area``,
+    scored as attacks are (:func:`attack_score`) but over 4 × the d4 of the R-MDK-13 bonus: ``min_penalty``:
+    4 × (no penalty + the mean bonus, 1.5 for training and service); ``expected_damage``: 4 × 2592 × the
+    expected damage over the d4 (service: the service value with the bonus, no success value)."""
+    roleplay = int(p.grapple[j]) in (G_TRAINING, G_SERVICE)
+    if p.choice == "min_penalty":
+        return sum(range(4)) if roleplay else 0
+    diff = int(p.combat[j]) - (int(p.evade[k]) - passive)
+    base = int(p.damage[j]) - int(p.armor[k])
+    service = int(p.grapple[j]) == G_SERVICE
+    total = 0
+    for bonus in range(4):  # R-MDK-13: 1d4 − 1
+        b = bonus if roleplay else 0
+        total += expected_damage_count(diff + b, base + (b if service else 0), p.margin_damage and not service,
+                                       p.min_damage)
+    return 2 * total
+
+
+def best_action(p: Params, field: _Field, onfield, j: int, area, passive_of) -> int:
+    """R-MDK-11: the best score of the unit's actions from ``area``, in units of 1/4 of :func:`attack_score`: its
+    best attack and, with ``movement = "best"``, a grapple attempt on an ungrappled enemy in contact (R-MDK-9)."""
+    best = 4 * best_attacks(p, field, onfield, j, area, passive_of)[0]
+    if p.movement == "best" and p.grapple[j] != G_NONE:
+        for k in range(p.n_units):
+            if (onfield[k] and p.side[k] != p.side[j] and field.partner[k] < 0
+                    and in_contact(p, onfield, j, k, area)):
+                best = max(best, grapple_score(p, j, k, passive_of(k)))
+    return best
+
+
 def move(p: Params, field: _Field, onfield, j: int, passive_of) -> None:
-    """R-MDK-11 movement (policy ``best``, costs no action): the unit moves to the other area if
-    its best attack is strictly better from there, unless that would leave its side's front empty.
+    """R-MDK-11 movement (policy ``best`` or ``best_attack``, costs no action): the unit moves to the other area
+    if its best action is strictly better from there, unless that would leave its side's front empty.
     A grappled unit stays."""
     if field.partner[j] >= 0:
         return
@@ -144,8 +176,8 @@ def move(p: Params, field: _Field, onfield, j: int, passive_of) -> None:
         return
     moved = list(field.area)
     moved[j] = there
-    if best_attacks(p, field, onfield, j, moved, passive_of)[0] > best_attacks(p, field, onfield, j, field.area,
-                                                                                  passive_of)[0]:
+    if best_action(p, field, onfield, j, moved, passive_of) > best_action(p, field, onfield, j, field.area,
+                                                                           passive_of):
         field.area[j] = there
 
 
@@ -160,6 +192,7 @@ def unit_turn(p: Params, field: _Field, j: int, r: int, f6, f4, u_row, free: boo
     if withdraw(p, field, j):
         _check_end(p, field)
         return
+    dismiss(p, field, j)
     if call_companion(p, field, j, r):
         return
     onfield = field.onfield()
@@ -167,7 +200,7 @@ def unit_turn(p: Params, field: _Field, j: int, r: int, f6, f4, u_row, free: boo
     def passive_of(k: int) -> int:  # R-MDK-12: the ambushed side's passive checks after a win by 2
         return PASSIVE_PENALTY if (free and by2 and p.side[k] == ambushed) else 0
 
-    if p.movement == "best":  # R-MDK-11
+    if p.movement != "fixed":  # R-MDK-11
         move(p, field, onfield, j, passive_of)
     if attack(p, field, onfield, j, f6, f4, u_row, passive_of):
         _check_end(p, field)
@@ -206,6 +239,21 @@ def withdraw(p: Params, field: _Field, j: int) -> bool:
     return False
 
 
+def dismiss(p: Params, field: _Field, j: int) -> None:
+    """R-MDK-5 dismissal (second round, a free declaration: no action): when master ``j`` has another summon
+    waiting, its summon in combat whose hp is below policy.dismiss_below is dismissed (a grapple it is in ends);
+    a dismissed summon is gone for the combat. The master may then call the next one (:func:`call_companion`)."""
+    comps = [c for c in p.companions[j] if not p.slave[c]]
+    waiting = any(field.alive[c] and not field.present[c] and not field.dismissed[c] for c in comps)
+    if not waiting:
+        return
+    for c in comps:
+        if field.alive[c] and field.present[c] and field.hp[c] < p.dismiss_hp[c]:
+            field.release(c)
+            field.present[c] = False
+            field.dismissed[c] = True
+
+
 def call_companion(p: Params, field: _Field, j: int, r: int) -> bool:
     """R-MDK-5 summons and slave monsters: one summon and one slave of a master in combat at a time; calling one
     costs the master's action: a waiting one, or a withdrawn slave whose hp is above policy.recall_above
@@ -215,7 +263,7 @@ def call_companion(p: Params, field: _Field, j: int, r: int) -> bool:
         return False
     busy = {bool(p.slave[c]) for c in comps if field.alive[c] and field.present[c]}
     for c in comps:
-        if bool(p.slave[c]) in busy or field.present[c]:
+        if bool(p.slave[c]) in busy or field.present[c] or field.dismissed[c]:
             continue
         if not field.withdrawn[c] or (p.recall_hp[c] and field.hp[c] >= p.recall_hp[c]):
             field.present[c] = True
@@ -226,6 +274,25 @@ def call_companion(p: Params, field: _Field, j: int, r: int) -> bool:
     return False
 
 
+def partner_attack(p: Params, field: _Field, onfield, j: int, g: int, passive: int) -> tuple[int, int]:
+    """R-MDK-10 (second round): inside a grapple the held unit attacks its partner ``g`` with the attack type of
+    the best score, and the -2 adds to that type's R-MDK-6 penalty at the partner (none on magic). Scores:
+    ``min_penalty``: minus the whole penalty; ``expected_damage``: the expected damage (no halving: the partner
+    is the victim). Ties: melee, ranged, magic. Returns (type, area penalty)."""
+    best = None
+    for t in attack_types(p, j):
+        penalty = attack_penalty(p, onfield, j, g, t, field.area)[0]
+        grapple = GRAPPLE_PENALTY if t != MAGIC else 0
+        if p.choice == "min_penalty":
+            score = -(penalty + grapple)
+        else:
+            diff = int(p.combat[j]) - penalty - grapple - (int(p.evade[g]) - passive)
+            score = expected_damage_count(diff, int(p.damage[j]) - int(p.armor[g]), p.margin_damage, p.min_damage)
+        if best is None or score > best[0]:
+            best = (score, t, penalty)
+    return best[1], best[2]
+
+
 def choose_attack(p: Params, field: _Field, onfield, j: int, u_row, passive_of) -> tuple[int, int, int, bool]:
     """The unit's target, attack type and penalty, and whether it tries a grapple: inside a grapple the pair
     attack each other (R-MDK-10); a grappler tries a grapple on an enemy in contact (R-MDK-9); otherwise the
@@ -233,7 +300,12 @@ def choose_attack(p: Params, field: _Field, onfield, j: int, u_row, passive_of) 
     g = field.partner[j]
     kind = int(p.attack[j])
     if g >= 0:
-        if not field.initiator[j] and int(p.attacks[j]) >> MAGIC & 1:
+        if field.initiator[j]:
+            return g, kind, 0, False  # the grappler keeps up its contact action (R-MDK-9: no area penalty)
+        if p.grapple_area:  # R-MDK-10 (second round): the type's R-MDK-6 penalty at the partner, and the -2
+            kind, penalty = partner_attack(p, field, onfield, j, g, passive_of(g))
+            return g, kind, penalty, False
+        if int(p.attacks[j]) >> MAGIC & 1:
             kind = MAGIC  # R-MDK-10 (revised 2026-12): magic takes no grapple penalty, so it casts
         return g, kind, 0, False
     base = j * L.UNIT_COLS

@@ -107,23 +107,27 @@ def _skirmish_chart(out_dir: Path, result) -> str:
 
 
 def _answer(scenario, s: dict, exact: dict | None) -> str:
+    """The opening answer. Its first line answers what the scenario's setup exercises: the skirmish's winner where
+    the skirmish runs (the ambush check next), else the ambush; then the DP of a session."""
     a = scenario.ambush
-    question = scenario_question(scenario.description, "How often does the ambush succeed, and what does a "
-                                                        "session earn?")
+    skirmish = "skirmish_win_a" in s
+    question = scenario_question(scenario.description, "Which side wins the skirmish, and what does a session earn?"
+                                 if skirmish else "How often does the ambush succeed, and what does a session earn?")
     ex = f"; exact {fmt_exact(exact['ambush_win'])}" if exact and exact.get("ambush_win") is not None else ""
-    lines = [f"The ambush succeeds in {fmt_pct(s['ambush_win'], s['ambush_win_ci'])} of tries{ex}."]
+    ambush = [f"The ambush succeeds in {fmt_pct(s['ambush_win'], s['ambush_win_ci'])} of tries{ex}."]
     ex2 = f"; exact {fmt_exact(exact['ambush_win_by_2'])}" if exact and exact.get("ambush_win_by_2") is not None \
         else ""
-    lines.append(f"It wins by 2 or more in {fmt_pct(s['ambush_win_by_2'], s['ambush_win_by_2_ci'])}{ex2} "
-                 f"(athletics {a.ambusher_athletics}, {a.powered_armor} powered armor, against information "
-                 f"{a.defender_information}, {a.super_perception} super-perception).")
+    ambush.append(f"It wins by 2 or more in {fmt_pct(s['ambush_win_by_2'], s['ambush_win_by_2_ci'])}{ex2} "
+                  f"(athletics {a.ambusher_athletics}, {a.powered_armor} powered armor, against information "
+                  f"{a.defender_information}, {a.super_perception} super-perception).")
     ex3 = f"; exact {exact['dp_per_session']:.4g}" if exact and exact.get("dp_per_session") is not None else ""
-    lines.append(f"A session earns {fmt_num(s['dp_per_session'], s['dp_per_session_ci'])} DP on average{ex3}.")
-    if "skirmish_win_a" in s:
-        lines.append(f"Skirmish: side A wins {fmt_pct(s['skirmish_win_a'], s['skirmish_win_a_ci'])}, side B "
-                     f"{fmt_pct(s['skirmish_win_b'], s['skirmish_win_b_ci'])}, draws "
-                     f"{fmt_pct(s['skirmish_draw'], s['skirmish_draw_ci'])} (95% intervals in brackets).")
-    return answer(question, lines)
+    dp = [f"A session earns {fmt_num(s['dp_per_session'], s['dp_per_session_ci'])} DP on average{ex3}."]
+    if not skirmish:
+        return answer(question, [*ambush, *dp])
+    fight = [f"Skirmish: side A wins {fmt_pct(s['skirmish_win_a'], s['skirmish_win_a_ci'])}, side B "
+             f"{fmt_pct(s['skirmish_win_b'], s['skirmish_win_b_ci'])}, draws "
+             f"{fmt_pct(s['skirmish_draw'], s['skirmish_draw_ci'])} (95% intervals in brackets)."]
+    return answer(question, [*fight, *ambush, *dp])
 
 
 def reading_text(scenario) -> str:
@@ -132,12 +136,20 @@ def reading_text(scenario) -> str:
     types = ("every physical attacker has melee and ranged (R-MDK-6, rules.attack_types = \"both\", the seed)"
              if scenario.rules.attack_types == "both" else
              "each unit has only its listed types (R-MDK-6, rules.attack_types = \"listed\", the earlier reading)")
-    move = ("units move freely to their best area (R-MDK-11, policy.movement = \"best\", the seed)"
-            if pol.movement == "best" else
-            "units keep their areas (R-MDK-11, policy.movement = \"fixed\", the earlier reading)")
+    move = {"best": "units move freely to the area of their best attack or grapple attempt (R-MDK-11, "
+                    "policy.movement = \"best\", the seed)",
+            "best_attack": "units move freely to the area of their best attack (R-MDK-11, policy.movement = "
+                           "\"best_attack\", the first round of the 2026-12 revision)",
+            "fixed": "units keep their areas (R-MDK-11, policy.movement = \"fixed\", the earlier reading)",
+            }[pol.movement]
+    grapple = ("inside a grapple the -2 adds to the attack type's area penalty (R-MDK-10, rules.grapple_penalty = "
+               "\"area\", the seed)" if scenario.rules.grapple_penalty == "area" else
+               "inside a grapple only the -2 (R-MDK-10, rules.grapple_penalty = \"grapple_only\", the earlier reading)")
     recall = ("withdrawn slaves are never called back" if pol.recall_above is None else
               f"a withdrawn slave above {pol.recall_above:.0%} of its hp is called back (R-MDK-5)")
-    return f"{types}; {move}; {recall}"
+    dismiss = ("summons are never dismissed" if pol.dismiss_below is None else
+               f"a summon below {pol.dismiss_below:.0%} of its hp is dismissed when another waits (R-MDK-5)")
+    return f"{types}; {move}; {grapple}; {recall}; {dismiss}"
 
 
 def _inputs(scenario) -> str:

@@ -8,6 +8,7 @@
   :mod:`.report` the HTML report (from the summary alone, so it works on streamed results).
 """
 
+from sim.restraint.audit import audit_options, audit_runs
 from sim.restraint.designer import balance_metrics, one_character
 from sim.restraint.model import Scenario, check_scenario
 from sim.restraint.report import write_report
@@ -17,3 +18,4 @@ STREAMS = True  # simulate(keep_runs=False, runs_sink=...) streams chunk by chun
 
 __all__ = ["Scenario", "balance_metrics", "check_scenario", "exact", "one_character", "simulate", "supports_exact",
            "write_report"]
+__all__ += ["audit_options", "audit_runs"]

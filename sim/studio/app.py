@@ -255,7 +255,9 @@ class StudioPage:
         charts = pn.FlexBox(self.curve_pane, self.shares_pane, flex_wrap="wrap", sizing_mode="stretch_width")
         main = pn.Column(self.answer_pane, self.alert, charts, self.ladder_pane,
                          pn.pane.HTML("<h3>What changed</h3>"), self.changes_pane,
-                         pn.Row(self.save_path, self.save_button, self.report_button), self.message,
+                         # wraps: at 800 px the path and both buttons do not fit on one line beside the sidebar
+                         pn.FlexBox(self.save_path, self.save_button, self.report_button, flex_wrap="wrap",
+                                    align_items="flex-end", sizing_mode="stretch_width"), self.message,
                          sizing_mode="stretch_width")
         return pn.Row(sidebar, main, sizing_mode="stretch_width")
 

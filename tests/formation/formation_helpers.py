@@ -72,7 +72,7 @@ def always_misses():
     return {L.ATTACK_DICE[0]: d6(5), L.ATTACK_DICE[1]: d6(5)}  # fumble (R-MDK-2)
 
 
-FLAGS = ("alive", "present", "initiator", "withdrawn")
+FLAGS = ("alive", "present", "initiator", "withdrawn", "dismissed")
 
 
 def state_of(field: _Field) -> dict:

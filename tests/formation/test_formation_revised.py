@@ -203,7 +203,8 @@ def test_recall_above_is_validated():
 def test_summary_states_the_reading():
     s = sim.load_scenario(example("overflow_front"))
     out = sim.simulate(s, runs=50, seed=1).summary
-    assert out["reading"] == {"attack_types": "both", "movement": "best", "recall_above": None}
+    assert out["reading"] == {"attack_types": "both", "movement": "best", "recall_above": None,
+                              "dismiss_below": None, "grapple_penalty": "area"}
     assert np.isfinite(out["skirmish_win_a"])
 
 

@@ -184,17 +184,25 @@ unit_st = st.fixed_dictionaries({
 @settings(max_examples=60, deadline=None)
 @given(st.lists(unit_st, min_size=2, max_size=6), st.integers(0, 2**32 - 1),
        st.sampled_from(["greedy", "first", "random"]), st.sampled_from(["flat", "margin"]), st.booleans(),
-       st.sampled_from(["expected_damage", "min_penalty"]), st.sampled_from(["fixed", "best"]),
-       st.sampled_from([None, 0.5, 1.0]))
+       st.sampled_from(["expected_damage", "min_penalty"]), st.sampled_from(["fixed", "best", "best_attack"]),
+       st.sampled_from([None, 0.5, 1.0]), st.sampled_from([None, 0.6, 1.0]), st.sampled_from(["area", "grapple_only"]))
 def test_reference_equals_kernel_stepwise_on_random_formations(specs, seed, policy, model, summon, choice, movement,
-                                                               withdraw):
+                                                               withdraw, dismiss, grapple_penalty):
     """Every rule of the skirmish: identical state after every turn, random dice and formations."""
     units = [dict(u, name=f"u{i}") for i, u in enumerate(specs)]
     units[0]["side"], units[1]["side"] = "A", "B"
-    if summon and len(units) > 2:
-        units[2]["summoner"] = "u0" if units[2]["side"] == "A" else "u1"
-    pol = {"name": policy, "choice": choice, "movement": movement, "withdraw_below": withdraw}
-    p = compile_params(make(units, policy=pol, skirmish={"damage_model": model, "max_rounds": 6}))
+    if summon:  # two summons (or slaves) of one master: calls, dismissal (R-MDK-5)
+        for u in units[2:4]:
+            u["summoner"] = "u0" if u["side"] == "A" else "u1"
+    masterless = set()
+    for u in units:  # R-MDK-5: at most one slave without a master per side (validation)
+        if u["slave"] and not u.get("summoner"):
+            u["slave"] = u["side"] not in masterless
+            masterless.add(u["side"])
+    pol = {"name": policy, "choice": choice, "movement": movement, "withdraw_below": withdraw,
+           "dismiss_below": dismiss}
+    p = compile_params(make(units, policy=pol, skirmish={"damage_model": model, "max_rounds": 6},
+                            rules={"grapple_penalty": grapple_penalty}))
     rng = np.random.default_rng(seed)
     play(p, [rng.random(L.round_cols(p.n_units)) for _ in range(6)],
          won=bool(seed % 2), by2=bool(seed % 3 == 0))
