@@ -172,20 +172,21 @@ def _add_exact_parser(sub) -> None:
     ex.add_argument("--out", help="folder for exact.json and exact.html (default reports/<scenario name>/)")
     ex.add_argument("--json", action="store_true", help="print the exact summary as JSON instead of a table")
     ex.add_argument("--max-states", type=_positive_int, metavar="N",
-                    help="escape: state budget; when the projected work exceeds it, exit 2 at once and suggest "
-                         "Monte Carlo (default 20,000)")
+                    help="escape, campus: state budget; when the projected work exceeds it, exit 2 at once and "
+                         "suggest Monte Carlo (default 20,000; campus 200,000)")
     ex.add_argument("--max-branches", type=_positive_int, metavar="N",
                     help="escape: branch budget (rounds played on the branching source; default 25 x --max-states)")
     _add_param_override(ex)
 
 
 def _add_optimal_parser(sub) -> None:
-    """``optimal``: escape, optimal play beside each built-in policy."""
-    opt = sub.add_parser("optimal", help="escape: optimal play (the best value over every legal choice) beside "
-                                         "each built-in policy's exact value")
+    """``optimal``: optimal play beside each built-in policy (the kinds with ``supports_optimal``)."""
+    opt = sub.add_parser("optimal", help="escape, campus: optimal play (the best value over every legal choice) "
+                                         "beside each built-in policy's exact value")
     opt.add_argument("scenario")
-    opt.add_argument("--objective", default="escape_rate",
-                     help="escape_rate (default), escape_by_round@K (escaped by the end of round K) or not_caught")
+    opt.add_argument("--objective", default=None,
+                     help="escape: escape_rate (default), escape_by_round@K (escaped by the end of round K) or "
+                          "not_caught; campus: clear_rate (the only one)")
     opt.add_argument("--out", help="also write optimal.json and optimal.html into this folder")
     opt.add_argument("--json", action="store_true", help="print the comparison as JSON")
     opt.add_argument("--max-states", type=_positive_int, metavar="N", help="state budget (default 20,000)")
@@ -555,7 +556,8 @@ def _cmd_exact(args) -> int:
         _note_source(out, scenario)
     engine = result.get("exact_engine")
     if engine:  # escape: the work done (states, time, budget), on stderr so that stdout stays clean
-        print(f"exact: {engine['states']:,} states (largest round {engine['peak_states']:,}; budget "
+        print(f"exact: {engine['states']:,} states (largest {_kind_info(scenario).time_unit} "
+              f"{engine['peak_states']:,}; budget "
               f"{engine['max_states']:,}), {engine['branches']:,} branches (budget {engine['max_branches']:,}) "
               f"in {engine['seconds']:.2f} s", file=sys.stderr)
     if args.json:
@@ -569,27 +571,28 @@ def _cmd_exact(args) -> int:
 
 def _cmd_optimal(args) -> int:
     import sim
-    from sim.escape.optimal import compare, console_lines, parse_objective, write_optimal_report
+    from sim import kinds
     from sim.report import summary_json
 
     scenario = _with_params(args, _load(args.scenario, "optimal"))
     if not _kind_info(scenario).supports_optimal:
         raise SimError(f"{scenario.source}: optimal play applies to {_kinds_with('supports_optimal')} scenarios; "
                        f"this one is {scenario.kind!r}")
+    opt = kinds.get(scenario.kind).optimal  # the kind's optimal play (sim/kinds.py)
     try:
-        parse_objective(args.objective, scenario.run.max_rounds)
-        result = compare(scenario, args.objective, args.max_states, args.max_branches)
+        opt.parse_objective(args.objective, getattr(scenario.run, "max_rounds", None))
+        result = opt.compare(scenario, args.objective, args.max_states, args.max_branches)
     except sim.ScenarioError as exc:
         raise SimError(f"{scenario.source}: --objective: {exc.detail}") from None
     except sim.ExactUnsupported as exc:
         raise sim.ExactUnsupported(f"{scenario.source}: {exc}") from None
     if args.out:
         with _owned(Path(args.out), "optimal"):
-            write_optimal_report(scenario, result, Path(args.out))
+            opt.write_optimal_report(scenario, result, Path(args.out))
     if args.json:
         sys.stdout.write(summary_json(result))
         return 0
-    lines = console_lines(result)
+    lines = opt.console_lines(result)
     print("\n".join([lines[0] + _param_note(args), *lines[1:]]))
     if args.out:
         print(f"wrote {args.out}/optimal.json and optimal.html")
@@ -708,17 +711,19 @@ def _tune_next_step(data: dict, scenario) -> list[str]:
         return []
     import shlex
 
+    from sim import kinds
+    from sim.pipeline import supports_exact
+
     info = _kind_info(scenario)
-    command = "optimal" if info.supports_optimal else "exact" if data.get("method") == "exact" else "run"
+    optimal = info.supports_optimal and supports_exact(scenario)  # the kind's optimal play answers this scenario
+    command = "optimal" if optimal else "exact" if data.get("method") == "exact" else "run"
     if command == "run":
         return []  # run takes no --param: the value goes into the file (or a sweep around it)
     what = {"optimal": "best play", "exact": "every exact metric"}[command]
     objective = ""
     if command == "optimal" and data["metric"] != "escape_rate":
-        from sim.escape.optimal import parse_objective
-
         try:  # optimal play for the metric tuned where optimal supports it as an objective
-            parse_objective(data["metric"], scenario.run.max_rounds)
+            kinds.get(scenario.kind).optimal.parse_objective(data["metric"], getattr(scenario.run, "max_rounds", None))
             objective = f" --objective {data['metric']}"
         except SimError:
             pass

@@ -25,6 +25,7 @@ inside a report. Shared modules (the CLI, the designer tools, the studio, the do
 ``exact_answer``            extra answer lines of the exact page ([] where none)
 ``rules_table``             the rules in effect as a report table (title, HTML, note), or None
 ``optimal_comparison``      optimal play beside the built-in policies, within the exact budget, or None
+``optimal``                 ``sim.<kind>.optimal`` where ``supports_optimal``: ``python -m sim optimal``
 ``tier_ladder``             the rules' tier ladder the studio shows beside its DC controls, or None
 ``audit_options``           the options of play the balance audit forbids one at a time ([] where none)
 ``audit_evaluator``         the kind's own restricted play for the audit (escape: optimal play), or None
@@ -95,6 +96,7 @@ KINDS: dict[str, KindInfo] = {
         KindInfo("restraint", "restraints applied and escaped in combat; composure pools",
                  studio_curve=("incapacitated_or_arms_complete_by_round", "Incapacitated or arms complete by round")),
         KindInfo("campus", "the 12-turn campus game: stances, capture, rescue, teams, growth", time_unit="turn",
+                 exact_budget=True, supports_optimal=True,
                  studio_curve=("capture_by_turn", "Captured by turn (share of PC-games)")),
         KindInfo("formation", "ambush, front/back line targeting, armor and DP on the 2d6 dark dice"),
     )
@@ -179,6 +181,14 @@ class Kind:
         """``one_character(scenario)``: the dotted key of the one character the class matrix replaces
         (a ScenarioError when the scenario has not exactly one)."""
         return getattr(self.module, "one_character", None)
+
+    @property
+    def optimal(self) -> ModuleType | None:
+        """The kind's optimal play (``sim.<kind>.optimal``: ``parse_objective``, ``compare``, ``console_lines``,
+        ``write_optimal_report``), for ``python -m sim optimal``; None where the kind has none."""
+        if not self.info.supports_optimal:
+            return None
+        return importlib.import_module(f"sim.{self.name}.optimal")
 
     def rule_default(self, key: str) -> Any:
         """The value the rules give ``key`` when the scenario leaves it out (None: the model's default)."""

@@ -702,7 +702,8 @@ def r_cam_25_missions(kp, w, t, ears, u, cur):
     """R-CAM-25 / R-CAM-56: the sum (or each) of the present free PCs' values against the target; success pays
     every participant, failure hits every participant; no free PC present: no effect (and no draw).
     R-CAM-25a: a mission found by early ears occurs only while a PC with early ears is in the game; miso bombs
-    at the location take part when allowed and lower the total (each value in mode each) by their value."""
+    at the location take part only when the adversary side has early ears (any mission, found or not) and lower
+    the total (each value in mode each) by their value."""
     miso_ears = False  # R-CAM-25a: the adversary side has early ears (a miso bomb placed this turn holds them)
     if kp.miso:
         for i in range(kp.P):
@@ -721,7 +722,7 @@ def r_cam_25_missions(kp, w, t, ears, u, cur):
             continue
         s = kp.mis[MIS_STANCE, m]
         lower = 0
-        if kp.miso and kp.miso_in_missions and (miso_ears or not kp.mis[MIS_FOUND, m]):
+        if kp.miso and kp.miso_in_missions and miso_ears:  # R-CAM-25a: no adversary-side ears, no bomb in it
             for i in range(kp.P):
                 a = kp.S + i
                 if w[W_ADV_PRESENT + a] and w[W_ADV_LOC + a] == loc:

@@ -42,8 +42,9 @@ class CampusRules(Strict):
     # R-CAM-25a / R-CAM-57: true (the seed, revised 2026-12) or false (the reading before: miso bombs take no
     # part in missions, kept for comparison)
     miso_in_missions: bool = Field(True, description=(
-        "A miso bomb at a mission's location takes part and lowers the mission's total by its value (R-CAM-25a); "
-        "false: miso bombs take no part in missions (the reading before the revision)."))
+        "A miso bomb at a mission's location takes part, when some miso bomb in play holds early ears, and lowers "
+        "the mission's total by its value (R-CAM-25a); false: miso bombs take no part in missions (the reading "
+        "before the revision)."))
 
     @model_validator(mode="after")
     def _options_positive(self):

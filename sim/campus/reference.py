@@ -340,14 +340,15 @@ class Turn:
 
     def mission_succeeds(self, m: int, part: list[int], miso_ears: bool) -> bool:
         """R-CAM-25 / R-CAM-56: the participants' values in the mission's stance against its target, in total
-        or each. R-CAM-25a: miso bombs here take part (always, when allowed) and lower the total by their value
-        in the mission's stance (never raising it); in mode "each" every participant's value is lowered."""
+        or each. R-CAM-25a: miso bombs here take part only when the adversary side has early ears (a miso bomb
+        in play holds them), in any mission, found or not; they lower the total by their value in the mission's
+        stance (never raising it); in mode "each" every participant's value is lowered."""
         p, g = self.p, self.g
         s = int(p.mis_stance[m])
         vals = [plain_value(g.base[i], self.terms[i].bonus, self.terms[i].mult_always, s) for i in part]
         target = int(p.mis_target[m])
         lower = 0
-        if p.miso_in_missions and (miso_ears or not p.mis_found[m]):
+        if p.miso_in_missions and miso_ears:  # R-CAM-25a: without adversary-side early ears, no bomb takes part
             for a in self.advs:
                 if self.is_miso(a) and a.loc == p.mis_loc[m]:
                     tm = self.terms[a.slot - p.S]

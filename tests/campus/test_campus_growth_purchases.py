@@ -210,13 +210,14 @@ def miso_game(mission, b_skills=(), bought=None, rules=None, a_skills=(), c_hide
 
 
 SUM8 = {"location": "hall", "stance": "hide", "target": 8, "reward": 2, "penalty": {"vitality": 1}}
+EARS = ({"kind": "early_ears"},)  # B's early ears: the adversary side has them once B is a miso bomb
 
 
 def test_r_cam_25a_miso_bomb_lowers_the_mission_total():
-    """R-CAM-25a: the miso bomb B (hide 4) at the hall takes part and lowers the total: A's hide 10 - 4 = 6 < 8, the
-    mission fails: A 3 - 1 = 2 vitality, gp 0 (+1 in step 7 = 1). (Then B meets A: fixed fight, 10 > 4, A wins
-    reward 0.) Without the lowering: 10 >= 8, success: vitality 3, gp 2 + 1 = 3."""
-    p, g = miso_game(SUM8)
+    """R-CAM-25a: the miso bomb B (hide 4, early ears) at the hall takes part and lowers the total: A's hide
+    10 - 4 = 6 < 8, the mission fails: A 3 - 1 = 2 vitality, gp 0 (+1 in step 7 = 1). (Then B meets A: fixed fight,
+    10 > 4, A wins reward 0.) Without the lowering: 10 >= 8, success: vitality 3, gp 2 + 1 = 3."""
+    p, g = miso_game(SUM8, b_skills=EARS)
     play_both(p, g, 1, uniforms(p))
     assert g.vit[0] == 2 and g.gp[0] == 1 and g.status[0] == FREE
 
@@ -224,7 +225,7 @@ def test_r_cam_25a_miso_bomb_lowers_the_mission_total():
 def test_r_cam_25a_switch_miso_in_missions_false_is_the_earlier_reading():
     """rules.miso_in_missions = false (R-CAM-57 before the revision: no part in missions): 10 >= 8, success:
     vitality 3, gp 2 + 1 = 3."""
-    p, g = miso_game(SUM8, rules={"miso_in_missions": False})
+    p, g = miso_game(SUM8, b_skills=EARS, rules={"miso_in_missions": False})
     play_both(p, g, 1, uniforms(p))
     assert g.vit[0] == 3 and g.gp[0] == 3
 
@@ -232,7 +233,7 @@ def test_r_cam_25a_switch_miso_in_missions_false_is_the_earlier_reading():
 def test_r_cam_25a_miso_bomb_lowers_each_value_in_mode_each():
     """R-CAM-25a, mode each (target 7): A 10 - 4 = 6 < 7 and C (hide 9) 9 - 4 = 5: the mission fails, both lose 1
     vitality (3 -> 2). Without the lowering 10 and 9 >= 7: success, both keep 3."""
-    p, g = miso_game({**SUM8, "mode": "each", "target": 7}, c_hide=9)
+    p, g = miso_game({**SUM8, "mode": "each", "target": 7}, b_skills=EARS, c_hide=9)
     play_both(p, g, 1, uniforms(p, pc_move=[0.0]))
     assert g.vit[0] == 2 and g.vit[2] == 2
 
@@ -249,19 +250,36 @@ def test_r_cam_25a_miso_bomb_in_a_found_mission_needs_adversary_side_early_ears(
         assert g.vit[0] == expected
 
 
+def test_R_CAM_25a_bomb_without_adversary_side_ears_takes_part_in_no_mission():
+    """R-CAM-25a, second round (settled 2026-12-05): 「敵対者側に早耳を取得している者がいない場合、ミッションには参加
+    できない」. B (hide 4) is a miso bomb at the hall without early ears, and no other bomb holds them: it takes part
+    in no mission, found or not. The scheduled mission (not found by ears), sum, target 8: A's hide 10 >= 8 alone,
+    success: A keeps vitality 3 and gains gp 2 (+1 in step 7 = 3). (B lowering it would give 10 - 4 = 6 < 8: failure,
+    vitality 2, gp 1, the reading of the first round.) Mode each, target 7, with C (hide 9): 10 and 9 >= 7, success,
+    both keep 3 (lowered: 6 and 5 < 7, both 2)."""
+    p, g = miso_game(SUM8)
+    play_both(p, g, 1, uniforms(p))
+    assert g.vit[0] == 3 and g.gp[0] == 3 and g.status[0] == FREE
+    p, g = miso_game({**SUM8, "mode": "each", "target": 7}, c_hide=9)
+    play_both(p, g, 1, uniforms(p, pc_move=[0.0]))
+    assert g.vit[0] == 3 and g.vit[2] == 3
+
+
 def test_r_cam_25a_miso_bomb_never_raises_the_total():
-    """R-CAM-25a "lowers": B's hide value floor(4 - 10) = -6 lowers by 0 (a miso bomb only takes part to lower):
+    """R-CAM-25a "lowers": B's (early ears)
+    hide value floor(4 - 10) = -6 lowers by 0 (a miso bomb only takes part to lower):
     target 12, A's 10 < 12 fails: vitality 2 (a raise by 6 would give 16 >= 12, success)."""
-    p, g = miso_game({**SUM8, "target": 12}, b_skills=({"kind": "bonus", "stances": ["hide"], "value": -10},))
+    p, g = miso_game({**SUM8, "target": 12}, b_skills=({"kind": "bonus", "stances": ["hide"], "value": -10},) + EARS)
     play_both(p, g, 1, uniforms(p))
     assert g.vit[0] == 2
 
 
 def test_r_cam_57_miso_bomb_keeps_the_skills_it_bought():
-    """R-CAM-57 with R-CAM-9a: B bought "cloak" (+4 hide) before its game over: its hide value 4 + 4 = 8 lowers the
+    """R-CAM-57 with R-CAM-9a: B (early ears)
+    bought "cloak" (+4 hide) before its game over: its hide value 4 + 4 = 8 lowers the
     total (target 3): 10 - 8 = 2 < 3, failure: vitality 2. With only its own skills: 10 - 4 = 6 >= 3, success."""
     cloak = {"name": "cloak", "cost": 1, "kind": "bonus", "stances": ["hide"], "value": 4}
-    p, g = miso_game({**SUM8, "target": 3}, bought=cloak)
+    p, g = miso_game({**SUM8, "target": 3}, b_skills=EARS, bought=cloak)
     play_both(p, g, 1, uniforms(p))
     assert g.vit[0] == 2
 

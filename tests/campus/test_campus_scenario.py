@@ -89,10 +89,12 @@ def test_unknown_adversary_suggests_nearest():
         parse_scenario(scenario_data(adversaries=[{"name": "hound"}], spawns=[{"adversary": "hund"}]))
 
 
-def test_exact_unsupported():
-    s = sim.load_scenario(SCENARIOS[0])
+def test_exact_unsupported_for_a_party():
+    """Exact analysis takes one PC (issue 37); the seed trio is refused (sim.campus.exact)."""
+    s = sim.load_scenario(ROOT / "scenarios" / "campus" / "seed_trio_vs_hounds.toml")
     from sim import campus
 
     assert campus.supports_exact(s) is False
     with pytest.raises(sim.ExactUnsupported):
         sim.exact(s)
+    assert campus.supports_exact(sim.load_scenario(ROOT / "scenarios" / "campus" / "solo_pc_small_map.toml"))

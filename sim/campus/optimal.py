@@ -1,0 +1,402 @@
+"""Optimal play of a one-PC campus game: the best clear rate any policy can reach, by backward induction over
+the 12 turns (R-CAM-5) and over every legal choice of the PC side in each turn: the destination among the
+options, the growth spending (every split of its gp over the three abilities, R-CAM-5 step 3) and the stance
+(R-CAM-2). It sees what the rules let the policy see (R-CAM-51): the options always, the placements only with
+early ears. Rescue has nobody to rescue with one PC and purchases are refused (as in :mod:`sim.campus.exact`).
+
+The turns are the exact engine's (:class:`sim.campus.exact.Turn`, written from the rules): the value of a
+choice is the sum over its branches of probability x the value of where it leads (1 for cleared, 0 for game
+over or captured at the end). The adversaries draw their stances from their weights (R-CAM-21).
+
+Only abilities up to a cap matter: beyond the smallest base that wins every duel in a stance against every
+adversary stance, passes every mission in it, and (for the smallest ability) every escape check, plus every
+ability penalty missions can take, more cannot change an outcome, so spending stops at the cap (the gp is
+kept, which is never worse) and states are merged with their abilities clipped to it.
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+
+from sim.campus.exact import (
+    CAPTURED,
+    CLEARED,
+    DEFAULT_MAX_STATES,
+    STANCES,
+    BuiltinPolicy,
+    CampusExactRefused,
+    Game,
+    Rules,
+    Turn,
+    options,
+    refusal,
+)
+from sim.campus.params import compile_params
+from sim.errors import ScenarioError
+
+OBJECTIVES = ("clear_rate",)
+
+
+def parse_objective(objective: str | None, max_rounds: int | None = None) -> tuple[str, int | None]:
+    """Campus optimal play maximises the clear rate; another name raises :class:`ScenarioError` (one line)."""
+    if objective in (None, "clear_rate"):
+        return "clear_rate", max_rounds
+    raise ScenarioError(f"objective {objective!r}: campus optimal play takes clear_rate", key="objective")
+
+
+def caps(r: Rules) -> tuple[int, int, int]:
+    """Per stance, the base ability beyond which more changes no outcome (see the module's docstring)."""
+    p = r.p
+    slack = sum(int(p.mis_pen_amount[m]) * (int(p.mis_last[m]) - int(p.mis_first[m]) + 1) for m in range(p.M)
+                if int(p.mis_pen_ability[m]) >= 0)
+    escape = r.T + max(r.offset) if r.rooms else 0
+    out = []
+    for s in range(3):
+        need = escape
+        for k, tp in r.templates.items():
+            for s2 in range(3):
+                if tp["probs"][s2]:
+                    b = 0
+                    while b < 10_000 and not r.wins(_at(s, b), s, k, s2):
+                        b += 1
+                    if b < 10_000:  # a duel no base wins asks nothing of the base
+                        need = max(need, b)
+        for m in range(p.M):
+            if int(p.mis_stance[m]) == s:
+                b = 0
+                while b < 10_000 and r.pc_value(_at(s, b), s, None) < int(p.mis_target[m]):
+                    b += 1
+                if b < 10_000:
+                    need = max(need, b)
+        out.append(need + slack)
+    return tuple(out)
+
+
+def _at(s: int, b: int) -> tuple[int, int, int]:
+    base = [0, 0, 0]
+    base[s] = b
+    return tuple(base)
+
+
+class OptimalPolicy:
+    """The solved table: ``value(t, state)`` the best clear probability from the start of turn t, and the
+    argmax declaration of each (turn, state, options, placements seen)."""
+
+    def __init__(self, rules: Rules, turn: Turn, max_states: int = DEFAULT_MAX_STATES):
+        self.r, self.turn, self.max_states = rules, turn, max_states
+        self.opts = [(float(pr), o) for pr, o in options(rules)]
+        self.cap = caps(rules)
+        self.memo: dict = {}
+        self._q: dict = {}
+        self._spends: dict = {}
+        self._lay: dict = {}
+        self._best: dict = {}
+        self._game = Game(rules, BuiltinPolicy(rules), max_states)
+        self._thresholds()
+
+    def _thresholds(self) -> None:
+        """The least base ability that wins each duel (per stance, over every template and adversary stance it
+        may draw), that reaches each mission's target, and the escape checks' targets (R-CAM-11)."""
+        r, p = self.r, self.r.p
+        self.penalised = any(int(p.mis_pen_ability[m]) >= 0 for m in range(p.M))
+        need = []
+        for s in range(3):
+            vals = set()
+            for k, tp in r.templates.items():
+                for s2 in range(3):
+                    b = self._least(lambda b, k=k, s2=s2, s=s: r.wins(_at(s, b), s, k, s2))
+                    if tp["probs"][s2] and b is not None:
+                        vals.add(b)
+            need.append(tuple(sorted(vals)))
+        self.duel_need = tuple(need)
+        self.mission_need = [self._least(lambda b, m=m: r.pc_value(_at(int(p.mis_stance[m]), b),
+                                                                  int(p.mis_stance[m]), None) >= int(p.mis_target[m]))
+                             or 0 for m in range(p.M)]
+        self.escape_levels = sorted({t + off for t in range(1, r.T + 1) for off in (r.offset[x] for x in r.rooms)})
+        # an unbeatable base: one stance winning every duel, every ability passing every escape check and mission
+        floor = max(self.escape_levels, default=0)
+        need = [floor] * 3
+        for m in range(p.M):
+            need[int(p.mis_stance[m])] = max(need[int(p.mis_stance[m])], self.mission_need[m])
+        self.perfect = [tuple(max(need[j], self.duel_need[s][-1] if j == s and self.duel_need[s] else 0)
+                              for j in range(3)) for s in range(3) if self._all_won(s)]
+        # the clip is sound while gp never falls (no negative gp per turn, no ability penalty lifted by gp)
+        self.gp_clip = bool(self.perfect) and r.gpt >= 0 and not self.penalised
+
+    def _all_won(self, s: int) -> bool:
+        """Whether some base wins every duel in stance s against every adversary stance with a chance."""
+        r = self.r
+        return all(self._least(lambda b, k=k, s2=s2: r.wins(_at(s, b), s, k, s2)) is not None
+                   for k, tp in r.templates.items() for s2 in range(3) if tp["probs"][s2])
+
+    def g_star(self, base) -> int:
+        """The gp that makes ``base`` unbeatable (see :meth:`_thresholds`) at the least cost."""
+        return min(sum(max(n - b, 0) for n, b in zip(need, base, strict=True)) for need in self.perfect)
+
+    @staticmethod
+    def _least(ok) -> int | None:
+        """The least base in 0..10,000 for which ``ok`` holds (values grow with the base), None if none."""
+        lo, hi = 0, 10_000
+        if not ok(hi):
+            return None
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if ok(mid):
+                hi = mid
+            else:
+                lo = mid + 1
+        return lo
+
+    def clip(self, base) -> tuple:
+        return tuple(min(b, c) for b, c in zip(base, self.cap, strict=True))
+
+    def layouts(self, t: int):
+        if t not in self._lay:
+            self._lay[t] = self._game.layouts(t)
+        return self._lay[t]
+
+    # --------------------------------------------------------------------- values
+    def value(self, t: int, state) -> float:
+        """The best clear probability of the PC in ``state`` at the start of turn t (R-CAM-5: free after turn T
+        clears, captured does not)."""
+        captured, vit, gp, base, room = state
+        if t > self.r.T:
+            return 0.0 if captured else 1.0
+        if self.gp_clip and gp > 0:  # more gp than it takes to become unbeatable is worth no more
+            state = (captured, vit, min(gp, self.g_star(base)), base, room)
+        key = (t, state)  # bases are clipped to the caps from the first state on (spending stops there)
+        v = self.memo.get(key)
+        if v is None:
+            if len(self.memo) >= self.max_states:
+                raise CampusExactRefused(
+                    f"optimal play refused in turn {t}: the state budget binds: more than {self.max_states:,} "
+                    f"(turn, state) pairs (budget --max-states {self.max_states:,}); raise --max-states or use "
+                    "Monte Carlo of the built-in policies (python -m sim run)", binds="states", flag="--max-states",
+                    estimate=len(self.memo))
+            v = self.memo[key] = self._value(t, state)
+        return v
+
+    def _value(self, t: int, state) -> float:
+        if state[0]:
+            return self.worth(t, self.turn.captive(t, state))
+        lay, at = self.layouts(t)
+        total = 0.0
+        for po, opts in self.opts:
+            if self.r.ears:
+                total += po * sum(pl * self.best(t, state, opts, layout, at)[0] for pl, layout in lay)
+            else:
+                total += po * self.best(t, state, opts, None, at)[0]
+        return total
+
+    def q(self, t: int, vit: int, gp: int, base, dest: int, s: int, here: tuple) -> float:
+        """The value of the rest of a free turn once declared (destination, spending, stance) and of what follows."""
+        key = (t, vit, gp, base, dest, s, here)
+        v = self._q.get(key)
+        if v is None:
+            v = self._q[key] = self.worth(t, self.turn.free(t, vit, gp, base, dest, s, here, self.r.ears))
+        return v
+
+    def worth(self, t: int, branches) -> float:
+        out = 0.0
+        for pr, outcome, _, _ in branches:
+            if outcome[0] == "end":
+                out += pr * (outcome[1] == CLEARED)
+            else:
+                out += pr * self.value(t + 1, outcome[1])
+        return out
+
+    def spends(self, t: int, gp: int, base, dest: int, s: int) -> list[tuple[int, tuple]]:
+        """The growth spendings (R-CAM-5 step 3) that can be best in turn t at ``dest`` in stance s: every
+        spending is matched, at no more cost, by one that raises the stance's ability to one of its duel
+        thresholds (the least base that beats an adversary stance), the mission stances to their targets at
+        ``dest``, and all three abilities to a floor that passes an escape check of a later turn, the rest of the
+        gp kept: such a spending gives the same outcome in every duel and mission of this turn and every escape
+        check while captured, and the kept gp can still buy the rest at the start of the next free turn. With
+        ability penalties from missions (which shift the thresholds) every split up to the caps is tried."""
+        if gp <= 0:
+            return [(gp, base)]
+        if self.penalised:
+            return self.splits(gp, base)
+        key = (t, gp, base, dest, s)
+        hit = self._spends.get(key)
+        if hit is None:
+            hit = self._spends[key] = self._spends_of(t, gp, base, dest, s)
+        return hit
+
+    def _spends_of(self, t: int, gp: int, base, dest: int, s: int) -> list[tuple[int, tuple]]:
+        p = self.r.p
+        missions = [(int(p.mis_stance[m]), self.mission_need[m]) for m in range(p.M)
+                    if int(p.mis_loc[m]) == dest and p.mis_first[m] <= t <= p.mis_last[m]]
+        floors = [0] + [lv for lv in self.escape_levels if t < lv]
+        out: dict[tuple, int] = {}
+        for lv in floors:
+            for need in (0,) + self.duel_need[s]:
+                for chosen in itertools.product((False, True), repeat=len(missions)):  # each target or not
+                    b = [max(x, lv) for x in base]
+                    b[s] = max(b[s], need)
+                    for (ms, mneed), take in zip(missions, chosen, strict=True):
+                        if take:
+                            b[ms] = max(b[ms], mneed)
+                    cost = sum(b) - sum(base)
+                    if cost <= gp:
+                        out[tuple(b)] = gp - cost
+        return [(g, b) for b, g in out.items()]
+
+    def splits(self, gp: int, base) -> list[tuple[int, tuple]]:
+        """Every growth spending (R-CAM-5 step 3): x, y, z gp to fight, flee, hide, x + y + z <= gp, none beyond
+        the caps; gp <= 0: nothing to spend."""
+        if gp <= 0:
+            return [(gp, base)]
+        room = [max(c - b, 0) for b, c in zip(base, self.cap, strict=True)]
+        out = []
+        for x in range(min(gp, room[0]) + 1):
+            for y in range(min(gp - x, room[1]) + 1):
+                for z in range(min(gp - x - y, room[2]) + 1):
+                    out.append((gp - x - y - z, (base[0] + x, base[1] + y, base[2] + z)))
+        return out
+
+    def best(self, t: int, state, opts, layout, at) -> tuple[float, int, int, tuple, int]:
+        """(value, destination, gp, base, stance) of the best declaration given what the PC sees."""
+        top = None
+        for dest in opts:  # the best at each destination is shared by every option set that offers it
+            here = self.best_at(t, state, dest, layout[dest] if layout is not None else None, at)
+            if top is None or here[0] > top[0] + 1e-12:
+                top = here
+        return top
+
+    def best_at(self, t: int, state, dest: int, seen, at) -> tuple[float, int, int, tuple, int]:
+        """The best declaration going to ``dest``; ``seen``: the templates placed there (early ears) or None."""
+        key = (t, state, dest, seen)
+        hit = self._best.get(key)
+        if hit is not None:
+            return hit
+        _, vit, gp, base, _ = state
+        heres = [(1.0, seen)] if seen is not None else at[dest]
+        top = None
+        for s in range(3):
+            for g, b in self.spends(t, gp, base, dest, s):
+                v = sum(ph * self.q(t, vit, g, b, dest, s, here) for ph, here in heres)
+                if top is None or v > top[0] + 1e-12:
+                    top = (v, dest, g, b, s)
+        self._best[key] = top
+        return top
+
+    # --------------------------------------------------------------------- the table as a policy
+    def free_branches(self, t: int, state, opts_dist, lay, at) -> list:
+        """The branches of the solved declaration (for :class:`sim.campus.exact.Game`: the exact summary of
+        optimal play)."""
+        state = (state[0], state[1], state[2], self.clip(state[3]), state[4])
+        out = []
+        for po, opts in opts_dist:
+            views = [(pl, layout) for pl, layout in lay] if self.r.ears else [(1.0, None)]
+            for pl, layout in views:
+                _, dest, g, b, s = self.best(t, state, opts, layout, at)
+                heres = [(1.0, layout[dest])] if layout is not None else at[dest]
+                for ph, here in heres:
+                    w = po * pl * ph
+                    out += [(w * q, o, c, d) for q, o, c, d in self.turn.free(t, state[1], g, b, dest, s, here,
+                                                                              self.r.ears)]
+        return out
+
+
+def solve(scenario, max_states: int | None = None) -> tuple[OptimalPolicy, float, float]:
+    """The solved table, the optimal clear rate and the CPU seconds it took."""
+    start = time.process_time()
+    p = compile_params(scenario)
+    why = refusal(p)
+    if why is not None:
+        raise why
+    r = Rules(p)
+    pol = OptimalPolicy(r, Turn(r), max_states or DEFAULT_MAX_STATES)
+    v = pol.value(1, (False, r.vit0, 0, pol.clip(r.base0), -1))
+    return pol, v, time.process_time() - start
+
+
+def describe(r: Rules, decision) -> str:
+    _, dest, g, b, s = decision
+    return (f"go to {r.p.loc_names[dest]}, abilities fight {b[0]} / flee {b[1]} / hide {b[2]} (gp left {g}), "
+            f"stance {STANCES[s]}")
+
+
+def policy_variants(scenario) -> list[tuple[str, object]]:
+    """The scenario's own policy, then each built-in choice of one policy key changed from it (R-CAM-40)."""
+    pol = scenario.policy
+    out = [("scenario policy", scenario)]
+    for key, values in (("move", ("random", "avoid")), ("stance", ("random", "best", "counter", "equilibrium")),
+                        ("growth", ("none", "lowest", "best"))):
+        for v in values:
+            if getattr(pol, key) != v:
+                out.append((f"{key} = {v}", scenario.model_copy(update={"policy": pol.model_copy(update={key: v})})))
+    return out
+
+
+def compare(scenario, objective: str | None = None, max_states: int | None = None,
+            max_branches: int | None = None) -> dict:
+    """The optimal clear rate beside the exact clear rate of the scenario's policy and of each built-in policy
+    one key away from it, with the gap in points ("the built-in policy leaves X points")."""
+    from sim.campus.exact import exact
+
+    parse_objective(objective)
+    pol, best, cpu = solve(scenario, max_states)
+    r = pol.r
+    start = (False, r.vit0, 0, pol.clip(r.base0), -1)
+    lay, at = pol.layouts(1)
+    if r.ears:
+        first = ["(turn 1 depends on the placements seen with early ears)"]
+    else:  # turn 1, for each set of options the preview may offer (R-CAM-50)
+        first = [f"offered {', '.join(r.p.loc_names[x] for x in o)}: {describe(r, pol.best(1, start, o, None, at))}"
+                 for _, o in pol.opts[:3]]
+    policies = []
+    for name, variant in policy_variants(scenario):
+        e = exact(variant, max_states=max_states or DEFAULT_MAX_STATES, max_branches=max_branches)
+        policies.append({"policy": name, "value": e["clear_rate"], "gap_points": 100.0 * (best - e["clear_rate"])})
+    return {
+        "scenario": scenario.name, "kind": "campus", "objective": "clear_rate", "optimal_value": best,
+        "first_actions": first, "policies": policies,
+        "engine": {"states": len(pol.memo), "branches": sum(len(v) for v in pol.turn._free.values()),
+                   "seconds": round(cpu, 4)},
+        "characters": list(r.p.pc_names),
+    }
+
+
+def optimal_exact(scenario, max_states: int | None = None) -> dict:
+    from sim.campus.exact import exact
+
+    return exact(scenario, max_states=max_states or DEFAULT_MAX_STATES, policy="optimal")
+
+
+def console_lines(result: dict) -> list[str]:
+    lines = [f"{result['scenario']}: optimal clear rate {100 * result['optimal_value']:.2f}%",
+             "optimal first turn: " + "; ".join(result["first_actions"])]
+    for row in result["policies"]:
+        lines.append(f"  {row['policy']:<22} {100 * row['value']:6.2f}%  leaves {row['gap_points']:.2f} points")
+    eng = result["engine"]
+    lines.append(f"({eng['states']:,} states, {eng['branches']:,} branches, {eng['seconds']:.2f} s CPU)")
+    return lines
+
+
+def write_optimal_report(scenario, result: dict, out_dir) -> list:
+    """``optimal.json`` and ``optimal.html`` into ``out_dir``."""
+    from pathlib import Path
+
+    from sim.report import answer, atomic_write_text, section, summary_json, table, write_html
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(out / "optimal.json", summary_json(result))
+    head = [f"With optimal play the clear rate is {100 * result['optimal_value']:.2f}%.",
+            "Optimal first turn: " + "; ".join(result["first_actions"]) + "."]
+    head += [f"{row['policy']} leaves {row['gap_points']:.2f} points." for row in result["policies"]]
+    rows = [["optimal", f"{100 * result['optimal_value']:.2f}%", "0.00 pp"]]
+    rows += [[row["policy"], f"{100 * row['value']:.2f}%", f"{row['gap_points']:.2f} pp"] for row in result["policies"]]
+    sections = [answer("How much of this game's difficulty is the policy (clear rate)?", head),
+                section("Optimal clear rate beside the built-in policies", table(["policy", "clear rate",
+                                                                                   "gap to optimal"], rows))]
+    page = write_html(out / "optimal.html", f"Optimal play — {scenario.name or scenario.slug}", sections,
+                      {"kind": "campus", "policy": "optimal"})
+    return [out / "optimal.json", page]
+
+
+__all__ = ["OBJECTIVES", "CAPTURED", "OptimalPolicy", "compare", "console_lines", "optimal_exact",
+           "parse_objective", "solve", "write_optimal_report"]
