@@ -307,6 +307,8 @@ def _cmd_run(args) -> int:
                     header, rows, [f"report: {out}/report.html"])
     if not args.quiet:
         _print_precision(s)
+    for note in result.notes:  # why the exact column is missing (a budget refused it), one line each
+        print(f"note: {note}", file=sys.stderr)
     return 0
 
 
