@@ -115,7 +115,7 @@ def test_wide_stimulus_on_a_large_pool_without_recoveries_is_counted_before_the_
 
 
 def test_the_shipped_restraint_examples_stay_far_inside_the_work_budget(examples):
-    for name, path in examples.items():
+    for path in examples.values():
         scenario = sim.load_scenario(path)
         if scenario.kind == "restraint":
             sim.exact(scenario)  # raises ExactWorkExceeded if the budget were too tight
