@@ -342,8 +342,13 @@ def _with_policy(args, scenario):
 
 
 def _check_backend(args) -> None:
+    """``--backend dask``: the address parsed and the scheduler greeted (one deadline) before anything is written."""
     if getattr(args, "backend", "local") == "dask" and not args.scheduler:
         raise SimError("--backend dask needs --scheduler ADDRESS (e.g. tcp://127.0.0.1:8786)")
+    if getattr(args, "backend", "local") == "dask":
+        from sim.batch import check_scheduler
+
+        args.scheduler = check_scheduler(args.scheduler)
 
 
 def _pipeline_options(args) -> dict:
