@@ -431,8 +431,8 @@ def check_scheduler(address: str) -> str:
         info = asyncio.run(asyncio.wait_for(identity(), DASK_HANDSHAKE_SECONDS))
     except TimeoutError:
         raise SimError(f"--scheduler: no Dask scheduler answered at {address} within {DASK_HANDSHAKE_SECONDS:.0f} s "
-                       "(nothing listens there, or another service does: a scheduler listens on 8786 by default, its dashboard on "
-                       "8787)") from None
+                       "(nothing listens there, or another service does: a scheduler listens on 8786 by default, "
+                       "its dashboard on 8787)") from None
     except Exception as exc:  # every failure of the connection is one line
         from sim.errors import one_line
 

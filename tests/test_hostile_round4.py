@@ -12,7 +12,6 @@ from contextlib import contextmanager
 import pytest
 
 import sim.batch
-from sim.cli import main
 
 # --------------------------------------------------------------------------------------------
 # item 4: --scheduler
