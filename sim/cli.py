@@ -19,7 +19,7 @@ import math
 import sys
 from pathlib import Path
 
-from sim.errors import SimError
+from sim.errors import SimError, shown
 
 EXIT_INVALID = 2
 
@@ -210,7 +210,7 @@ def _progress(args, label: str):
         return None
 
     def report(i, total, what):
-        print(f"{label} {i}/{total}: {what}", file=sys.stderr)
+        print(shown(f"{label} {i}/{total}: {what}"), file=sys.stderr)
 
     return report
 
@@ -236,7 +236,11 @@ def _owned(folder: Path | None, command: str):
 
 
 def _rows_table(title: str | None, header: list[str], rows: list[list[str]], footer: list[str] = ()) -> None:
-    """A small table on stdout: rich on a terminal, aligned plain text otherwise (pipes, files, tests)."""
+    """A small table on stdout: rich on a terminal, aligned plain text otherwise (pipes, files, tests). Every cell
+    is shown with control characters escaped (names and paths come from file names)."""
+    title = None if title is None else shown(title)
+    rows = [[shown(c) for c in r] for r in rows]
+    footer = [shown(line) for line in footer]
     try:  # rich is optional (the package alone installs no rich): plain text without it
         from rich.console import Console
         from rich.table import Table
@@ -308,7 +312,7 @@ def _cmd_run(args) -> int:
     if not args.quiet:
         _print_precision(s)
     for note in result.notes:  # why the exact column is missing (a budget refused it), one line each
-        print(f"note: {note}", file=sys.stderr)
+        print(f"note: {shown(note)}", file=sys.stderr)
     return 0
 
 
@@ -411,7 +415,7 @@ def _cmd_run_batch(args) -> int:
                             "report": f"{folder.name}/report.html", "summary": result.summary,
                             "exact": result.exact})
             if not args.quiet:
-                print(f"{scenario.source}: wrote {folder}/report.html", file=sys.stderr)
+                print(shown(f"{scenario.source}: wrote {folder}/report.html"), file=sys.stderr)
                 _print_precision(result.summary)
         write_index(entries, base)
     if args.json:
@@ -492,7 +496,7 @@ def _cmd_optimal(args) -> int:
         return 0
     print("\n".join(console_lines(result)))
     if args.out:
-        print(f"wrote {args.out}/optimal.json and optimal.html")
+        print(shown(f"wrote {args.out}/optimal.json and optimal.html"))
     return 0
 
 
@@ -502,7 +506,7 @@ def _cmd_validate(args) -> int:
 
     for path in scenario_files(args.scenarios):
         scenario = sim.load_scenario(path)
-        print(f"{path}: ok ({scenario.kind}, {scenario.name or scenario.slug})")
+        print(shown(f"{path}: ok ({scenario.kind}, {scenario.name or scenario.slug})"))
     return 0
 
 
@@ -522,7 +526,7 @@ def _cmd_sweep(args) -> int:
         write_sweep(df, out, scenario)
     if not args.quiet:
         _print_sweep(df, scenario)
-        print(f"wrote {out}/sweep.csv and {out}/report.html", file=sys.stderr)
+        print(shown(f"wrote {out}/sweep.csv and {out}/report.html"), file=sys.stderr)
     return 0
 
 
@@ -566,10 +570,10 @@ def _cmd_tune(args) -> int:
     else:
         _print_tune(data)
     if not data.get("bracketed", True):
-        print(f"warning: {scenario.source}: {data['metric']} does not reach {args.target} for {args.param} in "
+        print(shown(f"warning: {scenario.source}: {data['metric']} does not reach {args.target} for {args.param} in "
               f"[{data.get('lo')}, {data.get('hi')}] (it spans {_span(data)}; open ends were widened as far as "
               "the key's valid range allows); the value printed is the closest. Give other --lo/--hi or choose "
-              "another parameter.", file=sys.stderr)
+              "another parameter."), file=sys.stderr)
         return 1
     return 0
 
@@ -605,7 +609,7 @@ def _cmd_sensitivity(args) -> int:
           "(largest of down and up first):")
     print(format_table(df))
     if not args.quiet:
-        print(f"wrote {out}/sensitivity.csv and {out}/report.html", file=sys.stderr)
+        print(shown(f"wrote {out}/sensitivity.csv and {out}/report.html"), file=sys.stderr)
     return 0
 
 
@@ -707,7 +711,7 @@ def main(argv: list[str] | None = None) -> int:
         return COMMANDS[args.command](args)
     except SimError as exc:
         for line in getattr(exc, "lines", None) or [str(exc)]:  # a file's every error, one line each
-            print(f"error: {line}", file=sys.stderr)
+            print(f"error: {shown(line)}", file=sys.stderr)
         return EXIT_INVALID
     except OSError as exc:  # a file system fault (full disk, permissions, ...): one line, no traceback
         from sim.errors import one_line

@@ -91,3 +91,41 @@ def test_scheduler_addresses_that_parse():
     assert sim.batch.parse_scheduler("127.0.0.1:8786") == "tcp://127.0.0.1:8786"
     assert sim.batch.parse_scheduler("TCP://dask-head.local:8786") == "tcp://dask-head.local:8786"
     assert sim.batch.parse_scheduler("tcp://[::1]:8786") == "tcp://[::1]:8786"
+
+
+# --------------------------------------------------------------------------------------------
+# item 5: file names with terminal escape sequences
+
+HOSTILE_NAME = "a\x1b]0;pwned\x07\x9bb"  # OSC "set title", BEL, C1 CSI
+
+
+def _hostile_folder(tmp_path, examples):
+    folder = tmp_path / f"shared{HOSTILE_NAME}"
+    folder.mkdir()
+    text = examples["restraint/flank_penalty"].read_text()
+    (folder / f"{HOSTILE_NAME}.toml").write_text(text.replace('name = "', 'name = "" # "', 1))
+    return folder
+
+
+def _raw_control(text: str) -> bool:
+    return any(ch in text for ch in "\x1b\x07\x9b")
+
+
+def test_validate_and_run_of_a_folder_escape_every_printed_path(cli, examples, scratch, tmp_path):
+    folder = _hostile_folder(tmp_path, examples)
+    res = cli("validate", folder)
+    assert res.code == 0 and not _raw_control(res.out + res.err) and "\\x1b]0;pwned\\x07" in res.out
+    res = cli("run", folder, "--runs", 50, "--out", scratch)
+    assert res.code == 0, res.err
+    assert not _raw_control(res.out + res.err) and "\\x1b" in res.err
+
+
+def test_single_file_commands_and_refusals_escape_paths(cli, examples, scratch, tmp_path):
+    folder = _hostile_folder(tmp_path, examples)
+    res = cli("run", folder / f"{HOSTILE_NAME}.toml", "--runs", 50, "--out", scratch)
+    assert res.code == 0 and not _raw_control(res.out + res.err)
+    res = cli("sweep", folder, "--param", "run.rounds=1:2:1")  # a folder: refused, naming it
+    assert res.code == 2 and not _raw_control(res.err) and "is a folder" in res.err
+    (folder / "bad.toml").write_text('kind = "restraint"\n')
+    res = cli("validate", folder)
+    assert res.code == 2 and not _raw_control(res.out + res.err)

@@ -68,7 +68,9 @@ def cmd_studio(args) -> int:
     from sim.studio.security import new_token
 
     token = new_token()  # required by every page and websocket request (sim/studio/security.py)
-    print(f"studio for {scenario.source}: http://{args.address}:{args.port}/studio?token={token} "
-          "(open this link; Ctrl-C to stop)", file=sys.stderr, flush=True)
+    from sim.errors import shown
+
+    print(shown(f"studio for {scenario.source}: http://{args.address}:{args.port}/studio?token={token} "
+                "(open this link; Ctrl-C to stop)"), file=sys.stderr, flush=True)
     serve(scenario, port=args.port, address=args.address, show=not args.no_browser, out_dir=args.out, token=token)
     return 0
