@@ -45,8 +45,20 @@ def _checked(parse, unparsed: str, valid, invalid: str):
     return convert
 
 
-_positive_int = _checked(int, "an integer", lambda v: v >= 1, "an integer >= 1")
-_seed = _checked(int, "an integer seed", lambda v: v >= 0, "a seed >= 0")
+def _int(text: str) -> int:
+    """An integer argument bounded at :data:`sim.limits.MAX_ARGUMENT_INT` (a 400-digit number: one line)."""
+    from sim.limits import bounded_int
+
+    try:
+        return bounded_int(text)
+    except ValueError as exc:
+        if "2^63" in str(exc):
+            raise argparse.ArgumentTypeError(str(exc)) from None
+        raise
+
+
+_positive_int = _checked(_int, "an integer", lambda v: v >= 1, "an integer >= 1")
+_seed = _checked(_int, "an integer seed", lambda v: v >= 0, "a seed >= 0")
 _positive_float = _checked(float, "a number", lambda v: math.isfinite(v) and v > 0, "a number > 0")
 _finite_float = _checked(float, "a number", math.isfinite, "a finite number")
 _jobs = _checked(int, "an integer", lambda v: v == -1 or v >= 1, "-1 or an integer >= 1")
@@ -704,11 +716,61 @@ def _check_limits(args) -> None:
     check_runs(getattr(args, "max_runs", None), "--max-runs")
 
 
+def _opt_in_hint(args):
+    """A command without ``--allow-code`` refuses a scenario's code policy by saying what it takes instead."""
+    import contextlib
+
+    if hasattr(args, "allow_code"):
+        return contextlib.nullcontext()
+    from sim.escape.model import BUILTIN_POLICIES
+    from sim.escape.policy import OPT_IN_HINT
+
+    @contextlib.contextmanager
+    def hinted():
+        token = OPT_IN_HINT.set(f"{args.command} runs the built-in policies only ({', '.join(BUILTIN_POLICIES)}) "
+                                "and takes no --allow-code: name a built-in policy in the file, or use run, tune "
+                                "or compare with --allow-code")
+        try:
+            yield
+        finally:
+            OPT_IN_HINT.reset(token)
+
+    return hinted()
+
+
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM, handled as Ctrl-C is: the command stops where it is, its --jobs workers with it (issue 45)."""
+
+
+def _sigterm_as_interrupt():
+    """While a command runs in the main thread, SIGTERM raises :class:`_Terminated`; the handler before is restored."""
+    import contextlib
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return contextlib.nullcontext()
+
+    def stop(signum, frame):
+        raise _Terminated
+
+    @contextlib.contextmanager
+    def installed():
+        before = signal.signal(signal.SIGTERM, stop)
+        try:
+            yield
+        finally:
+            signal.signal(signal.SIGTERM, before)
+
+    return installed()
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         _check_limits(args)
-        return COMMANDS[args.command](args)
+        with _opt_in_hint(args), _sigterm_as_interrupt():
+            return COMMANDS[args.command](args)
     except SimError as exc:
         for line in getattr(exc, "lines", None) or [str(exc)]:  # a file's every error, one line each
             print(f"error: {shown(line)}", file=sys.stderr)
@@ -719,6 +781,9 @@ def main(argv: list[str] | None = None) -> int:
         where = f"{exc.filename}: " if exc.filename else ""
         print(f"error: {one_line(where + (exc.strerror or str(exc)))}", file=sys.stderr)
         return EXIT_INVALID
+    except _Terminated:
+        print("terminated", file=sys.stderr)
+        return 143  # 128 + SIGTERM, as the shell reports a command SIGTERM ended
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130

@@ -23,6 +23,8 @@ MAX_NAME_CHARS = 100  # a scenario's name
 MAX_EXACT_DICE_FACES = 2_000  # exact analysis: Σ count × sides of one dice expression (20d100, 2d1000)
 MAX_STATES = 1_000_000  # --max-states (escape exact analysis)
 JOBS_PER_CORE = 4  # --jobs at most this many per core of the machine
+MAX_PROBLEMS = 20  # problems of one file printed (in file order), then one line saying how many more
+MAX_ARGUMENT_INT = 2**63 - 1  # any integer given on the command line (a seed, a sweep's range, tune --lo/--hi)
 
 #: keys whose text may hold line breaks and tabs (no other control character anywhere)
 FREE_TEXT_KEYS = ("description",)
@@ -33,6 +35,16 @@ _CONTROL_EXCEPT_LINES = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 def max_jobs() -> int:
     """The largest ``--jobs`` this machine accepts: :data:`JOBS_PER_CORE` per core."""
     return JOBS_PER_CORE * (os.cpu_count() or 1)
+
+
+def bounded_int(text: str) -> int:
+    """An integer argument, refused (ValueError, with the reason) beyond :data:`MAX_ARGUMENT_INT` in magnitude before
+    anything converts it to a float or a machine integer; a longer digit string is not even converted."""
+    digits = text.strip().lstrip("+-").lstrip("0")
+    if len(digits) > len(str(MAX_ARGUMENT_INT)) or abs(value := int(text)) > MAX_ARGUMENT_INT:
+        raise ValueError(f"expected an integer of magnitude at most 2^63 - 1 ({MAX_ARGUMENT_INT:,}); given a "
+                         f"{len(digits)}-digit number")
+    return value
 
 
 def check_jobs(jobs: int | None) -> None:
