@@ -299,9 +299,9 @@ def test_sigterm_ends_the_jobs_worker_processes(tmp_path, examples):
     proc = subprocess.Popen([sys.executable, "-m", "sim", "run", str(path), "--allow-code", "--runs", "5000000",
                              "--jobs", "2", "--quiet", "--out", str(tmp_path / "out")], cwd=ROOT,
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    workers: set[int] = set()
     try:
         deadline = time.monotonic() + 240
-        workers: set[int] = set()
         while time.monotonic() < deadline and len(workers) < 2:
             time.sleep(0.5)
             workers = _children(proc.pid)
@@ -318,8 +318,9 @@ def test_sigterm_ends_the_jobs_worker_processes(tmp_path, examples):
     finally:
         if proc.poll() is None:
             proc.kill()
-        for p in _children(proc.pid):
-            os.kill(p, signal.SIGKILL)
+        for p in workers | _children(proc.pid):  # never leave a worker behind, even when the test fails
+            if _alive(p):
+                os.kill(p, signal.SIGKILL)
 
 
 # --------------------------------------------------------------------------------------------
