@@ -168,7 +168,7 @@ def _n(x: int) -> str:
 
 def _input_limits() -> list[tuple[str, str, str]]:
     """The limits of a scenario file, a run and a dice expression, whatever the kind."""
-    from sim.batch import CHUNK_RUNS, MAX_CHUNK_BYTES, MAX_RUNS
+    from sim.batch import CHUNK_RUNS, DASK_HANDSHAKE_SECONDS, MAX_CHUNK_BYTES, MAX_RUNS
     from sim.dice import MAX_CONSTANT, MAX_DICE_COUNT, MAX_DIE_SIDES
 
     n = _n
@@ -196,6 +196,12 @@ def _input_limits() -> list[tuple[str, str, str]]:
         ("dice for exact analysis", f"Σ count × sides at most {n(MAX_EXACT_DICE_FACES)} per expression "
          "(20d100, 2d1000); beyond it exact analysis is refused and Monte Carlo still runs",
          "`sim.limits.MAX_EXACT_DICE_FACES`"),
+        ("problems printed per file", f"the first {MAX_PROBLEMS} in file order, then one line saying how many more "
+         "(key positions are found in one pass)", "`sim.limits.MAX_PROBLEMS`"),
+        ("integers on the command line", "magnitude at most 2^63 − 1 (a longer digit string is refused before it "
+         "is converted)", "`--seed`, `--runs`, `sweep --param`, `tune --lo/--hi`, ..."),
+        ("Dask scheduler", f"`tcp://` or `tls://` (with certificates), host, port 1 .. 65,535; one handshake "
+         f"deadline of {DASK_HANDSHAKE_SECONDS:.0f} s before anything is written", "`--scheduler`"),
     ]
 
 
@@ -204,6 +210,7 @@ def _kind_limits() -> list[tuple[str, str, str]]:
     import importlib
 
     from sim.campus import model as campus
+    from sim.designer import fit
     from sim.designer.params import MAX_GRID_POINTS
     from sim.designer.sweep import MAX_POINTS
     from sim.designer.tune import MAX_EVALUATIONS
@@ -227,8 +234,11 @@ def _kind_limits() -> list[tuple[str, str, str]]:
          "every state counts)", "`python -m sim optimal --max-states/--max-branches`"),
         ("restraint rounds", f"1 .. {n(restraint.MAX_ROUNDS)}; party for the composure table 0 .. "
          f"{restraint.MAX_PARTY}", "`run.rounds`, `composure.party`"),
-        ("restraint exact analysis", f"at most {n(restraint_exact.MAX_EXACT_STATES)} duel states",
-         "`sim.exact`"),
+        ("restraint exact analysis", f"at most {n(restraint_exact.MAX_EXACT_STATES)} duel states and "
+         f"{n(restraint_exact.MAX_EXACT_WORK)} steps (one duel or composure state meeting one stimulus outcome in "
+         "one round), projected over the rounds to come and refused as soon as the projection exceeds it (a few "
+         "seconds at most); beside `run` the exact column is skipped with one line saying why",
+         "`sim.restraint.exact.MAX_EXACT_WORK`"),
         ("campus turns", f"1 .. {n(campus.MAX_TURNS)}", "`rules.turns`"),
         ("campus party / locations / spawn entries", f"{campus.MAX_PARTY} / {campus.MAX_LOCATIONS} / "
          f"{campus.MAX_SPAWN_SLOTS}", "`party`, `locations`, `spawns`"),
@@ -237,6 +247,9 @@ def _kind_limits() -> list[tuple[str, str, str]]:
         ("sweep grid", f"at most {n(MAX_POINTS)} points in all, {n(MAX_GRID_POINTS)} values per parameter",
          "`sweep --param`"),
         ("tune evaluations", f"at most {MAX_EVALUATIONS}", "`sim.designer.tune.MAX_EVALUATIONS`"),
+        ("fit search space", f"{fit.MAX_PARAMS} parameters of at most 1,001 values each; `method = \"exhaustive\"` "
+         f"at most {n(fit.MAX_EXHAUSTIVE_EVALUATIONS)} evaluations (feasible points × target scenarios), counted "
+         "before any point is built", "`fit.method`, `sim.designer.fit.MAX_EXHAUSTIVE_EVALUATIONS`"),
     ]
 
 
