@@ -672,6 +672,8 @@ def execution(backend: str = "local", scheduler: str | None = None, store: Chunk
         raise SimError(f"--backend: expected one of {', '.join(BACKENDS)}; given {backend!r}")
     if backend == "dask" and not scheduler:
         raise SimError("--backend dask needs --scheduler ADDRESS (e.g. tcp://127.0.0.1:8786)")
+    if scheduler is not None:
+        scheduler = parse_scheduler(scheduler)
     token = _EXECUTION.set(Execution(backend, scheduler, store, progress, allow_code))
     try:
         yield
@@ -685,16 +687,89 @@ def _run_tasks(fn: Callable[..., Any], params: Any, seed: int, task: list[Chunk]
     return [fn(params, c.n_runs, c.generator(seed)) for c in task]
 
 
+#: seconds for the whole handshake with a Dask scheduler (connect, greet, ask its identity); a service that is not
+#: a Dask scheduler (its dashboard's port 8787 for 8786) is refused after this long instead of hanging
+DASK_HANDSHAKE_SECONDS = 10.0
+SCHEDULER_SCHEMES = ("tcp", "tls")
+_HOST_LABEL = re.compile(r"(?!-)[A-Za-z0-9-]{1,63}(?<!-)")
+_ADDRESS = re.compile(r"(?:(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*)://)?(?P<host>\[[0-9A-Fa-f:.]+\]|[^:/\[\]]+):(?P<port>[0-9]+)")
+
+
+def parse_scheduler(address: str) -> str:
+    """The Dask scheduler address ``address`` as ``SCHEME://HOST:PORT`` (``HOST:PORT`` means tcp), checked before
+    anything is created or connected: scheme tcp or tls (tls with certificates in Dask's configuration), a host name,
+    an IPv4 address or a bracketed IPv6 address, a port 1..65535. Anything else: one line (SimError)."""
+    from sim.errors import one_line
+
+    given = one_line(repr(address), 120)
+    m = _ADDRESS.fullmatch(address.strip()) if len(address) <= 300 else None
+    if m is None:
+        raise SimError(f"--scheduler: expected an address such as tcp://127.0.0.1:8786 (SCHEME://HOST:PORT), got "
+                       f"{given}")
+    scheme, host, port = (m["scheme"] or "tcp").lower(), m["host"], int(m["port"])
+    if scheme not in SCHEDULER_SCHEMES:
+        raise SimError(f"--scheduler: expected the scheme tcp:// or tls://, got {given}")
+    if not 1 <= port <= 65535:
+        raise SimError(f"--scheduler: expected a port 1..65535, got {given}")
+    if not host.startswith("[") and (len(host) > 253 or not all(_HOST_LABEL.fullmatch(x) for x in host.split("."))):
+        raise SimError(f"--scheduler: expected a host name (letters, digits, hyphens; labels of at most 63, in all "
+                       f"at most 253 characters), an IPv4 address or [IPv6], got {given}")
+    if scheme == "tls":
+        import dask
+
+        if not (dask.config.get("distributed.comm.tls.ca-file", None)
+                and dask.config.get("distributed.comm.tls.client.cert", None)):
+            raise SimError("--scheduler: tls:// needs certificates in Dask's configuration "
+                           "(distributed.comm.tls.ca-file and distributed.comm.tls.client.cert); none are set")
+    return f"{scheme}://{host}:{port}"
+
+
+def check_scheduler(address: str) -> str:
+    """:func:`parse_scheduler`, then one handshake with the scheduler under a single deadline
+    (:data:`DASK_HANDSHAKE_SECONDS`): the parsed address, or one line (SimError) for every failure, before any
+    output folder is made."""
+    address = parse_scheduler(address)
+    try:
+        import asyncio
+
+        from distributed.core import rpc
+        from distributed.security import Security
+    except ImportError:
+        raise SimError("the dask backend needs the optional extra: pip install 'sim[dask]'") from None
+
+    async def identity():
+        async with rpc(address, connection_args=Security().get_connection_args("client")) as scheduler:
+            return await scheduler.identity()
+
+    try:
+        info = asyncio.run(asyncio.wait_for(identity(), DASK_HANDSHAKE_SECONDS))
+    except TimeoutError:
+        raise SimError(f"--scheduler: no Dask scheduler answered at {address} within {DASK_HANDSHAKE_SECONDS:.0f} s "
+                       "(nothing listens there, or another service does: a scheduler listens on 8786 by default, "
+                       "its dashboard on 8787)") from None
+    except Exception as exc:  # every failure of the connection is one line
+        from sim.errors import one_line
+
+        raise SimError(one_line(f"--scheduler: cannot reach the Dask scheduler at {address}: "
+                                f"{type(exc).__name__}: {exc}")) from None
+    if not isinstance(info, dict) or info.get("type") != "Scheduler":
+        raise SimError(f"--scheduler: the service at {address} is not a Dask scheduler")
+    return address
+
+
 @contextlib.contextmanager
 def _dask_client(address: str):
     try:
         from distributed import Client
     except ImportError:
         raise SimError("the dask backend needs the optional extra: pip install 'sim[dask]'") from None
+    address = check_scheduler(address)  # one deadline around the handshake; the Client then connects at once
     try:
-        client = Client(address, timeout=10)
-    except (OSError, TimeoutError) as exc:
-        raise SimError(f"--scheduler: cannot reach the Dask scheduler at {address!r}: {exc}") from None
+        client = Client(address, timeout=DASK_HANDSHAKE_SECONDS)
+    except Exception as exc:  # every failure of the connection is one line
+        from sim.errors import one_line
+
+        raise SimError(one_line(f"--scheduler: cannot reach the Dask scheduler at {address}: {exc}")) from None
     try:
         yield client
     finally:

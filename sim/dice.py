@@ -199,6 +199,13 @@ class DiceExpr:
         return self.text
 
 
+def field_problem(exc: ValueError) -> str:
+    """A scenario field's dice error saying once what was expected: "expected a dice expression such as '1d6+2';
+    unknown name 'true' in 'TRUE' (allowed: ...)"."""
+    reason = str(exc)
+    return reason if reason.startswith("expected") else f"expected a dice expression such as '1d6+2'; {reason}"
+
+
 def parse_dice(text: str, allowed_names: tuple[str, ...] = ()) -> DiceExpr:
     """Parse a dice expression with the project's small grammar (R-GEN-5, never eval).
 

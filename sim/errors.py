@@ -36,6 +36,12 @@ def one_line(text: str, limit: int = 500) -> str:
     return out if len(out) <= limit else out[: limit - 3] + "..."
 
 
+def shown(text: object) -> str:
+    """``text`` as the console prints it: every path and name (a shared folder's file name may hold a terminal escape
+    sequence) with control characters escaped as in error messages (:func:`one_line`), never cut."""
+    return one_line(str(text), limit=1_000_000)
+
+
 class PolicyError(SimError):
     """A custom policy returned an illegal action (R-ESC-6)."""
 

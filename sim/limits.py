@@ -24,6 +24,8 @@ MAX_EXACT_DICE_FACES = 2_000  # exact analysis: Σ count × sides of one dice ex
 MAX_STATES = 1_000_000  # --max-states (escape exact analysis)
 JOBS_PER_CORE = 4  # --jobs at most this many per core of the machine
 MAX_FOLDER_NAME_BYTES = 120  # a folder name the tool makes (reports/<name>/): file systems take 255 bytes
+MAX_PROBLEMS = 20  # problems of one file printed (in file order), then one line saying how many more
+MAX_ARGUMENT_INT = 2**63 - 1  # any integer given on the command line (a seed, a sweep's range, tune --lo/--hi)
 
 #: keys whose text may hold line breaks and tabs (no other control character anywhere)
 FREE_TEXT_KEYS = ("description",)
@@ -34,6 +36,16 @@ _CONTROL_EXCEPT_LINES = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 def max_jobs() -> int:
     """The largest ``--jobs`` this machine accepts: :data:`JOBS_PER_CORE` per core."""
     return JOBS_PER_CORE * (os.cpu_count() or 1)
+
+
+def bounded_int(text: str) -> int:
+    """An integer argument, refused (ValueError, with the reason) beyond :data:`MAX_ARGUMENT_INT` in magnitude before
+    anything converts it to a float or a machine integer; a longer digit string is not even converted."""
+    digits = text.strip().lstrip("+-").lstrip("0")
+    if len(digits) > len(str(MAX_ARGUMENT_INT)) or abs(value := int(text)) > MAX_ARGUMENT_INT:
+        raise ValueError(f"expected an integer of magnitude at most 2^63 - 1 ({MAX_ARGUMENT_INT:,}); given a "
+                         f"{len(digits)}-digit number")
+    return value
 
 
 def check_jobs(jobs: int | None) -> None:
@@ -214,7 +226,7 @@ def _n(x: int) -> str:
 
 def _input_limits() -> list[tuple[str, str, str]]:
     """The limits of a scenario file, a run and a dice expression, whatever the kind."""
-    from sim.batch import CHUNK_RUNS, MAX_CHUNK_BYTES, MAX_RUNS
+    from sim.batch import CHUNK_RUNS, DASK_HANDSHAKE_SECONDS, MAX_CHUNK_BYTES, MAX_RUNS
     from sim.dice import MAX_CONSTANT, MAX_DICE_COUNT, MAX_DIE_SIDES
 
     n = _n
@@ -245,6 +257,12 @@ def _input_limits() -> list[tuple[str, str, str]]:
         ("dice for exact analysis", f"Σ count × sides at most {n(MAX_EXACT_DICE_FACES)} per expression "
          "(20d100, 2d1000); beyond it exact analysis is refused and Monte Carlo still runs",
          "`sim.limits.MAX_EXACT_DICE_FACES`"),
+        ("problems printed per file", f"the first {MAX_PROBLEMS} in file order, then one line saying how many more "
+         "(key positions are found in one pass)", "`sim.limits.MAX_PROBLEMS`"),
+        ("integers on the command line", "magnitude at most 2^63 − 1 (a longer digit string is refused before it "
+         "is converted)", "`--seed`, `--runs`, `sweep --param`, `tune --lo/--hi`, ..."),
+        ("Dask scheduler", f"`tcp://` or `tls://` (with certificates), host, port 1 .. 65,535; one handshake "
+         f"deadline of {DASK_HANDSHAKE_SECONDS:.0f} s before anything is written", "`--scheduler`"),
     ]
 
 
@@ -253,6 +271,7 @@ def _kind_limits() -> list[tuple[str, str, str]]:
     import importlib
 
     from sim.campus import model as campus
+    from sim.designer import fit
     from sim.designer.params import MAX_GRID_POINTS
     from sim.designer.sweep import MAX_POINTS
     from sim.designer.tune import MAX_EVALUATIONS
@@ -276,8 +295,11 @@ def _kind_limits() -> list[tuple[str, str, str]]:
          "every state counts)", "`python -m sim optimal --max-states/--max-branches`"),
         ("restraint rounds", f"1 .. {n(restraint.MAX_ROUNDS)}; party for the composure table 0 .. "
          f"{restraint.MAX_PARTY}", "`run.rounds`, `composure.party`"),
-        ("restraint exact analysis", f"at most {n(restraint_exact.MAX_EXACT_STATES)} duel states",
-         "`sim.exact`"),
+        ("restraint exact analysis", f"at most {n(restraint_exact.MAX_EXACT_STATES)} duel states and "
+         f"{n(restraint_exact.MAX_EXACT_WORK)} steps (one duel or composure state meeting one stimulus outcome in "
+         "one round), projected over the rounds to come and refused as soon as the projection exceeds it (a few "
+         "seconds at most); beside `run` the exact column is skipped with one line saying why",
+         "`sim.restraint.exact.MAX_EXACT_WORK`"),
         ("campus turns", f"1 .. {n(campus.MAX_TURNS)}", "`rules.turns`"),
         ("campus party / locations / spawn entries", f"{campus.MAX_PARTY} / {campus.MAX_LOCATIONS} / "
          f"{campus.MAX_SPAWN_SLOTS}", "`party`, `locations`, `spawns`"),
@@ -286,6 +308,9 @@ def _kind_limits() -> list[tuple[str, str, str]]:
         ("sweep grid", f"at most {n(MAX_POINTS)} points in all, {n(MAX_GRID_POINTS)} values per parameter",
          "`sweep --param`"),
         ("tune evaluations", f"at most {MAX_EVALUATIONS}", "`sim.designer.tune.MAX_EVALUATIONS`"),
+        ("fit search space", f"{fit.MAX_PARAMS} parameters of at most 1,001 values each; `method = \"exhaustive\"` "
+         f"at most {n(fit.MAX_EXHAUSTIVE_EVALUATIONS)} evaluations (feasible points × target scenarios), counted "
+         "before any point is built", "`fit.method`, `sim.designer.fit.MAX_EXHAUSTIVE_EVALUATIONS`"),
     ]
 
 

@@ -339,6 +339,10 @@ def exact_summary(scenario, notes: list[str] | None = None) -> dict | None:
     except ExactUnsupported as exc:
         if notes is not None and getattr(exc, "binds", None):
             notes.append(refusal_note(exc))
+        elif notes is not None:  # refused on another bound (restraint's work budget, ...): say why, once
+            from sim.errors import one_line
+
+            notes.append(one_line(f"Exact analysis was skipped: {exc}. The figures are Monte Carlo."))
         return None
 
 

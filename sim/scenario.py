@@ -174,10 +174,19 @@ def _short(value: Any, limit: int = 60) -> str:
 
 
 def _expected(msg: str) -> str:
-    for prefix in ("Input should be ", "Value error, "):
-        if msg.startswith(prefix):
-            return "expected " + msg[len(prefix) :]
-    return msg
+    """pydantic's message in the project's words: "Input should be X" says what was expected ("expected X"); a
+    validator's own reason ("Value error, ...") is kept as it is worded (it says "expected" itself where it means
+    it, so never "expected expected ...")."""
+    if msg.startswith("Input should be "):
+        return "expected " + msg[len("Input should be "):]
+    return msg.removeprefix("Value error, ")
+
+
+def _with_given(msg: str, given: str) -> str:
+    """``msg; given X`` unless ``msg`` says already what was given (once is enough)."""
+    if given in msg or ", got " in msg or "; given " in msg:
+        return msg
+    return f"{msg}; given {given}"
 
 
 _QUOTED = re.compile(r"'((?:[^'\\]|\\.)*)'")
@@ -221,17 +230,22 @@ def format_validation_error(model: type[BaseModel], error: dict, file: str, rena
     if etype == "missing":
         return ScenarioError("required key is missing", file=file, key=key)
     msg = _expected(error.get("msg", "invalid value"))
-    return ScenarioError(f"{msg}; given {_short(error.get('input'))}{_choice_hint(error)}", file=file, key=key)
+    return ScenarioError(_with_given(msg, _short(error.get("input"))) + _choice_hint(error), file=file, key=key)
 
 
-def _file_position(data: Any, loc: tuple) -> tuple:
+def _file_position(data: Any, loc: tuple, index: dict[int, dict] | None = None) -> tuple:
     """Where ``loc`` sits in the parsed file: the index of each key among its table's keys (TOML tables keep the
-    file's order), list indices as they are; a missing key sorts after its table's keys."""
+    file's order), list indices as they are; a missing key sorts after its table's keys. ``index`` caches each
+    table's key positions (one pass over a table however many of its keys are wrong)."""
+    index = {} if index is None else index
     pos: list[int] = []
     node = data
     for part in loc:
         if isinstance(node, dict) and part in node:
-            pos.append(list(node).index(part))
+            where = index.get(id(node))
+            if where is None:
+                where = index[id(node)] = {k: i for i, k in enumerate(node)}
+            pos.append(where[part])
             node = node[part]
         elif isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node):
             pos.append(part)
@@ -244,31 +258,38 @@ def _file_position(data: Any, loc: tuple) -> tuple:
 
 def format_validation_errors(model: type[BaseModel], errors: list[dict], file: str, data: Any = None
                              ) -> ScenarioError:
-    """Every pydantic error of a file, one line each, in file order. A required key that is missing beside an
-    unknown key close to its name (``dexterity`` for ``dex``) is one line: the unknown key, with the rename."""
+    """Every pydantic error of a file, one line each, in file order, at most :data:`sim.limits.MAX_PROBLEMS` of them
+    and then one line saying how many more. A required key that is missing beside an unknown key close to its name
+    (``dexterity`` for ``dex``) is one line: the unknown key, with the rename."""
+    from sim.limits import MAX_PROBLEMS
+
     missing = {_clean_loc(e): e for e in errors if e["type"] == "missing"}
     renames: dict[tuple, str] = {}
-    for e in errors:
+    for e in errors if missing else ():
         loc = _clean_loc(e)
         if e["type"] != "extra_forbidden" or not loc:
             continue
         siblings = [m[-1] for m in missing if m[:-1] == loc[:-1] and isinstance(m[-1], str)
                     and m not in renames.values()]
-        near = difflib.get_close_matches(str(loc[-1]), siblings, n=1, cutoff=0.3)
+        near = difflib.get_close_matches(str(loc[-1]), siblings, n=1, cutoff=0.3) if siblings else []
         if not near:  # a long name for a short key (dexterity -> dex): the key is the name's start
             near = [s for s in siblings if str(loc[-1]).lower().startswith(s.lower())][:1]
         if near:
             renames[loc] = near[0]
     absorbed = {(*loc[:-1], name) for loc, name in renames.items()}
-    lines = []
+    index: dict[int, dict] = {}
+    found = []
     for e in errors:
         loc = _clean_loc(e)
         if e["type"] == "missing" and loc in absorbed:
             continue
-        lines.append((_file_position(data, loc), len(lines),
-                      format_validation_error(model, e, file, renamed=renames.get(loc))))
-    lines.sort(key=lambda item: (item[0], item[1]))
-    first, *others = [err for _, _, err in lines]
+        found.append((_file_position(data, loc, index), len(found), e, loc))
+    found.sort(key=lambda item: (item[0], item[1]))
+    lines = [format_validation_error(model, e, file, renamed=renames.get(loc)) for *_, e, loc in found[:MAX_PROBLEMS]]
+    if len(found) > MAX_PROBLEMS:
+        lines.append(ScenarioError(f"... and {len(found) - MAX_PROBLEMS:,} more problems (the first {MAX_PROBLEMS} "
+                                   "are shown, in file order)", file=file))
+    first, *others = lines
     return ScenarioError(first.detail, file=first.file, key=first.key, others=others)
 
 

@@ -44,6 +44,16 @@ def test_R_GEN_7_dask_cluster_gives_identical_results(kind, dask_scheduler):
     assert local.runs.equals(remote.runs)
 
 
+@pytest.mark.slow
+def test_a_real_scheduler_passes_the_handshake_and_the_cli_runs_on_it(dask_scheduler, cli, scratch):
+    from sim.batch import check_scheduler
+
+    assert check_scheduler(dask_scheduler) == dask_scheduler  # issue 45 item 4: one deadline, then the Client
+    res = cli("run", _example("restraint"), "--runs", 20_000, "--backend", "dask", "--scheduler", dask_scheduler,
+              "--out", scratch, "--quiet")
+    assert res.code == 0 and (scratch / "summary.json").is_file(), res.err
+
+
 def test_store_resumes_to_the_identical_result(tmp_path):
     scenario = sim.load_scenario(ESCAPE)
     whole = sim.simulate(scenario, runs=30_000, seed=5)

@@ -181,3 +181,48 @@ def test_confined_follows_links(tmp_path):
     with pytest.raises(SimError, match="outside"):
         confined(out, "/etc/x.toml")
     assert confined(out, out / "sub" / "x.toml") == out / "sub" / "x.toml"
+
+
+def _request(port: int, path: str, headers: dict) -> int:
+    import http.client
+
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+    try:
+        conn.request("GET", path, headers=headers)
+        return conn.getresponse().status
+    finally:
+        conn.close()
+
+
+def test_a_dns_rebinding_page_is_refused_by_the_host_check(studio):
+    """Issue 45 item 7: a page of evil.example whose name now resolves to 127.0.0.1 sends its own name as Host and as
+    Origin; Bokeh's origin check compares the two and lets that through. The Host check refuses it, even with the
+    token (a page that somehow had it), while the studio's own names still work."""
+    from tornado.httpclient import HTTPClientError, HTTPRequest
+    from tornado.websocket import websocket_connect
+
+    port, token, _, _ = studio
+    rebound = f"evil.example:{port}"
+
+    async def connect(host: str):
+        req = HTTPRequest(f"ws://127.0.0.1:{port}/studio/ws?token={token}",
+                          headers={"Origin": f"http://{host}", "Host": host})
+        conn = await websocket_connect(req, subprotocols=["bokeh", "x"])
+        conn.close()
+
+    with pytest.raises(HTTPClientError, match="403"):
+        asyncio.run(connect(rebound))
+    assert _request(port, f"/studio?token={token}", {"Host": rebound}) in (302, 403)  # to the refusal page
+    assert _request(port, f"/studio?token={token}", {"Host": f"localhost:{port}"}) == 200
+    assert _request(port, f"/studio?token={token}", {"Host": f"127.0.0.1:{port}"}) == 200
+
+
+def test_ipv6_addresses_are_refused_in_one_line(cli, scratch):
+    """Issue 45 item 7: `--address ::1` once failed with a message blaming the port; the studio's web server (Bokeh)
+    cannot match IPv6 origins, so IPv6 is refused up front, saying so (before any port is bound)."""
+    for address in ("::1", "::", "[::1]"):
+        res = cli("studio", ROGUE, "--address", address, "--no-browser", "--out", scratch)
+        lines = res.err.strip().splitlines()
+        assert res.code == 2 and len(lines) == 1 and "IPv6" in lines[0] and "--address" in lines[0], res.err
+        assert "port" not in lines[0].split("IPv6")[0]
+    assert not scratch.exists()

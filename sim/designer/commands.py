@@ -8,6 +8,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from sim.errors import shown
 from sim.pipeline import owned_folder as _owned
 
 
@@ -48,7 +49,7 @@ def cmd_fit(args) -> int:
     else:
         print(format_table(result))
     if not args.quiet:
-        print(f"wrote {out}/report.html, fit.json and the fitted scenarios", file=sys.stderr)
+        print(shown(f"wrote {out}/report.html, fit.json and the fitted scenarios"), file=sys.stderr)
     return 0
 
 
@@ -72,5 +73,5 @@ def cmd_matrix(args) -> int:
         write_matrix(m, out)
     print(format_table(m))
     if not args.quiet:
-        print(f"wrote {out}/report.html and {out}/matrix.csv", file=sys.stderr)
+        print(shown(f"wrote {out}/report.html and {out}/matrix.csv"), file=sys.stderr)
     return 0

@@ -51,6 +51,8 @@ from sim.scenario import Strict, format_validation_errors, load_scenario, read_t
 MAX_PARAMS = 8
 MAX_TARGETS = 50
 MAX_EXHAUSTIVE = 2_000
+#: ``method = "exhaustive"``: feasible points x target scenarios, counted before any point is built or evaluated
+MAX_EXHAUSTIVE_EVALUATIONS = 10_000
 MAX_RESTARTS = 20
 DEFAULT_RESTARTS = 4
 
@@ -200,7 +202,21 @@ def load_fit(path: str | Path) -> FitSpec:
     for scenario in scenarios:
         for k, key in enumerate(settings.params):
             _check_param(scenario, key, lo[k], hi[k], file)
+    _check_search_space(settings, lo, hi, len(scenarios), file)
     return FitSpec(file, settings, list(model.target), scenarios, target_scenario, lo, hi)
+
+
+def _check_search_space(settings: FitSettings, lo: list[int], hi: list[int], n_scenarios: int, file: str) -> None:
+    """An exhaustive search evaluates every feasible point on every target scenario: count them (without building
+    them) and refuse more than :data:`MAX_EXHAUSTIVE_EVALUATIONS` before anything is evaluated."""
+    if settings.method != "exhaustive":
+        return
+    points = count_feasible(lo, hi, settings.increasing)
+    if points * n_scenarios > MAX_EXHAUSTIVE_EVALUATIONS:
+        raise ScenarioError(f"an exhaustive search over {points:,} feasible points x {n_scenarios} scenario(s) "
+                            f"would take {points * n_scenarios:,} evaluations; expected at most "
+                            f"{MAX_EXHAUSTIVE_EVALUATIONS:,} (narrow fit.lo/fit.hi, or use method \"auto\" or "
+                            "\"coordinate\")", file=file, key="fit.method")
 
 
 def _check_param(scenario, key: str, lo: int, hi: int, file: str) -> None:
@@ -320,7 +336,7 @@ def count_feasible(lo: list[int], hi: list[int], increasing: bool) -> int:
     if not increasing:
         return math.prod(b - a + 1 for a, b in zip(lo, hi, strict=True))
     # ways[v]: ladders of the first k params ending at value v (dynamic programming over the ladder)
-    values = range(min(lo), max(hi) + 1)
+    values = sorted(set().union(*(range(a, b + 1) for a, b in zip(lo, hi, strict=True))))  # <= 1,001 per param
     ways = {v: 1 for v in values if lo[0] <= v <= hi[0]}
     for k in range(1, len(lo)):
         running, nxt = 0, {}

@@ -176,7 +176,12 @@ def parse_value(text: str) -> Any:
     """A command-line value: integer, float, true/false, else the text itself."""
     text = text.strip()
     if re.fullmatch(r"[+-]?\d+", text):
-        return int(text)
+        from sim.limits import bounded_int
+
+        try:
+            return bounded_int(text)
+        except ValueError as exc:
+            raise ScenarioError(str(exc)) from None
     try:
         number = float(text)
     except ValueError:

@@ -7,7 +7,7 @@ from typing import Literal
 
 from pydantic import Field, field_validator
 
-from sim.dice import parse_dice
+from sim.dice import field_problem, parse_dice
 from sim.errors import ScenarioError
 from sim.scenario import DiceStacking, PolicySettings, RunSettings, ScenarioBase, Scores, Strict
 
@@ -43,7 +43,7 @@ def _dice_field(value: str, names: tuple[str, ...] = SCORE_NAMES) -> str:
     try:
         parse_dice(value, names)
     except ValueError as exc:
-        raise ValueError(str(exc)) from None
+        raise ValueError(field_problem(exc)) from None
     return value
 
 

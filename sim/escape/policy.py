@@ -7,6 +7,7 @@ A policy is called once a round with a :class:`PolicyView` and returns one actio
 
 from __future__ import annotations
 
+import contextvars
 import importlib
 import importlib.util
 from collections.abc import Callable, Sequence
@@ -36,6 +37,11 @@ def names_code(name: str) -> bool:
     return name not in BUILTIN_POLICIES and ":" in name
 
 
+#: how a refused ``module:callable`` policy tells the user to opt in; a command without ``--allow-code`` sets what it
+#: takes instead (sim/cli.py), so that no refusal names a flag its command rejects
+OPT_IN_HINT: contextvars.ContextVar[str | None] = contextvars.ContextVar("sim_opt_in_hint", default=None)
+
+
 def require_code_opt_in(name: str, allow_code: bool) -> None:
     """Refuse a ``module:callable`` policy named in a scenario file unless the user opted in.
 
@@ -54,9 +60,8 @@ def require_code_opt_in(name: str, allow_code: bool) -> None:
     if missing:
         raise ScenarioError(f"cannot import policy module {module_name!r}: no module named {top!r}",
                             key="policy.name")
-    raise ScenarioError(
-        f"{name!r} names Python code; pass --allow-code (or --policy {name}) to run it "
-        "(Python: allow_code=True)", key="policy.name")
+    hint = OPT_IN_HINT.get() or f"pass --allow-code (or --policy {name}) to run it (Python: allow_code=True)"
+    raise ScenarioError(f"{name!r} names Python code; {hint}", key="policy.name")
 
 
 def load_policy(name: str) -> Callable[[PolicyView], Sequence[Action | None]]:

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from sim.errors import ScenarioError
+from sim.errors import ScenarioError, shown
 from sim.escape import kernel as K
 from sim.escape.model import Scenario
 from sim.escape.params import compile_params
@@ -413,7 +413,7 @@ def main_compare(args) -> int:
             a = res.actions[name]["per_run"]
             line += f"; assists {a['assist']:.2f}, guides {a['guide']:.2f} per run"
             print(line, file=sys.stderr)
-        print(f"wrote {out}/compare.html", file=sys.stderr)
+        print(shown(f"wrote {out}/compare.html"), file=sys.stderr)
     return 0
 
 

@@ -20,6 +20,32 @@ from sim.restraint import rules as R
 from sim.restraint.rules import Params
 
 MAX_EXACT_STATES = 200_000
+#: the work of one exact analysis, in steps: one duel or pool state meeting one stimulus outcome in one round (about
+#: a microsecond each; the vectorised chain without recoveries counts one step per 256 composure values). Counted as
+#: the chains advance and projected over the rounds still to come: refused as soon as the projection exceeds it.
+MAX_EXACT_WORK = 2_000_000
+VECTOR_VALUES_PER_STEP = 256
+
+
+class ExactWorkExceeded(ExactUnsupported):
+    """The projected work of a restraint exact analysis exceeds :data:`MAX_EXACT_WORK` (a huge composure, a wide
+    stimulus): refused before it is done; ``run`` reports the scenario by simulation alone."""
+
+
+class Work:
+    """Steps spent on one exact analysis and the budget they are counted against."""
+
+    def __init__(self, limit: int = MAX_EXACT_WORK):
+        self.limit, self.done = limit, 0
+
+    def project(self, what: str, now: float, later: float = 0.0) -> None:
+        """Spend ``now`` steps; refuse when the steps done plus ``later`` more would exceed the budget."""
+        self.done += now
+        if self.done + later > self.limit:
+            raise ExactWorkExceeded(
+                f"the exact {what} would take more than {self.limit:,} steps (about {self.done + later:,.0f}: a "
+                "large composure or a wide stimulus); exact analysis is limited to "
+                f"{self.limit:,} steps (sim.restraint.exact.MAX_EXACT_WORK); use Monte Carlo (python -m sim run)")
 
 State = tuple  # (levels, rages left, ranger uses left[, composure pool state of the duel, R-RST-33])
 Pool = tuple[int, int, int, int, int]  # (composure, craving, uses left, immune this next round, dazed rounds left)
@@ -113,15 +139,19 @@ def _composure_step(p: Params, dist: dict[State, float], damage: dict[int, float
     return out, overloads
 
 
-def duel_distribution(p: Params):
+def duel_distribution(p: Params, work: Work | None = None):
     """Yield, for each duel round, the state distribution at its end, the expected checks made, P(dazed in the
-    round) and the expected overloads in it (R-RST-33; 0 without composure in the duel)."""
+    round) and the expected overloads in it (R-RST-33; 0 without composure in the duel). Each round's states
+    times the stimulus outcomes count against ``work``, projected over the rounds left."""
+    work = work or Work()
     dist: dict[State, float] = {(tuple(p.initial_levels), p.rages, p.ranger_uses): 1.0}
     damage = None
     if p.duel_overload:  # R-RST-33: the target's composure runs alongside the duel
         dist = {(*state, _pool_start(p, 0)): prob for state, prob in dist.items()}
         damage = damage_distribution(p, 0)
-    for _ in range(p.rounds):
+    for r in range(p.rounds):
+        cost = len(dist) * (1 + (len(damage) if damage is not None else 0))
+        work.project("duel", cost, cost * (p.rounds - r - 1))
         checks = 0.0
         dazed = sum(prob for state, prob in dist.items() if _dazed(state))
         if p.binder_first:
@@ -138,13 +168,13 @@ def duel_distribution(p: Params):
         yield dist, checks, dazed, overloads
 
 
-def duel_exact(p: Params) -> dict:
+def duel_exact(p: Params, work: Work | None = None) -> dict:
     """R-RST-13 / R-RST-26 outputs per round, exactly."""
     incap, arms, either, checks_by_round = [], [], [], []
     level_dist = np.zeros((p.rounds, R.N_SLOTS, R.N_LEVELS))
     rages_left = ranger_left = 0.0
     dazed_by_round, overloads = [], 0.0
-    for r, (dist, checks, dazed, overloaded) in enumerate(duel_distribution(p)):
+    for r, (dist, checks, dazed, overloaded) in enumerate(duel_distribution(p, work)):
         dazed_by_round.append(dazed)
         overloads += overloaded
         pi = pa = pe = 0.0
@@ -200,8 +230,10 @@ def damage_distribution(p: Params, pool: int) -> dict[int, float]:
     return dict(sorted(out.items()))
 
 
-def overload_by_round(maximum: int, damage: dict[int, float], rounds: int) -> list[float]:
+def overload_by_round(maximum: int, damage: dict[int, float], rounds: int, work: Work | None = None) -> list[float]:
     """P(first overload by the end of round k), k = 1..rounds, starting at ``maximum``."""
+    if work is not None:  # the whole chain's cost is known before it starts
+        work.project("rounds-until-overload chain", 0, rounds * len(damage) * (1 + maximum // VECTOR_VALUES_PER_STEP))
     alive = np.zeros(maximum + 1)
     alive[maximum] = 1.0
     overloaded = 0.0
@@ -221,10 +253,12 @@ def overload_by_round(maximum: int, damage: dict[int, float], rounds: int) -> li
     return out
 
 
-def expected_rounds_to_overload(maximum: int, damage: dict[int, float]) -> np.ndarray:
+def expected_rounds_to_overload(maximum: int, damage: dict[int, float], work: Work | None = None) -> np.ndarray:
     """E[rounds until the first overload] from every composure 0..maximum (entry 0 is 0).
 
     E[c] = (1 + sum_{d>0} P(d) E[max(c-d, 0)]) / (1 - P(0)); inf when no roll can hurt."""
+    if work is not None:
+        work.project("mean rounds to overload", 0, maximum * len(damage))
     p0 = damage.get(0, 0.0)
     e = np.zeros(maximum + 1)
     if p0 >= 1.0:
@@ -240,20 +274,21 @@ def expected_rounds_to_overload(maximum: int, damage: dict[int, float]) -> np.nd
     return e
 
 
-def composure_exact(p: Params) -> dict:
-    """Exact overload outputs for every pool (R-RST-24)."""
+def composure_exact(p: Params, work: Work | None = None) -> dict:
+    """Exact overload outputs for every pool (R-RST-24), every pool's chain counted against ``work``."""
+    work = work or Work()
     out = {}
     for pool, name in enumerate(p.pool_names):
         damage = damage_distribution(p, pool)
         recoveries = None
         if _has_recoveries(p, pool):  # R-RST-32: the chain over the pool state
-            race = race_with_recoveries(p, pool, damage)
+            race = race_with_recoveries(p, pool, damage, work=work)
             by_round, mean, recoveries = race["overload_by_round"], race["mean_rounds_to_overload"], \
                 race["mean_recoveries"]
             mean = np.inf if mean is None else mean
         else:
-            by_round = overload_by_round(p.pool_max[pool], damage, p.composure_rounds)
-            mean = float(expected_rounds_to_overload(p.pool_max[pool], damage)[-1])
+            by_round = overload_by_round(p.pool_max[pool], damage, p.composure_rounds, work)
+            mean = float(expected_rounds_to_overload(p.pool_max[pool], damage, work)[-1])
             recoveries = 0.0 if p.recoveries else None
         craving = None
         if p.craving:  # R-RST-22: expected maximum lost through the horizon (rolls until the overload)
@@ -321,10 +356,16 @@ def _has_recoveries(p: Params, pool: int) -> bool:
     return bool(p.pool_focus and (p.pool_focus[pool] or p.pool_uses[pool] > 0))
 
 
-def race_with_recoveries(p: Params, pool: int, damage: dict[int, float], max_rounds: int = 100_000) -> dict:
+def race_with_recoveries(p: Params, pool: int, damage: dict[int, float], max_rounds: int = 100_000,
+                         work: Work | None = None) -> dict:
     """R-RST-24 / R-RST-32: the race of one pool with its class's recoveries, as a chain over its pool state
     until the first overload: overload by round, mean rounds to overload (summed to a survival below 1e-13),
-    expected recoveries in the race's rounds and the survival before each round."""
+    expected recoveries in the race's rounds and the survival before each round.
+
+    Each round's states times the stimulus outcomes count against ``work``; the rounds still to come are
+    projected as the mean composure left over the mean stimulus (the race cannot end sooner on average)."""
+    work = work or Work()
+    mean_damage = sum(d * q for d, q in damage.items())
     dist: dict[Pool, float] = {_pool_start(p, pool): 1.0}
     overloaded = 0.0
     by_round, alive_before = [], []
@@ -334,6 +375,9 @@ def race_with_recoveries(p: Params, pool: int, damage: dict[int, float], max_rou
     while dist and r < max(max_rounds, p.composure_rounds):
         r += 1
         alive = sum(dist.values())
+        cost = len(dist) * len(damage)
+        left = sum(st[0] * q for st, q in dist.items()) / alive / mean_damage if mean_damage > 0 else 0.0
+        work.project(f"composure race of pool {pool}", cost, cost * max(left, p.composure_rounds - r))
         mean_rounds += alive
         if r <= p.composure_rounds:
             alive_before.append(alive)

@@ -9,7 +9,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, field_validator
 
-from sim.dice import ABILITIES, parse_dice
+from sim.dice import ABILITIES, field_problem, parse_dice
 from sim.errors import ScenarioError
 from sim.scenario import DiceStacking, PolicySettings, RunSettings, ScenarioBase, Scores, Strict
 
@@ -132,7 +132,7 @@ def _stimulus_field(value: str | None) -> str | None:
     try:
         expr = parse_dice(value, ABILITIES)
     except ValueError as exc:
-        raise ValueError(str(exc)) from None
+        raise ValueError(field_problem(exc)) from None
     if expr.n_dice > 20:
         raise ValueError(f"at most 20 dice in a stimulus, got {expr.n_dice} in {value!r}")
     return value

@@ -178,7 +178,8 @@ def exact(scenario: Scenario) -> dict:
     p = compile_params(scenario)
     if not supports_exact(scenario):
         raise ExactUnsupported("the duel's state space is too large for exact analysis; use simulation")
-    duel = X.duel_exact(p)
+    work = X.Work()  # one budget for the duel and every pool's chain (sim.restraint.exact.MAX_EXACT_WORK)
+    duel = X.duel_exact(p, work)
     level_dist = duel.pop("level_distribution")
     summary = {"kind": "restraint", "name": scenario.name, "runs": None, "seed": None, **duel}
     summary["level_distribution_by_round"] = {
@@ -186,7 +187,7 @@ def exact(scenario: Scenario) -> dict:
     }
     summary.update(_composure_common(scenario, p))
     if p.n_pools:
-        comp = X.composure_exact(p)
+        comp = X.composure_exact(p, work)
         target = comp[p.pool_names[0]]
         summary["overload_by_round"] = target["overload_by_round"]
         summary["mean_rounds_to_overload"] = target["mean_rounds_to_overload"]

@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import errno
 import ipaddress
 import socket
 import sys
@@ -35,27 +36,46 @@ def _loopback(address: str) -> bool:
         return False
 
 
+def check_address(address: str) -> None:
+    """IPv4 addresses and host names only: the studio's web server (Bokeh) matches websocket origins as HOST:PORT
+    and cannot name an IPv6 address, so ``--address ::1`` is refused in one line instead of serving a page whose
+    websocket is then refused."""
+    if ":" in address:
+        raise ScenarioError(f"{address} is an IPv6 address; the studio supports IPv4 only (its web server matches "
+                            "origins as HOST:PORT): use 127.0.0.1 for this machine", key="--address")
+
+
+def netloc(address: str, port: int) -> str:
+    """``HOST:PORT`` as a URL and a Host header spell it (an IPv6 address in brackets: ``[::1]:5006``)."""
+    return f"[{address}]:{port}" if ":" in address else f"{address}:{port}"
+
+
 def check_port(address: str, port: int) -> None:
+    """The studio can listen on ``address:port`` (IPv4); one line otherwise."""
     if not 1 <= port <= 65535:
         raise ScenarioError(f"expected a port from 1 to 65535; given {port}", key="--port")
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         try:
             s.bind((address if address != "localhost" else "127.0.0.1", port))
         except OSError as exc:
-            raise ScenarioError(f"cannot listen on {address}:{port} ({exc.strerror or exc}); the port is in use "
-                                "or the address is not this machine's", key="--port") from None
+            if exc.errno == errno.EADDRINUSE:
+                raise ScenarioError(f"cannot listen on {netloc(address, port)}: the port is in use; choose another "
+                                    "with --port", key="--port") from None
+            raise ScenarioError(f"cannot listen on {netloc(address, port)} ({exc.strerror or exc}): the address is "
+                                "not this machine's", key="--address") from None
 
 
 def cmd_studio(args) -> int:
     import sim
 
     scenario = sim.load_scenario(args.scenario)
+    check_address(args.address)
     if not _loopback(args.address):
         if not args.allow_remote:
             raise ScenarioError(f"{args.address} can be reached from other machines; add --allow-remote to "
                                 "listen there anyway", key="--address")
-        print(f"warning: the studio listens on {args.address}:{args.port}, which other machines can reach. Anyone "
-              "who has the link with its token (below) can use it as you can: run simulations on this machine "
+        print(f"warning: the studio listens on {netloc(args.address, args.port)}, which other machines can reach. "
+              "Anyone who has the link with its token (below) can use it as you can: run simulations on this machine "
               "for as long as they like, read the scenario and its results, and write scenario files and reports "
               "into its output folder (nowhere else). The token travels unencrypted (http): anyone who can watch "
               "the network can copy it.", file=sys.stderr)
@@ -68,7 +88,9 @@ def cmd_studio(args) -> int:
     from sim.studio.security import new_token
 
     token = new_token()  # required by every page and websocket request (sim/studio/security.py)
-    print(f"studio for {scenario.source}: http://{args.address}:{args.port}/studio?token={token} "
-          "(open this link; Ctrl-C to stop)", file=sys.stderr, flush=True)
+    from sim.errors import shown
+
+    print(shown(f"studio for {scenario.source}: http://{netloc(args.address, args.port)}/studio?token={token} "
+                "(open this link; Ctrl-C to stop)"), file=sys.stderr, flush=True)
     serve(scenario, port=args.port, address=args.address, show=not args.no_browser, out_dir=args.out, token=token)
     return 0

@@ -366,12 +366,23 @@ def serve(scenario, port: int, address: str = "127.0.0.1", show: bool = True, ou
     def page():
         return studio_app(scenario, out_dir=out_dir, studio=studio)
 
+    from sim.studio import netloc
+
     if show:
-        url = f"http://{'127.0.0.1' if address in ('0.0.0.0', '::') else address}:{port}/studio?token={token}"
+        url = f"http://{netloc('127.0.0.1' if address in ('0.0.0.0', '::') else address, port)}/studio?token={token}"
         threading.Timer(1.0, webbrowser.open, [url]).start()
+    hosts = studio_hosts(address, port)
     pn.serve({"studio": page}, port=port, address=address, show=False, title="sim studio",
-             websocket_origin=[f"{address}:{port}", f"localhost:{port}", f"127.0.0.1:{port}"], threaded=False,
-             print_url=False, auth_provider=TokenAuth(token, port))
+             websocket_origin=hosts, threaded=False, print_url=False,
+             auth_provider=TokenAuth(token, port, hosts=None if address in ("0.0.0.0", "::") else hosts))
+
+
+def studio_hosts(address: str, port: int) -> list[str]:
+    """The ``HOST:PORT`` names the studio answers to: its own address and this machine's loopback names. The same
+    list checks the websocket's Origin (Bokeh) and every request's Host header (TokenAuth: DNS rebinding)."""
+    from sim.studio import netloc
+
+    return list(dict.fromkeys([netloc(address, port), f"localhost:{port}", f"127.0.0.1:{port}"]))
 
 
 def report_folder(out_dir: str | Path) -> Path:

@@ -7,6 +7,12 @@
   session, read the page or press its buttons.
 - **The websocket origin** is checked by Bokeh against the studio's own address (``allow_websocket_origin``),
   so a web page from elsewhere, open in the same browser, cannot connect either.
+- **The Host header** of every request that reads or drives the studio (the page, its websocket, Bokeh's
+  session requests) must name the studio itself (``127.0.0.1:PORT``, ``localhost:PORT`` or the ``--address`` it
+  listens on), as Jupyter checks it: a page of another site whose name was rebound to
+  127.0.0.1 (DNS rebinding) sends its own name as Host and as Origin, which Bokeh's origin check alone would let
+  through. A studio listening for other machines (``--allow-remote`` on 0.0.0.0 or ::) cannot know the names it
+  is reached by and checks the token only.
 - **Save and Report write only inside the output folder** (``--out``, default ``reports/<name>/studio/``): a
   path that leads elsewhere (``..``, an absolute path, a symbolic link out of the folder) or that is not a
   ``.toml`` file is refused in the page with the reason.
@@ -47,14 +53,18 @@ class _Refused(RequestHandler):
 
 
 class TokenAuth(AuthProvider):
-    """Bokeh authentication: the request's ``token`` argument or the studio's cookie must equal the token."""
+    """Bokeh authentication: the request's Host must be one of ``hosts`` (None: any) and its ``token`` argument or
+    the studio's cookie must equal the token."""
 
-    def __init__(self, token: str, port: int):
+    def __init__(self, token: str, port: int, hosts: list[str] | None = None):
         self._token = token.encode()
         self._cookie = cookie_name(port)
+        self._hosts = None if hosts is None else {h.lower() for h in hosts}
         super().__init__()
 
     def _user(self, handler: RequestHandler) -> str | None:
+        if self._hosts is not None and handler.request.host.lower() not in self._hosts:
+            return None  # DNS rebinding: a foreign name for this machine (module docstring)
         given = handler.get_argument("token", None)
         from_query = given is not None
         if given is None:
