@@ -25,10 +25,12 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit
+from numba import njit, types
+from numba.extending import overload
 
 from sim.dice import CHECK_DENOMINATOR, CHECK_MAX_SUM, MAX_NET_DICE, check_table_array
 from sim.dice_kernel import net_dice
+from sim.escape.branching import exact_at_least, exact_check, exact_dice, exact_die, exact_item
 from sim.escape.params import (
     ARMS,
     BLINDFOLD,
@@ -301,7 +303,7 @@ def uniform_at(key, run, rnd, char, k):
 
 
 @leaf
-def round_keys(key, run, rnd):
+def mc_round_keys(key, run, rnd):
     """The chunk key's two words and the counter's run and round fields of this round (a tuple: registers)."""
     return key[0], key[1], (np.uint64(run) << np.uint64(44)) | (np.uint64(rnd) << np.uint64(32))
 
@@ -323,38 +325,38 @@ def face(x, sides):
 
 
 @leaf
-def roll_die(u, sc, i, sides):
+def mc_roll_die(u, sc, i, sides):
     return face(next_uniform(u, sc, i), sides)
 
 
 @leaf
-def roll_check(u, sc, i, net, need, blessed, breath):
+def mc_roll_check(u, sc, i, net, need, blessed, breath):
     """R-GEN-1, R-GEN-4: keep the highest (net > 0) or lowest (net < 0) of |net| + 1 d20, add the
     blessing d4 and the breath d20 (R-ESC-14); success if the total reaches ``need``."""
-    total = roll_die(u, sc, i, 20)
+    total = mc_roll_die(u, sc, i, 20)
     for _ in range(abs(net)):
-        d = roll_die(u, sc, i, 20)
+        d = mc_roll_die(u, sc, i, 20)
         if (net > 0 and d > total) or (net < 0 and d < total):
             total = d
     if blessed:
-        total += roll_die(u, sc, i, 4)
+        total += mc_roll_die(u, sc, i, 4)
     if breath:
-        total += roll_die(u, sc, i, 20)
+        total += mc_roll_die(u, sc, i, 20)
     return total >= need
 
 
 @leaf
-def roll_dice(u, sc, i, dice, fixed):
+def mc_roll_dice(u, sc, i, dice, fixed):
     """R-GEN-5: a dice expression for one character (``fixed`` = constant + ability modifiers)."""
     total = fixed
     for t in range(dice.shape[0]):
         for _ in range(dice[t, 1]):
-            total += dice[t, 0] * roll_die(u, sc, i, dice[t, 2])
+            total += dice[t, 0] * mc_roll_die(u, sc, i, dice[t, 2])
     return total
 
 
 @leaf
-def pick_item(u, sc, i, weights):
+def mc_pick_item(u, sc, i, weights):
     """R-ESC-10: an item by weight: the number of cumulative weights <= u * total, clamped to the
     last positive weight (as the reference's ``pick_weighted``)."""
     x = next_uniform(u, sc, i)
@@ -372,6 +374,82 @@ def pick_item(u, sc, i, weights):
         if weights[k] > 0:
             last = k
     return min(idx, last)
+
+
+# The random events the round reads, by the type of its random source ``u``: the chunk's key (a plain tuple: Monte
+# Carlo, the functions above) or a :class:`sim.escape.branching.Branching` (a named tuple: the exact engine, every
+# outcome in turn with its probability, issue 35). Numba picks the implementation when it compiles the round for
+# the source's type, so the Monte Carlo round is the same code as before.
+
+
+def _is_exact(u) -> bool:
+    return isinstance(u, types.BaseNamedTuple)
+
+
+def round_keys(u, run, rnd):
+    """The random numbers of one round (the chunk key's words and the round's counter); the exact source itself."""
+
+
+@overload(round_keys, inline="always")
+def _round_keys(u, run, rnd):
+    if _is_exact(u):
+        return lambda u, run, rnd: u
+    return lambda u, run, rnd: mc_round_keys(u, run, rnd)
+
+
+def roll_die(u, sc, i, sides):
+    """One die of ``sides`` faces."""
+
+
+@overload(roll_die, inline="always")
+def _roll_die(u, sc, i, sides):
+    if _is_exact(u):
+        return lambda u, sc, i, sides: exact_die(u, sides)
+    return lambda u, sc, i, sides: mc_roll_die(u, sc, i, sides)
+
+
+def roll_at_least(u, sc, i, sides, need):
+    """One die of ``sides`` faces reaching ``need`` (a search, a save)."""
+
+
+@overload(roll_at_least, inline="always")
+def _roll_at_least(u, sc, i, sides, need):
+    if _is_exact(u):
+        return lambda u, sc, i, sides, need: exact_at_least(u, sides, need)
+    return lambda u, sc, i, sides, need: mc_roll_die(u, sc, i, sides) >= need
+
+
+def roll_check(u, sc, i, net, need, blessed, breath):
+    """R-GEN-4 check (R-ESC-14 blessing and breath)."""
+
+
+@overload(roll_check, inline="always")
+def _roll_check(u, sc, i, net, need, blessed, breath):
+    if _is_exact(u):
+        return lambda u, sc, i, net, need, blessed, breath: exact_check(u, net, need, blessed, breath)
+    return lambda u, sc, i, net, need, blessed, breath: mc_roll_check(u, sc, i, net, need, blessed, breath)
+
+
+def roll_dice(u, sc, i, dice, fixed):
+    """R-GEN-5 dice expression."""
+
+
+@overload(roll_dice, inline="always")
+def _roll_dice(u, sc, i, dice, fixed):
+    if _is_exact(u):
+        return lambda u, sc, i, dice, fixed: exact_dice(u, dice, fixed)
+    return lambda u, sc, i, dice, fixed: mc_roll_dice(u, sc, i, dice, fixed)
+
+
+def pick_item(u, sc, i, weights):
+    """R-ESC-10 item draw by weight."""
+
+
+@overload(pick_item, inline="always")
+def _pick_item(u, sc, i, weights):
+    if _is_exact(u):
+        return lambda u, sc, i, weights: exact_item(u, weights)
+    return lambda u, sc, i, weights: mc_pick_item(u, sc, i, weights)
 
 
 # =============================================================================================
@@ -1103,7 +1181,7 @@ def resolve_searches(R, st, j, sc, u):
     for i in range(R.game[N_CHARS]):
         if sc.plan[i, P_KIND] != SEARCH:
             continue
-        if roll_die(u, sc, i, 20) < R.game[SEARCH_DC] - R.char[i, SEARCH_MOD]:
+        if not roll_at_least(u, sc, i, 20, R.game[SEARCH_DC] - R.char[i, SEARCH_MOD]):
             continue
         any_left = False
         for k in range(R.game[N_ITEMS]):
@@ -1157,11 +1235,11 @@ def apply_composure(R, st, j, sc, u):
             st.chars[j, i, BREATH] -= 1
             need = 10 + damage + st.chars[j, i, SAVE_BONUS] - R.char[i, WIS_MOD]
             st.chars[j, i, SAVE_BONUS] += 2
-            if roll_die(u, sc, i, 20) >= need:
+            if roll_at_least(u, sc, i, 20, need):
                 st.chars[j, i, COMPOSURE] = max(0, top // 2)
                 continue
         elif (R.char[i, IS_FOCUS] != 0):  # absolute focus
-            if roll_die(u, sc, i, 20) >= 10 + damage // 2 - R.char[i, FOCUS_MOD]:
+            if roll_at_least(u, sc, i, 20, 10 + damage // 2 - R.char[i, FOCUS_MOD]):
                 st.chars[j, i, COMPOSURE] = min(max(0, roll_die(u, sc, i, 8) + R.char[i, FOCUS_MOD]), max(0, top))
                 st.chars[j, i, IMMUNE_UNTIL] = rnd + 1
                 continue
