@@ -303,9 +303,9 @@ def uniform_at(key, run, rnd, char, k):
 
 
 @leaf
-def mc_round_keys(key, run, rnd):
+def mc_round_keys(u, run, rnd):
     """The chunk key's two words and the counter's run and round fields of this round (a tuple: registers)."""
-    return key[0], key[1], (np.uint64(run) << np.uint64(44)) | (np.uint64(rnd) << np.uint64(32))
+    return u[0], u[1], (np.uint64(run) << np.uint64(44)) | (np.uint64(rnd) << np.uint64(32))
 
 
 @leaf
@@ -394,7 +394,7 @@ def round_keys(u, run, rnd):
 def _round_keys(u, run, rnd):
     if _is_exact(u):
         return lambda u, run, rnd: u
-    return lambda u, run, rnd: mc_round_keys(u, run, rnd)
+    return mc_round_keys.py_func
 
 
 def roll_die(u, sc, i, sides):
@@ -405,7 +405,7 @@ def roll_die(u, sc, i, sides):
 def _roll_die(u, sc, i, sides):
     if _is_exact(u):
         return lambda u, sc, i, sides: exact_die(u, sides)
-    return lambda u, sc, i, sides: mc_roll_die(u, sc, i, sides)
+    return mc_roll_die.py_func
 
 
 def roll_at_least(u, sc, i, sides, need):
@@ -427,7 +427,7 @@ def roll_check(u, sc, i, net, need, blessed, breath):
 def _roll_check(u, sc, i, net, need, blessed, breath):
     if _is_exact(u):
         return lambda u, sc, i, net, need, blessed, breath: exact_check(u, net, need, blessed, breath)
-    return lambda u, sc, i, net, need, blessed, breath: mc_roll_check(u, sc, i, net, need, blessed, breath)
+    return mc_roll_check.py_func
 
 
 def roll_dice(u, sc, i, dice, fixed):
@@ -438,7 +438,7 @@ def roll_dice(u, sc, i, dice, fixed):
 def _roll_dice(u, sc, i, dice, fixed):
     if _is_exact(u):
         return lambda u, sc, i, dice, fixed: exact_dice(u, dice, fixed)
-    return lambda u, sc, i, dice, fixed: mc_roll_dice(u, sc, i, dice, fixed)
+    return mc_roll_dice.py_func
 
 
 def pick_item(u, sc, i, weights):
@@ -449,7 +449,7 @@ def pick_item(u, sc, i, weights):
 def _pick_item(u, sc, i, weights):
     if _is_exact(u):
         return lambda u, sc, i, weights: exact_item(u, weights)
-    return lambda u, sc, i, weights: mc_pick_item(u, sc, i, weights)
+    return mc_pick_item.py_func
 
 
 # =============================================================================================
