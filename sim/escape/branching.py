@@ -27,13 +27,17 @@ from numba import njit
 
 from sim.dice import CHECK_DENOMINATOR, CHECK_MAX_SUM, MAX_NET_DICE, check_table_array
 
-leaf = njit(inline="always")
+leaf = njit(cache=True)  # plain calls: numba inlines the Monte Carlo leaves, LLVM these
 
 #: the most random events one round may have (a party of four with every event: well below); beyond it the round is
 #: handed to the reference-driven engine (the OVERFLOW flag)
 MAX_EVENTS = 96
 #: the widest dice sum played exactly here (the distribution's scratch); wider sums hand over likewise
 MAX_WIDTH = 4096
+#: dice expressions whose sum distributions are kept (a round reads at most four: rest, harness, stimulus, recovery),
+#: of at most MAX_TERMS terms each
+N_CACHED = 4
+MAX_TERMS = 8
 POS, FIXED, OVERFLOW = range(3)  # Branching.cur columns
 
 
@@ -45,14 +49,16 @@ class Branching(NamedTuple):
     cur: np.ndarray  # (3,) int64: POS (the next event's position), FIXED (the prefix replayed), OVERFLOW
     prob: np.ndarray  # (1,) float64: the probability of the path so far
     checks: np.ndarray  # check numerators [net + MAX_NET_DICE, blessed, breath, clip(need, 0, CHECK_MAX_SUM + 1)]
-    dist: np.ndarray  # (MAX_WIDTH,) float64 scratch: a dice sum's distribution
+    dist: np.ndarray  # (N_CACHED, MAX_WIDTH) float64: the distributions of the dice sums met so far
+    dkey: np.ndarray  # (N_CACHED, 3 * MAX_TERMS + 1) int64: their dice rows (sign, count, sides), then the width
     tmp: np.ndarray  # (MAX_WIDTH,) float64 scratch
 
 
 def new_branching() -> Branching:
     return Branching(np.zeros(MAX_EVENTS, dtype=np.int64), np.zeros(MAX_EVENTS, dtype=np.int64),
                      np.zeros(3, dtype=np.int64), np.ones(1), check_table_array(),
-                     np.zeros(MAX_WIDTH), np.zeros(MAX_WIDTH))
+                     np.zeros((N_CACHED, MAX_WIDTH)), np.zeros((N_CACHED, 3 * MAX_TERMS + 1), dtype=np.int64),
+                     np.zeros(MAX_WIDTH))
 
 
 @leaf
@@ -135,18 +141,37 @@ def exact_die(b, sides):
 
 
 @leaf
-def exact_dice(b, dice, fixed):
-    """R-GEN-5: a dice expression's sum (rows of ``dice``: sign, count, sides), every value with its probability.
-    A die of sign s and m sides adds (1 if s > 0 else -m) plus a uniform number in 0 .. m - 1."""
-    base = fixed
+def _cached(b, dice):
+    """The cache row holding the distribution of ``dice`` (computed on first use), or -1 (too wide: OVERFLOW)."""
+    terms = dice.shape[0]
+    if terms > MAX_TERMS:
+        b.cur[OVERFLOW] = 1
+        return -1
+    for c in range(N_CACHED):
+        w = b.dkey[c, 3 * MAX_TERMS]
+        if w == 0:
+            return _fill(b, dice, c)
+        same = True
+        for t in range(MAX_TERMS):
+            for f in range(3):
+                v = dice[t, f] if t < terms else 0
+                if b.dkey[c, 3 * t + f] != v:
+                    same = False
+        if same:
+            return c
+    return _fill(b, dice, N_CACHED - 1)
+
+
+@leaf
+def _fill(b, dice, c):
+    """Convolution of the dice of ``dice`` into cache row ``c``: a die of m sides adds a uniform 0 .. m - 1."""
     width = 1
     for t in range(dice.shape[0]):
-        base += dice[t, 1] * (1 if dice[t, 0] > 0 else -dice[t, 2])
         width += dice[t, 1] * (dice[t, 2] - 1)
     if width > MAX_WIDTH:
         b.cur[OVERFLOW] = 1
-        return base
-    dist, tmp = b.dist, b.tmp
+        return -1
+    dist, tmp = b.dist[c], b.tmp
     dist[0] = 1.0
     w = 1
     for t in range(dice.shape[0]):
@@ -161,8 +186,25 @@ def exact_dice(b, dice, fixed):
             w += m - 1
             for x in range(w):
                 dist[x] = tmp[x]
-    k = choose(b, w)
-    b.prob[0] *= dist[k]
+    for t in range(MAX_TERMS):
+        for f in range(3):
+            b.dkey[c, 3 * t + f] = dice[t, f] if t < dice.shape[0] else 0
+    b.dkey[c, 3 * MAX_TERMS] = width
+    return c
+
+
+@leaf
+def exact_dice(b, dice, fixed):
+    """R-GEN-5: a dice expression's sum (rows of ``dice``: sign, count, sides), every value with its probability.
+    A die of sign s and m sides adds (1 if s > 0 else -m) plus a uniform number in 0 .. m - 1."""
+    base = fixed
+    for t in range(dice.shape[0]):
+        base += dice[t, 1] * (1 if dice[t, 0] > 0 else -dice[t, 2])
+    c = _cached(b, dice)
+    if c < 0:
+        return base
+    k = choose(b, b.dkey[c, 3 * MAX_TERMS])
+    b.prob[0] *= b.dist[c, k]
     return base + k
 
 

@@ -36,9 +36,10 @@ from sim.escape.params import EscapeParams, N_SLOTS
 
 #: the character fields of the kernel's state that are part of a state (the rest are statistics)
 N_DYN = K.CHAR_FIELDS.index("insp_die") + 1
-#: default budgets of the compiled engine: states whose round is computed (summed over rounds) and replays
+#: default budgets of the compiled engine: states whose round is computed (summed over rounds) and replays of
+#: the round (about 0.4 microseconds of CPU each for four characters: 10 million take about 4 s)
 FAST_MAX_STATES = 5_000_000
-FAST_MAX_BRANCHES = 400_000_000
+FAST_MAX_BRANCHES = 10_000_000
 #: a projection refuses beyond this multiple of a budget (as the reference-driven engine's)
 PROJECTION_MARGIN = 1.25
 OK, OVER_STATES, OVER_BRANCHES, OVER_EVENTS = range(4)
@@ -237,10 +238,10 @@ class CompiledSearch:
             self.branches += played
             if status == OVER_EVENTS:
                 raise Uncovered("a round with more random events than the compiled source holds")
+            if status == OVER_STATES:  # the next round's states known so far already exceed the budget
+                raise refuse(rnd, "states", self.states + n + len(out), self.branches, True, None)
             if status != OK:
-                self.states += done
-                binds = "states" if status == OVER_STATES else "branches"
-                raise refuse(rnd, binds, self.states + len(out), self.branches, False, None)
+                raise refuse(rnd, "branches", self.states + done, self.branches, False, None)
             self.states += n
             self.per_state = played / n
             self.escaped_at[rnd] = esc

@@ -172,7 +172,7 @@ def test_summary_reports_states_time_and_budget():
 
 def test_budget_refusal_names_the_count_and_suggests_monte_carlo():
     with pytest.raises(ExactBudgetExceeded) as info:
-        sim.exact(PARTIES["trio_cleric"], max_states=10)
+        sim.exact(PARTIES["trio_cleric"], max_states=10, engine="reference")
     # the states of the next round are known before it is played: the refusal comes with more than 10 in view
     assert info.value.states > 10 and info.value.budget == 10 and info.value.binds == "states"
     msg = str(info.value)
@@ -273,6 +273,6 @@ def test_budget_also_caps_the_branches_of_a_huge_round():
     far more outcome combinations than 25 x the budget, so the analysis stops inside it."""
     s = sim.load_scenario(ROOT / "scenarios/escape/party_under_watch.toml")
     with pytest.raises(ExactBudgetExceeded) as info:
-        sim.exact(s, max_states=40)
+        sim.exact(s, max_states=40, engine="reference")
     assert info.value.branches == 25 * 40 + 1 and info.value.states <= 40
     assert "branches" in str(info.value) and "Monte Carlo" in str(info.value)
