@@ -71,7 +71,8 @@ def trio():
             "attention": {"limit": 30, "assist": 2, "guide": 1, "per_round": 1}, "overload": {"dazed_rounds": 1},
             "party": [character("Wren", "wizard", 3, {"int": 16, "dex": 14}, {"legs": "heavy", "gag": "light"}),
                       character("Cato", "cleric", 3, {"wis": 16, "str": 12}, {"arms": "heavy", "legs": "moderate"}),
-                      character("Fen", "fighter", 3, {"str": 16, "int": 12}, {"arms": "severe", "fingers": "moderate"})]}
+                      character("Fen", "fighter", 3, {"str": 16, "int": 12},
+                                {"arms": "severe", "fingers": "moderate"})]}
 
 
 def watch():

@@ -32,7 +32,7 @@ from numba import njit
 
 from sim.escape import kernel as K
 from sim.escape.branching import FIXED, OVERFLOW, advance, first_path, new_branching, start
-from sim.escape.params import EscapeParams, N_SLOTS
+from sim.escape.params import N_SLOTS, EscapeParams
 
 #: the character fields of the kernel's state that are part of a state (the rest are statistics)
 N_DYN = K.CHAR_FIELDS.index("insp_die") + 1
@@ -129,6 +129,37 @@ def _rehash(table, keys, m):
 
 
 @njit(cache=True)
+def _merge(table, out, out_p, m, row, q):
+    """Adds probability ``q`` to the state ``row`` among the ``m`` states of ``out`` (a new one if it is not there),
+    growing the arrays and the table as needed; returns them and the new count."""
+    mask = table.shape[0] - 1
+    h = np.int64(row_hash(row) & np.uint64(mask))
+    while True:
+        idx = table[h]
+        if idx < 0:
+            break
+        if _same(out[idx], row):
+            out_p[idx] += q
+            return table, out, out_p, m
+        h = (h + 1) & mask
+    if m == out.shape[0]:
+        grown = np.empty((2 * m, out.shape[1]), dtype=np.int16)
+        grown[:m] = out
+        out = grown
+        grown_p = np.zeros(2 * m)
+        grown_p[:m] = out_p
+        out_p = grown_p
+    out[m] = row
+    out_p[m] = q
+    table[h] = m
+    m += 1
+    if 2 * m > table.shape[0]:
+        table = np.full(2 * table.shape[0], -1, dtype=np.int64)
+        _rehash(table, out, m)
+    return table, out, out_p, m
+
+
+@njit(cache=True)
 def play_frontier(R, keys, probs, policy, rounds, limit_on, st, sc, b, C, I, max_new, max_branches):
     """One round of every state alive (``keys``, ``probs``; ``rounds`` rounds played): the merged next states and
     their probabilities, the probability escaped, caught and timed out in this round, the replays played, a status
@@ -138,7 +169,7 @@ def play_frontier(R, keys, probs, policy, rounds, limit_on, st, sc, b, C, I, max
     cap = 16
     while cap < 4 * n:
         cap *= 2
-    table = np.full(cap, -1, dtype=np.int64)
+    table = np.full(cap, -1, dtype=np.int64)  # open addressing: the number of the state in ``out``, or -1
     out = np.empty((max(16, 2 * n), width), dtype=np.int16)
     out_p = np.zeros(out.shape[0])
     m = 0
@@ -164,31 +195,7 @@ def play_frontier(R, keys, probs, policy, rounds, limit_on, st, sc, b, C, I, max
                 timeout += q
             else:
                 encode(st, 0, row, C, I, limit_on)
-                mask = cap - 1
-                h = np.int64(row_hash(row) & np.uint64(mask))
-                while True:
-                    idx = table[h]
-                    if idx < 0:
-                        if m == out.shape[0]:
-                            grown = np.empty((2 * m, width), dtype=np.int16)
-                            grown[:m] = out
-                            out = grown
-                            grown_p = np.zeros(2 * m)
-                            grown_p[:m] = out_p
-                            out_p = grown_p
-                        out[m] = row
-                        out_p[m] = q
-                        table[h] = m
-                        m += 1
-                        if 2 * m > cap:
-                            cap *= 2
-                            table = np.full(cap, -1, dtype=np.int64)
-                            _rehash(table, out, m)
-                        break
-                    if _same(out[idx], row):
-                        out_p[idx] += q
-                        break
-                    h = (h + 1) & mask
+                table, out, out_p, m = _merge(table, out, out_p, m, row, q)
             if not advance(b):
                 break
         if m > max_new:
