@@ -157,7 +157,7 @@ def _add_optimal_parser(sub) -> None:
     opt.add_argument("--json", action="store_true", help="print the comparison as JSON")
     opt.add_argument("--max-states", type=_positive_int, metavar="N", help="state budget (default 20,000)")
     opt.add_argument("--max-branches", type=_positive_int, metavar="N",
-                     help="branch budget (default 25 x --max-states)")
+                     help="branch budget (default 50 x --max-states: every choice of every state counts)")
 
 
 def _add_sweep_parser(sub) -> None:

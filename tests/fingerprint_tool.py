@@ -27,8 +27,9 @@ RUNS, SEED = 3_000, 20261202
 
 #: per kind, the scenario values that restore the reading the stored fingerprints were made with
 EARLIER_READING: dict[str, dict[str, object]] = {
-    # R-ESC-14a / R-ESC-14b off, R-ESC-10b untying oneself with free hands (both revised 2026-12)
-    "escape": {"rules.volume1_features": False, "rules.self_untie": "hands_free"},
+    # R-ESC-14a / R-ESC-14b off, R-ESC-10b untying oneself with free hands (both revised 2026-12), R-ESC-10c bound
+    # legs do not hinder (second round of 2026-12)
+    "escape": {"rules.volume1_features": False, "rules.self_untie": "hands_free", "rules.legs_hinder": False},
     "restraint": {"rules.recoveries": False, "rules.overload_in_duel": False},  # R-RST-32, R-RST-33 (issue 24)
     "campus": {"rules.miso_in_missions": False},  # R-CAM-25a: miso bombs took no part in missions
     "formation": {"rules.attack_types": "listed", "policy.movement": "fixed"},  # R-MDK-6, R-MDK-11 (issue 24)

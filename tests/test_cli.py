@@ -36,6 +36,8 @@ def _commands(path: Path, out: Path) -> dict[str, list[str]]:
         # a small budget: a party beyond it is refused in the same one line, without minutes of search first
         "exact": ["exact", str(path), "--max-states", "2000", "--out", str(out / "exact")],
         "validate": ["validate", str(path)],
+        # escape only (others: one line, exit 2); a small budget as for exact (issue 41: never a traceback)
+        "optimal": ["optimal", str(path), "--max-states", "2000", "--out", str(out / "optimal")],
         "compare": ["compare", str(path), *small, "--out", str(out / "compare"), "--quiet"],
         "sweep": ["sweep", str(path), "--param", f"{key}=" + ",".join(str(v) for v in _two(scenario, key)),
                   *small, "--no-exact", "--out", str(out / "sweep"), "--quiet"],

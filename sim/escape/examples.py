@@ -14,23 +14,12 @@ from __future__ import annotations
 
 from sim.escape.params import N_SLOTS
 from sim.escape.policy import PolicyView, greedy
-from sim.escape.state import REST, Action, allowed_abilities, may_struggle
+from sim.escape.state import REST, Action, allowed_abilities, attention_drawn, may_struggle
 
 
 def attention_cost(view: PolicyView, i: int, action: Action | None) -> int:
-    """The attention ``action`` of character ``i`` draws (R-ESC-9a, R-ESC-10b)."""
-    p = view.params
-    if action is None:
-        return 0
-    if action.kind == "assist":
-        return p.att_assist
-    if action.kind in ("guide", "inspire"):  # an inspire draws attention.guide (R-ESC-14b)
-        return p.att_guide
-    if action.kind in ("untie", "use_item") and action.target != i:
-        return p.att_assist
-    if action.kind == "search":
-        return p.att_search
-    return 0
+    """The attention ``action`` of character ``i`` draws (R-ESC-9a, R-ESC-10b, R-ESC-10c)."""
+    return attention_drawn(view.params, i, view.state.chars[i], action)
 
 
 def cautious(view: PolicyView) -> list[Action | None]:

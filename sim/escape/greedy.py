@@ -11,7 +11,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from sim.dice import CHECK_DENOMINATOR
-from sim.escape.params import ARMS, FINGERS, HARNESS, N_SLOTS, STR, EscapeParams
+from sim.escape.actions import is_legal
+from sim.escape.params import ARMS, ESCAPE_ABILITIES, FINGERS, HARNESS, N_SLOTS, STR, EscapeParams
 from sim.escape.state import (
     BLESS,
     CHANNEL,
@@ -21,19 +22,9 @@ from sim.escape.state import (
     Action,
     CharState,
     PartyState,
-    allowed_abilities,
-    can_assist,
-    can_be_guided,
-    can_bless,
-    can_guide,
-    can_help_physically,
-    can_inspire,
-    can_search,
-    can_untie_other,
     can_untie_self,
     check_spec,
     has_rage,
-    may_struggle,
     spec_numerator,
 )
 
@@ -74,16 +65,18 @@ def _item_for(p: EscapeParams, c: CharState, tier: int) -> int:
     return best
 
 
-def best_struggle(p: EscapeParams, i: int, c: CharState, slots: Sequence[int]) -> tuple[int, int, int] | None:
-    """R-ESC-20 step 2: (numerator, slot, ability) of the best (slot, ability) pair among ``slots``.
+def best_struggle(p: EscapeParams, st: PartyState, i: int, slots: Sequence[int]) -> tuple[int, int, int] | None:
+    """R-ESC-20 step 2: (numerator, slot, ability) of the best legal (slot, ability) pair among ``slots``
+    (R-ESC-6, :func:`sim.escape.actions.is_legal`).
 
     Ties: the slot struggled last round, then slot order, then str, dex, int (R-ESC-31)."""
+    c = st.chars[i]
     best = None
     best_key = None
     for s in slots:
-        if not may_struggle(c, s):
-            continue
-        for a in allowed_abilities(c, s):
+        for a in range(len(ESCAPE_ABILITIES)):
+            if not is_legal(p, st, i, Action("struggle", slot=s, ability=a)):
+                continue
             # R-ESC-31: a barbarian with a rage use counts the rage's bonus die on str (R-ESC-14a); the
             # inspiration die held is counted (check_spec); the favoured-terrain bonus is not
             num = spec_numerator(check_spec(p, i, c, s, a, rage=has_rage(c) and a == STR))
@@ -93,13 +86,16 @@ def best_struggle(p: EscapeParams, i: int, c: CharState, slots: Sequence[int]) -
     return best
 
 
-def _struggle_action(p: EscapeParams, i: int, c: CharState, num, slot: int, ability: int) -> Action:
+def _struggle_action(p: EscapeParams, st: PartyState, i: int, num, slot: int, ability: int) -> Action:
+    def may(**spend) -> bool:
+        return is_legal(p, st, i, Action("struggle", slot=slot, ability=ability, **spend))
+
     # R-ESC-14 / R-ESC-31: a monk spends a breath point when the probability is below 1/2
-    breath = bool(p.is_monk[i]) and c.breath > 0 and 2 * num < CHECK_DENOMINATOR
+    breath = 2 * num < CHECK_DENOMINATOR and may(breath=True)
     # R-ESC-14a / R-ESC-31: a ranger in favoured terrain spends a use likewise (chosen without its bonus);
     # a barbarian spends a rage use on every str check while it has one
-    terrain = c.terrain > 0 and 2 * num < CHECK_DENOMINATOR
-    rage = has_rage(c) and ability == STR
+    terrain = 2 * num < CHECK_DENOMINATOR and may(terrain=True)
+    rage = may(rage=True)
     return Action("struggle", slot=slot, ability=ability, breath=breath, rage=rage, terrain=terrain)
 
 
@@ -119,8 +115,10 @@ def plan_recover(p: EscapeParams, st: PartyState, i: int) -> Action | None:
     """R-ESC-20 step 0 (R-ESC-14b): with a channel or meditate use left and composure at most the largest
     damage of this round, recover."""
     c = st.chars[i]
-    if (c.channel > 0 or c.ki > 0) and c.composure <= danger(p, c, i):
-        return CHANNEL if c.channel > 0 else MEDITATE
+    if c.composure <= danger(p, c, i):
+        for recover in (CHANNEL, MEDITATE):
+            if is_legal(p, st, i, recover):
+                return recover
     return None
 
 
@@ -132,61 +130,61 @@ def plan_own(p: EscapeParams, st: PartyState, i: int) -> Action | None:
         return recover
     own_goal = [s for s in range(N_SLOTS) if p.goal[s] and c.tiers[s] > 0]
     # step 1: untie its own highest-tier goal restraint
-    if can_untie_self(p, c) and own_goal:
+    if own_goal:
         _, s = _highest([(i, s) for s in own_goal], lambda ci: st.chars[ci].tiers)
-        return Action("untie", slot=s, target=i)
+        if is_legal(p, st, i, Action("untie", slot=s, target=i)):
+            return Action("untie", slot=s, target=i)
     # after step 1: a release item on its own highest-tier covered goal restraint
     if c.held:
         covered = [(i, s) for s in own_goal if _item_for(p, c, c.tiers[s]) >= 0]
         pick = _highest(covered, lambda ci: st.chars[ci].tiers)
         if pick is not None:
-            return Action("use_item", slot=pick[1], target=i, item=_item_for(p, c, c.tiers[pick[1]]))
+            use = Action("use_item", slot=pick[1], target=i, item=_item_for(p, c, c.tiers[pick[1]]))
+            if is_legal(p, st, i, use):
+                return use
     # step 2: struggle the best pair
-    best = best_struggle(p, i, c, own_goal)
+    best = best_struggle(p, st, i, own_goal)
     if best is not None:
-        return _struggle_action(p, i, c, *best)
+        return _struggle_action(p, st, i, *best)
     # step 3: untie a teammate's highest-tier restraint (any slot)
     mates = [(j, s) for j in range(p.n_chars) if j != i for s in range(N_SLOTS)]
-    if can_untie_other(p, c):
-        pick = _highest(mates, lambda ci: st.chars[ci].tiers)
-        if pick is not None:
-            return Action("untie", slot=pick[1], target=pick[0])
+    pick = _highest(mates, lambda ci: st.chars[ci].tiers)
+    if pick is not None and is_legal(p, st, i, Action("untie", slot=pick[1], target=pick[0])):
+        return Action("untie", slot=pick[1], target=pick[0])
     # after step 3: a release item on the highest-tier teammate restraint one covers
-    if c.held and can_help_physically(c):
+    if c.held:
         covered = [(j, s) for j, s in mates if st.chars[j].tiers[s] > 0 and _item_for(p, c, st.chars[j].tiers[s]) >= 0]
         pick = _highest(covered, lambda ci: st.chars[ci].tiers)
         if pick is not None:
             j, s = pick
-            return Action("use_item", slot=s, target=j, item=_item_for(p, c, st.chars[j].tiers[s]))
+            use = Action("use_item", slot=s, target=j, item=_item_for(p, c, st.chars[j].tiers[s]))
+            if is_legal(p, st, i, use):
+                return use
     return None
 
 
 def plan_help(p: EscapeParams, st: PartyState, i: int, plan: list[Action | None]) -> Action:
     """Greedy steps 4-6, once every struggle is declared."""
-    c = st.chars[i]
     strugglers = [j for j in range(p.n_chars) if j != i and plan[j] is not None and plan[j].kind == "struggle"]
     nums = {j: declared_numerator(p, j, st.chars[j], plan[j]) for j in strugglers}
 
-    def lowest(cands):
-        return min(cands, key=lambda j: (nums[j], j))
+    def lowest(kind, cands):  # the legal target of lowest success probability (ties: party order), or None
+        cands = [j for j in cands if is_legal(p, st, i, Action(kind, target=j))]
+        return Action(kind, target=min(cands, key=lambda j: (nums[j], j))) if cands else None
 
-    if strugglers and can_assist(p, i, c):  # step 4: assist
-        return Action("assist", target=lowest(strugglers))
-    if can_guide(c):  # else guide
-        guidable = [j for j in strugglers if can_be_guided(st.chars[j])]
-        if guidable:
-            return Action("guide", target=lowest(guidable))
-    if can_inspire(p, i, c):  # else inspire a struggling teammate holding no die (R-ESC-14b)
-        hearing = [j for j in strugglers if can_be_guided(st.chars[j]) and st.chars[j].insp_die == 0]
-        if hearing:
-            return Action("inspire", target=lowest(hearing))
-    if can_bless(p, i, c):  # else bless, while another member still has a goal slot above 0
+    # step 4: assist (R-ESC-7 or mage hand); else guide (R-ESC-9); else inspire a struggling teammate
+    # holding no die (R-ESC-14b)
+    helped = (lowest("assist", strugglers) or lowest("guide", strugglers)
+              or lowest("inspire", [j for j in strugglers if st.chars[j].insp_die == 0]))
+    if helped is not None:
+        return helped
+    if is_legal(p, st, i, BLESS):  # else bless, while another member still has a goal slot above 0
         others_bound = any(
             st.chars[j].tiers[s] > 0 for j in range(p.n_chars) if j != i for s in range(N_SLOTS) if p.goal[s]
         )
         if others_bound:
             return BLESS
-    if can_search(p, c):  # step 5
+    if is_legal(p, st, i, SEARCH):  # step 5
         return SEARCH
     return REST  # step 6
 
@@ -221,9 +219,9 @@ def arms_first(view: PolicyView) -> list[Action | None]:
             action = plan_recover(p, st, i)
         if action is None and not view.dazed[i] and not can_untie_self(p, c):
             for slot in (ARMS, FINGERS):
-                best = best_struggle(p, i, c, [slot]) if c.tiers[slot] > 0 else None
+                best = best_struggle(p, st, i, [slot]) if c.tiers[slot] > 0 else None
                 if best is not None:
-                    action = _struggle_action(p, i, c, *best)
+                    action = _struggle_action(p, st, i, *best)
                     break
         if action is None and not view.dazed[i]:
             action = plan_own(p, st, i)

@@ -92,8 +92,9 @@ leaf = njit(inline="always")
 
 
 # Rules.game: the scenario's scalars, then the goal slots (GOAL + slot)
+# (ATT_LEGS, SEARCH_LEGS_DC: R-ESC-10c, 0 with legs_hinder = false)
 (N_CHARS, N_ITEMS, MAX_ROUNDS, POOL, ATTENTION_LIMIT, ATT_ASSIST, ATT_GUIDE, ATT_SEARCH, ATT_PER_ROUND, SEARCH_ON,
- SEARCH_DC, HAS_STIMULUS, CRAVING, DAZED_ROUNDS, ARMS_FREE, GOAL) = range(16)
+ SEARCH_DC, HAS_STIMULUS, CRAVING, DAZED_ROUNDS, ARMS_FREE, ATT_LEGS, SEARCH_LEGS_DC, GOAL) = range(18)
 DC, BECOMES, MARK = range(3)  # Rules.tier columns (R-ESC-2, R-ESC-3)
 # Rules.char columns: what an escape check adds by ability (str, dex, int): the ability modifier plus the escape
 # artist's bonus (R-ESC-4, R-ESC-14) and the rogue's and druid's (R-ESC-14a); what a favoured-terrain use adds by
@@ -104,7 +105,7 @@ TERRAIN_MOD = 3
  FOCUS_MOD, COMP_MAX, REST_FIXED, HARNESS_FIXED, STIMULUS_FIXED, INSPIRE_SIDES, HARNESS_MAX, STIMULUS_MAX,
  RECOVER_FIXED) = range(6, 25)
 N_CHAR_RULES = 25
-ITEM_KIND, ITEM_VALUE, ITEM_MAX_TIER = range(3)  # Rules.item columns
+ITEM_KIND, ITEM_VALUE, ITEM_MAX_TIER, ITEM_NEEDS_LEGS = range(4)  # Rules.item columns (R-ESC-10c: needs_free_legs)
 REST_DICE, HARNESS_DICE, STIMULUS_DICE, RECOVER_DICE = range(4)  # Rules.dice rows
 # Batch.chars columns (per character state, then per character statistics of R-ESC-15)
 CHAR_FIELDS = ("last_slot", "composure", "craving", "dazed_left", "breath", "save_bonus", "immune_until",
@@ -130,7 +131,7 @@ class Rules(NamedTuple):
     game: np.ndarray  # (GOAL + S,) int64
     tier: np.ndarray  # (9, 3): DC, BECOMES, MARK by tier
     char: np.ndarray  # (C, N_CHAR_RULES)
-    item: np.ndarray  # (I, 3): ITEM_KIND, ITEM_VALUE, ITEM_MAX_TIER
+    item: np.ndarray  # (I, 4): ITEM_KIND, ITEM_VALUE, ITEM_MAX_TIER, ITEM_NEEDS_LEGS
     weight: np.ndarray  # (I,) float64
     dice: np.ndarray  # (4, terms, 3): REST, HARNESS, STIMULUS, RECOVER_DICE rows of (sign, count, sides) (R-GEN-5)
     table: np.ndarray  # success chances over DENOM, flat: chance_row(...) + need index (:func:`chance_table`)
@@ -217,10 +218,10 @@ def rules_of(p: EscapeParams) -> Rules:
     C = p.n_chars
     game = np.zeros(GOAL + N_SLOTS, dtype=np.int64)
     game[[N_CHARS, N_ITEMS, MAX_ROUNDS, POOL, ATTENTION_LIMIT, ATT_ASSIST, ATT_GUIDE, ATT_SEARCH, ATT_PER_ROUND,
-          SEARCH_ON, SEARCH_DC, HAS_STIMULUS, CRAVING, DAZED_ROUNDS, ARMS_FREE]] = [
+          SEARCH_ON, SEARCH_DC, HAS_STIMULUS, CRAVING, DAZED_ROUNDS, ARMS_FREE, ATT_LEGS, SEARCH_LEGS_DC]] = [
         C, p.n_items, p.max_rounds, p.stacking == "pool", p.attention_limit, p.att_assist, p.att_guide,
         p.att_search, p.att_per_round, p.search_on, p.search_dc, p.stimulus_expr is not None, p.craving,
-        p.dazed_rounds, p.arms_free]
+        p.dazed_rounds, p.arms_free, p.att_legs, p.search_legs_dc]
     game[GOAL:] = p.goal
     tier = np.stack([p.dc, p.becomes, p.mark], axis=1).astype(np.int64)
     char = np.zeros((C, N_CHAR_RULES), dtype=np.int64)
@@ -244,8 +245,9 @@ def rules_of(p: EscapeParams) -> Rules:
         for t, term in enumerate(expr.dice):
             dice[row, t] = (term.sign, term.count, term.sides)
         char[:, col] = [expr.constant + expr.ability_part(p.modifiers[i]) for i in range(C)]
-    item = np.zeros((p.n_items, 3), dtype=np.int64)
+    item = np.zeros((p.n_items, 4), dtype=np.int64)
     item[:, ITEM_KIND], item[:, ITEM_VALUE], item[:, ITEM_MAX_TIER] = p.item_kind, p.item_value, p.item_max_tier
+    item[:, ITEM_NEEDS_LEGS] = p.item_needs_legs
     return Rules(game, tier, char, item, np.ascontiguousarray(p.item_weight, dtype=np.float64).reshape(-1), dice,
                  _TABLE)
 
@@ -476,18 +478,34 @@ def can_untie_other(R, st, j, i):
 
 
 @leaf
+def has_mage_hand(R, st, j, i):
+    """R-ESC-14 mage hand: a wizard or sorcerer with arms and fingers at 0."""
+    return (R.char[i, IS_MAGE_HAND] != 0) and st.tiers[j, i, ARMS] == 0 and st.tiers[j, i, FINGERS] == 0
+
+
+@leaf
 def can_assist(R, st, j, i):
     """R-ESC-7, or R-ESC-14 mage hand (arms and fingers at 0)."""
-    mage_hand = (R.char[i, IS_MAGE_HAND] != 0) and st.tiers[j, i, ARMS] == 0 and st.tiers[j, i, FINGERS] == 0
-    return can_help_physically(st, j, i) or mage_hand
+    return can_help_physically(st, j, i) or has_mage_hand(R, st, j, i)
 
 
 @leaf
 def mage_hand_bonus(R, st, j, i):
-    """R-ESC-33: a wizard or sorcerer with arms, fingers and gag at 0 adds int mod + proficiency."""
-    t = st.tiers
-    if (R.char[i, IS_MAGE_HAND] != 0) and t[j, i, ARMS] == 0 and t[j, i, FINGERS] == 0 and t[j, i, GAG] == 0:
+    """R-ESC-14 / R-ESC-33: a wizard or sorcerer with arms and fingers at 0 and the mouth free (gag 0 and mask 0,
+    second round of 2026-12) adds int mod + proficiency."""
+    if has_mage_hand(R, st, j, i) and st.tiers[j, i, GAG] == 0 and st.tiers[j, i, MASK] == 0:
         return R.char[i, MAGE_BONUS]
+    return 0
+
+
+@leaf
+def legs_attention(R, st, j, i, kind, target):
+    """R-ESC-10c: attention.legs more for an action that needs character i to move (a search, an untie of another,
+    an assist that is not a mage-hand assist) while its legs are bound (read as the action resolves)."""
+    if st.tiers[j, i, LEGS] < 1:
+        return 0
+    if kind == SEARCH or (kind == UNTIE and target != i) or (kind == ASSIST and not has_mage_hand(R, st, j, i)):
+        return R.game[ATT_LEGS]
     return 0
 
 
@@ -869,11 +887,13 @@ def plan_arms_and_fingers(R, st, j, i, sc):
 
 
 @leaf
-def plan_attention(R, plan):
-    """Attention the plan draws this round, per_round excluded (R-ESC-9a, R-ESC-10b)."""
+def plan_attention(R, st, j, plan):
+    """Attention the plan draws this round, per_round excluded (R-ESC-9a, R-ESC-10b; R-ESC-10c with the legs at
+    the start of the round)."""
     total = 0
     for i in range(R.game[N_CHARS]):
         kind = plan[i, P_KIND]
+        total += legs_attention(R, st, j, i, kind, plan[i, P_TARGET])
         if kind == ASSIST:
             total += R.game[ATT_ASSIST]
         elif kind == GUIDE or kind == INSPIRE:  # an inspire draws attention.guide (R-ESC-14b)
@@ -948,7 +968,8 @@ def team_pass(R, st, j, sc, rnd):
             continue
         if R.game[ATTENTION_LIMIT]:  # the attention guard of R-ESC-37
             cost = R.game[ATT_ASSIST] if best_kind == ASSIST else R.game[ATT_GUIDE]
-            projected = (st.runs[j, ATTENTION] + plan_attention(R, plan) + R.game[ATT_PER_ROUND] + cost
+            cost += legs_attention(R, st, j, i, best_kind, best_target)  # R-ESC-10c: an assist with bound legs
+            projected = (st.runs[j, ATTENTION] + plan_attention(R, st, j, plan) + R.game[ATT_PER_ROUND] + cost
                          + R.game[ATT_PER_ROUND] * max(0, R.game[MAX_ROUNDS] - rnd))
             if projected >= R.game[ATTENTION_LIMIT]:
                 continue
@@ -1024,7 +1045,7 @@ def attach_help(R, st, j, sc):
             sc.flags[target, ASSISTED] = 1
             sc.flags[target, MAGE] = max(sc.flags[target, MAGE], mage_hand_bonus(R, st, j, i))
             sc.helpers[target, i] = True
-            attention += R.game[ATT_ASSIST]
+            attention += R.game[ATT_ASSIST] + legs_attention(R, st, j, i, kind, target)  # R-ESC-10c
         elif kind == GUIDE:
             sc.flags[target, GUIDE_FLAG] = max(sc.flags[target, GUIDE_FLAG], R.char[i, GUIDE_BONUS])
             sc.helpers[target, i] = True
@@ -1133,7 +1154,9 @@ def resolve_struggles(R, st, j, sc, u):
 @rule
 def resolve_unties_and_items(R, st, j, sc):
     """R-ESC-10b unties (severe or lower removed, complete or above becomes severe) and R-ESC-10
-    release items, in party order on the tier left so far (R-ESC-32)."""
+    release items, in party order on the tier left so far (R-ESC-32). Returns the attention of R-ESC-10c drawn by
+    the unties of others made with bound legs (read as each untie resolves)."""
+    legs = 0
     for i in range(R.game[N_CHARS]):
         kind = sc.plan[i, P_KIND]
         if kind != UNTIE and kind != USE_ITEM:
@@ -1141,6 +1164,7 @@ def resolve_unties_and_items(R, st, j, sc):
         c, s = sc.plan[i, P_TARGET], sc.plan[i, P_SLOT]
         tier = st.tiers[j, c, s]
         if kind == UNTIE:
+            legs += legs_attention(R, st, j, i, kind, c)
             if tier > 0:
                 st.tiers[j, c, s] = 0 if tier <= SEVERE else SEVERE
                 st.acc[j, c, s] = 0
@@ -1152,6 +1176,7 @@ def resolve_unties_and_items(R, st, j, sc):
                 st.acc[j, c, s] = 0
                 st.streak[j, c, s] = 0
                 st.held[j, i, item] -= 1
+    return legs
 
 
 @rule
@@ -1177,15 +1202,22 @@ def resolve_rests(R, st, j, sc, u):
 @rule
 def resolve_searches(R, st, j, sc, u):
     """R-ESC-5 step 4 / R-ESC-10: searches in party order; a success draws one item by weight from
-    those left (R-ESC-36: an empty pool finds nothing)."""
+    those left (R-ESC-36: an empty pool finds nothing). R-ESC-10c, legs read as the search resolves: bound legs
+    add tier x legs_dc to the DC, keep the items marked needs_free_legs out of the draw, and draw attention.legs
+    (returned)."""
+    legs = 0
     for i in range(R.game[N_CHARS]):
         if sc.plan[i, P_KIND] != SEARCH:
             continue
-        if not roll_at_least(u, sc, i, 20, R.game[SEARCH_DC] - R.char[i, SEARCH_MOD]):
+        legs += legs_attention(R, st, j, i, SEARCH, -1)
+        bound = st.tiers[j, i, LEGS] >= 1
+        need = R.game[SEARCH_DC] + st.tiers[j, i, LEGS] * R.game[SEARCH_LEGS_DC] - R.char[i, SEARCH_MOD]
+        if not roll_at_least(u, sc, i, 20, need):
             continue
         any_left = False
         for k in range(R.game[N_ITEMS]):
-            sc.weights[k] = R.weight[k] if st.item_left[j, k] != 0 else 0.0
+            hidden = bound and R.item[k, ITEM_NEEDS_LEGS] != 0
+            sc.weights[k] = R.weight[k] if st.item_left[j, k] != 0 and not hidden else 0.0
             any_left = any_left or sc.weights[k] > 0
         if not any_left:
             continue
@@ -1197,6 +1229,7 @@ def resolve_searches(R, st, j, sc, u):
             st.chars[j, i, ITEM_BONUS] += R.item[k, ITEM_VALUE]
         else:
             st.held[j, i, k] += 1
+    return legs
 
 
 @leaf
@@ -1289,9 +1322,9 @@ def play_round(R, st, j, sc, u, policy, plan_only):
     attention = attach_help(R, st, j, sc)
     keys = round_keys(u, j, st.runs[j, ROUNDS])  # the random numbers of this round (the layout above)
     resolve_struggles(R, st, j, sc, keys)
-    resolve_unties_and_items(R, st, j, sc)
+    attention += resolve_unties_and_items(R, st, j, sc)
     resolve_rests(R, st, j, sc, keys)
-    resolve_searches(R, st, j, sc, keys)
+    attention += resolve_searches(R, st, j, sc, keys)
     add_attention(st, j, attention)
     apply_composure(R, st, j, sc, keys)
     end_tests(R, st, j, sc)

@@ -81,6 +81,11 @@ class EscapeRules(Strict):
     self_untie: Literal["arms_free", "hands_free"] = Field("arms_free", description=(
         "Who may untie itself (R-ESC-10b): arms_free (arms and body at 0; bound fingers do not stop it, the seed's "
         "reading) or hands_free (arms, fingers and body at 0, the reading before 2026-12)."))
+    legs_hinder: bool = Field(True, description=(
+        "Bound legs hinder search and stealth (R-ESC-10c): a character with legs at tier t searches against "
+        "search.dc + t x search.legs_dc, never finds an item marked needs_free_legs, and draws attention.legs more "
+        "with each action that needs it to move (a search, an assist without mage hand, an untie of another). "
+        "false: the reading before the second round of 2026-12, without it."))
 
 
 class Goal(Strict):
@@ -99,6 +104,9 @@ class Attention(Strict):
     guide: int = Field(1, ge=0, le=10_000, description="Attention drawn by each guide.")
     search: int = Field(0, ge=0, le=10_000, description="Attention drawn by each search.")
     per_round: int = Field(0, ge=0, le=10_000, description="Attention added every round, from round 1.")
+    legs: int = Field(1, ge=0, le=10_000, description=(
+        "Attention drawn in addition by each search, assist without mage hand and untie of another made with the "
+        "legs bound (R-ESC-10c; rules.legs_hinder)."))
 
 
 class Item(Strict):
@@ -113,6 +121,9 @@ class Item(Strict):
     max_tier: TierId = Field("severe", description="The highest tier a release item frees.")
     count: int | None = Field(None, ge=0, le=1_000_000, description=(
         "How many exist (the item runs out); left out: unlimited."))
+    needs_free_legs: bool = Field(False, description=(
+        "Never found by a character whose legs are bound (R-ESC-10c; rules.legs_hinder): it draws only among the "
+        "items it can find, and this one stays in the pool."))
 
 
 class Search(Strict):
@@ -120,6 +131,8 @@ class Search(Strict):
 
     dc: int = Field(14, ge=-100, le=200, description=(
         "DC of the search check (d20 + wis mod, + proficiency if the character has perception)."))
+    legs_dc: int = Field(1, ge=0, le=100, description=(
+        "Added to the DC for each tier of the searcher's bound legs (R-ESC-10c; rules.legs_hinder)."))
     items: list[Item] = Field(default_factory=list, description=(
         "The weighted pool a successful search draws one item from; an empty pool finds nothing."))
 

@@ -19,12 +19,15 @@ import time
 from dataclasses import dataclass, field
 
 from sim.errors import ExactUnsupported, ScenarioError
-from sim.escape.actions import describe, joint_actions
+from sim.escape.actions import canonical, describe, joint_actions
 from sim.escape.model import BUILTIN_POLICIES, Scenario
 from sim.escape.params import EscapeParams, compile_params
 from sim.escape.state import PartyState, initial_state
 
 OBJECTIVES = ("escape_rate", "escape_by_round@K", "not_caught")
+#: optimal play plays every legal choice of a state: its default branch budget is this many times the exact
+#: engine's (a level-3 monk with breath and meditation has about 14 choices a state; docs/exact.md)
+OPTIMAL_BRANCH_FACTOR = 2
 
 
 def _engine():
@@ -102,7 +105,8 @@ def solve(scenario: Scenario | EscapeParams, objective: str | None = None, max_s
     reachable states.
 
     The budgets are the exact engine's: ``max_states`` distinct states, ``max_branches`` rounds played
-    on the branching source (every choice of every state counts); beyond them
+    on the branching source (every choice of every state counts; default :data:`OPTIMAL_BRANCH_FACTOR` times
+    the exact engine's); beyond them
     :class:`~sim.escape.exact.ExactBudgetExceeded`."""
     ex = _engine()
     p = ex.fast_params(scenario if isinstance(scenario, EscapeParams) else compile_params(scenario))
@@ -112,7 +116,8 @@ def solve(scenario: Scenario | EscapeParams, objective: str | None = None, max_s
     started = time.perf_counter()
     kind, horizon = parse_objective(objective, p.max_rounds)
     budget = ex.DEFAULT_MAX_STATES if max_states is None else int(max_states)
-    branch_budget = ex.BRANCHES_PER_STATE * budget if max_branches is None else int(max_branches)
+    branch_budget = (OPTIMAL_BRANCH_FACTOR * ex.BRANCHES_PER_STATE * budget if max_branches is None
+                     else int(max_branches))
     fwd = _Forward(ex, p, started, budget, branch_budget)
     for rnd in range(1, horizon + 1):
         fwd.round(rnd, rnd < horizon)
@@ -329,11 +334,13 @@ def _losses(sol: Solution, policy_name: str, worst: int) -> list[dict]:
         for sid, w in dist.items():
             st = ex._at_round(sol.reps[sid], rnd - 1)
             choice = tuple(policy(PolicyView(p, st, rnd, _dazed(st))))
-            choice = tuple(None if d else a for a, d in zip(choice, _dazed(st), strict=True))
+            choice = tuple(None if d else canonical(a) for a, d in zip(choice, _dazed(st), strict=True))
             opts = sol.choices[sid]
             k = opts.index(choice) if choice in opts else None
-            if k is None:  # not among the enumerated choices: should not happen (every legal choice is)
-                raise RuntimeError(f"{policy_name} chose {choice!r}, which optimal play did not enumerate")
+            if k is None:  # every legal choice is enumerated (sim.escape.actions): refuse rather than answer less
+                said = "; ".join(describe(p, i, a) for i, a in enumerate(choice))
+                raise ExactUnsupported(f"optimal play does not enumerate {policy_name}'s choice in round {rnd} "
+                                       f"({said}); it cannot compare the two (R-ESC-6)")
             lost = sol.value[(sid, rnd)] - sol.q(sid, rnd, k)
             if lost > 1e-12:
                 found.append({"round": rnd, "reach": w, "lost": lost, "weighted": w * lost,

@@ -99,6 +99,7 @@ class EscapeParams:
     # the rule switches (R-ESC-14a, R-ESC-10b)
     volume1: bool  # R-ESC-14a / R-ESC-14b volume-1 features on
     arms_free: bool  # R-ESC-10b self_untie = "arms_free": untying oneself needs arms and body at 0 only
+    legs_hinder: bool  # R-ESC-10c bound legs hinder search and stealth (the three values below are 0 without it)
     # R-ESC-14a / R-ESC-14b (all 0 with volume1_features = false)
     feature_bonus: np.ndarray  # (C, 3) rogue's proficiency on str (dex, int come from artist_bonus), druid's wis
     terrain_bonus: np.ndarray  # (C, 3) what a favoured-terrain use adds over the check: 2 x prof - artist_bonus
@@ -117,13 +118,16 @@ class EscapeParams:
     att_guide: int
     att_search: int
     att_per_round: int
+    att_legs: int  # R-ESC-10c: more attention for a moving action with bound legs (0 with legs_hinder = false)
     search_on: bool
     search_dc: int
+    search_legs_dc: int  # R-ESC-10c: DC added per tier of bound legs (0 with legs_hinder = false)
     item_kind: np.ndarray  # (I,) 0 bonus, 1 release
     item_value: np.ndarray
     item_weight: np.ndarray  # float64
     item_max_tier: np.ndarray
     item_count: np.ndarray  # -1 unlimited
+    item_needs_legs: np.ndarray  # (I,) bool: never found with bound legs (R-ESC-10c; all False without legs_hinder)
     item_names: tuple[str, ...]
     rest_expr: DiceExpr
     harness_expr: DiceExpr
@@ -148,6 +152,7 @@ def compile_params(s: Scenario) -> EscapeParams:
     return EscapeParams(
         max_rounds=s.run.max_rounds, stacking=s.rules.dice_stacking, **_ladder(s), **party,
         volume1=bool(s.rules.volume1_features), arms_free=s.rules.self_untie == "arms_free",
+        legs_hinder=bool(s.rules.legs_hinder),
         **_dice(s, party["modifiers"]), **_attention(s), **_search(s),
         craving=s.stimulus is not None and s.stimulus.kind == "craving", dazed_rounds=s.overload.dazed_rounds,
         policy=s.policy.name,
@@ -260,15 +265,18 @@ def _attention(s: Scenario) -> dict:
     """R-ESC-9a attention: the limit (0: none) and what each kind of action draws."""
     att = s.attention
     return dict(attention_limit=att.limit or 0, att_assist=att.assist, att_guide=att.guide, att_search=att.search,
-                att_per_round=att.per_round)
+                att_per_round=att.per_round, att_legs=att.legs if s.rules.legs_hinder else 0)  # R-ESC-10c
 
 
 def _search(s: Scenario) -> dict:
-    """R-ESC-10 search: whether it is configured, its DC and the item pool."""
+    """R-ESC-10 search: whether it is configured, its DC and the item pool; R-ESC-10c what bound legs change."""
     items = s.search.items if s.search is not None else []
+    hinder = bool(s.rules.legs_hinder)
     return dict(
         search_on=s.search is not None,
         search_dc=s.search.dc if s.search is not None else 14,
+        search_legs_dc=s.search.legs_dc if s.search is not None and hinder else 0,
+        item_needs_legs=np.array([hinder and it.needs_free_legs for it in items], dtype=bool),
         item_kind=np.array([1 if it.kind == "release" else 0 for it in items], dtype=np.int64),
         item_value=np.array([it.value for it in items], dtype=np.int64),
         item_weight=np.array([it.weight for it in items], dtype=np.float64),

@@ -11,7 +11,8 @@ import importlib
 import importlib.util
 from collections.abc import Callable, Sequence
 
-from sim.errors import PolicyError, ScenarioError
+from sim.errors import ScenarioError
+from sim.escape.actions import action_problem, check_action, is_legal, legal_actions  # noqa: F401  (re-exported)
 from sim.escape.greedy import (  # noqa: F401  (re-exported: the policy interface)
     PolicyView,
     arms_first,
@@ -22,23 +23,8 @@ from sim.escape.greedy import (  # noqa: F401  (re-exported: the policy interfac
     plan_own,
 )
 from sim.escape.model import BUILTIN_POLICIES
-from sim.escape.params import N_SLOTS, SEVERE, STR, EscapeParams
-from sim.escape.state import (
-    Action,
-    PartyState,
-    allowed_abilities,
-    can_assist,
-    can_be_guided,
-    can_bless,
-    can_guide,
-    can_help_physically,
-    can_inspire,
-    can_search,
-    can_untie_other,
-    can_untie_self,
-    has_rage,
-    may_struggle,
-)
+from sim.escape.params import SEVERE
+from sim.escape.state import Action
 from sim.escape.team import team
 
 # ---------------------------------------------------------------------------------------------
@@ -95,119 +81,6 @@ def load_policy(name: str) -> Callable[[PolicyView], Sequence[Action | None]]:
     if not callable(fn):
         raise ScenarioError(f"{module_name!r} has no callable {attr!r}", key="policy.name")
     return fn
-
-
-def check_action(p: EscapeParams, st: PartyState, i: int, a: object, rnd: int) -> Action:
-    """R-ESC-6: validate a custom policy's action; a PolicyError names character, round and rule."""
-    kinds = ("struggle", "assist", "guide", "search", "rest", "untie", "use_item", "bless")
-    if p.volume1:
-        kinds += ("channel", "inspire", "meditate")  # R-ESC-14b
-    if not isinstance(a, Action) or a.kind not in kinds:
-        problem = ("R-ESC-5", f"expected an Action, got {a!r}")
-    else:
-        problem = _ACTION_CHECKS[a.kind](p, st, i, a)
-    if problem is not None:
-        rule, why = problem
-        raise PolicyError(f"policy: illegal action for {p.names[i]!r} in round {rnd}: {why} ({rule})")
-    return a
-
-
-#: what makes an action illegal: (rule, why), or None for a legal one
-_Problem = tuple[str, str] | None
-
-
-def _struggle_problem(p: EscapeParams, st: PartyState, i: int, a: Action) -> _Problem:
-    """R-ESC-2/R-ESC-11: a slot that can be struggled, with an allowed ability; R-ESC-14/14a: the resource
-    spent (breath, rage, favoured terrain) is there."""
-    c = st.chars[i]
-    if not 0 <= a.slot < N_SLOTS or not may_struggle(c, a.slot):
-        return "R-ESC-2/R-ESC-11", f"slot {a.slot} cannot be struggled"
-    if a.ability not in allowed_abilities(c, a.slot):
-        return "R-ESC-11", f"ability {a.ability} is not allowed on slot {a.slot}"
-    if a.breath and not (p.is_monk[i] and c.breath > 0):
-        return "R-ESC-14", "no breath point to spend"
-    if a.rage and not (has_rage(c) and a.ability == STR):
-        return "R-ESC-14a", "rage needs a rage use left and a str check"
-    if a.terrain and not c.terrain > 0:
-        return "R-ESC-14a", "no favoured-terrain use to spend"
-    return None
-
-
-def _help_problem(p: EscapeParams, st: PartyState, i: int, a: Action) -> _Problem:
-    """assist (R-ESC-7, R-ESC-8) and guide (R-ESC-8, R-ESC-9)."""
-    c = st.chars[i]
-    if not 0 <= a.target < p.n_chars or a.target == i:
-        return "R-ESC-8", "the target must be another party member"
-    if a.kind == "assist" and not can_assist(p, i, c):
-        return "R-ESC-7", "cannot help physically"
-    if a.kind == "guide" and not (can_guide(c) and can_be_guided(st.chars[a.target])):
-        return "R-ESC-9", "guide needs gag and blindfold 0 and the target's earplugs 0"
-    return None
-
-
-def _search_problem(p: EscapeParams, st: PartyState, i: int, a: Action) -> _Problem:
-    if not can_search(p, st.chars[i]):
-        return "R-ESC-10", "cannot search (no search configured, or blindfold/legs/body)"
-    return None
-
-
-def _untie_problem(p: EscapeParams, st: PartyState, i: int, a: Action) -> _Problem:
-    """R-ESC-10b: free arms and no body wrap (R-ESC-7 to untie another), on a slot that is bound."""
-    c = st.chars[i]
-    if not 0 <= a.target < p.n_chars or not 0 <= a.slot < N_SLOTS:
-        return "R-ESC-10b", "no such target or slot"
-    if not can_untie_self(p, c) or (a.target != i and not can_untie_other(p, c)):
-        return "R-ESC-10b", "needs free arms and no body wrap (and R-ESC-7 to untie another)"
-    if st.chars[a.target].tiers[a.slot] == 0:
-        return "R-ESC-10b", "that slot is already free"
-    return None
-
-
-def _item_problem(p: EscapeParams, st: PartyState, i: int, a: Action) -> _Problem:
-    """R-ESC-10: a held release item that covers the restraint (R-ESC-7 to use it on another)."""
-    c = st.chars[i]
-    if not 0 <= a.item < len(c.held):
-        return "R-ESC-10", "no such held release item"
-    if not 0 <= a.target < p.n_chars or not 0 <= a.slot < N_SLOTS:
-        return "R-ESC-10", "no such target or slot"
-    tier = st.chars[a.target].tiers[a.slot]
-    if not 1 <= tier <= int(p.item_max_tier[c.held[a.item]]):
-        return "R-ESC-10", "the item does not cover that restraint"
-    if a.target != i and not can_help_physically(c):
-        return "R-ESC-7", "cannot help physically"
-    return None
-
-
-def _class_action_problem(p: EscapeParams, st: PartyState, i: int, a: Action) -> _Problem:
-    """bless (R-ESC-14); channel, meditate and inspire (R-ESC-14b)."""
-    c = st.chars[i]
-    if a.kind == "bless" and not can_bless(p, i, c):
-        return "R-ESC-14", "only a cleric with gag 0 and mask 0 can bless"
-    if a.kind == "channel" and not c.channel > 0:
-        return "R-ESC-14b", "no channel divinity use left"
-    if a.kind == "meditate" and not c.ki > 0:
-        return "R-ESC-14b", "no ki point left"
-    if a.kind == "inspire":
-        if not 0 <= a.target < p.n_chars or a.target == i:
-            return "R-ESC-14b", "the target must be another party member"
-        if not (can_inspire(p, i, c) and can_be_guided(st.chars[a.target])):
-            return "R-ESC-14b", "inspire needs a use left, gag 0 and the target's earplugs 0"
-    return None
-
-
-_ACTION_CHECKS = {
-    "struggle": _struggle_problem,
-    "assist": _help_problem,
-    "guide": _help_problem,
-    "search": _search_problem,
-    "rest": lambda p, st, i, a: None,  # no condition
-    "untie": _untie_problem,
-    "use_item": _item_problem,
-    "bless": _class_action_problem,
-    "channel": _class_action_problem,
-    "meditate": _class_action_problem,
-    "inspire": _class_action_problem,
-}
 
 
 def untie_result(tier: int) -> int:

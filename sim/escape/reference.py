@@ -31,8 +31,11 @@ from sim.escape.state import (
     CharState,
     PartyState,
     check_spec,
+    findable_weights,
     goal_done,
+    legs_attention,
     mage_hand_bonus,
+    search_need,
 )
 
 MASK64 = (1 << 64) - 1
@@ -148,6 +151,7 @@ class RoundScratch:
     insp_next: list[int] = field(default_factory=list)
     struggled: list[int] = field(default_factory=list)
     harness_on: list[bool] = field(default_factory=list)
+    legs_attention: int = 0  # R-ESC-10c: drawn by the unties of others and the searches made with bound legs
 
 
 def play_round(p: EscapeParams, st: PartyState, policy: Callable, src, validate: bool = False) -> None:
@@ -159,7 +163,7 @@ def play_round(p: EscapeParams, st: PartyState, policy: Callable, src, validate:
     resolve_unties_and_items(p, st, sc)
     resolve_rests(p, st, sc, src)
     resolve_searches(p, st, sc, src)  # (4)
-    add_attention(st, attention)  # (5)
+    add_attention(st, attention + sc.legs_attention)  # (5)
     apply_composure(p, st, sc, src)  # (6)
     end_tests(p, st, sc)  # (7)
 
@@ -215,7 +219,7 @@ def attach_help(p: EscapeParams, st: PartyState, sc: RoundScratch) -> int:
             sc.assisted[a.target] = True  # several assistants count once (R-ESC-8)
             sc.mage[a.target] = max(sc.mage[a.target], mage_hand_bonus(p, i, chars[i]))
             sc.helpers[a.target].append(i)
-            attention += p.att_assist
+            attention += p.att_assist + legs_attention(p, i, chars[i], a)  # R-ESC-10c: an assist under R-ESC-7
         elif a.kind == "guide":
             sc.guide[a.target] = max(sc.guide[a.target], int(p.guide_bonus[i]))  # only the largest counts
             sc.helpers[a.target].append(i)
@@ -329,6 +333,7 @@ def resolve_unties_and_items(p: EscapeParams, st: PartyState, sc: RoundScratch) 
         if a is None:
             continue
         if a.kind == "untie":
+            sc.legs_attention += legs_attention(p, i, chars[i], a)  # R-ESC-10c: legs read as the untie resolves
             t = chars[a.target]
             if t.tiers[a.slot] > 0:
                 t.tiers[a.slot] = untie_result(t.tiers[a.slot])  # R-ESC-10b
@@ -366,16 +371,18 @@ def resolve_rests(p: EscapeParams, st: PartyState, sc: RoundScratch, src) -> Non
 
 def resolve_searches(p: EscapeParams, st: PartyState, sc: RoundScratch, src) -> None:
     """R-ESC-5 step 4: searches in party order (R-ESC-10); a success draws one item by weight from those left
-    (R-ESC-36: an empty pool finds nothing)."""
+    (R-ESC-36: an empty pool finds nothing). R-ESC-10c, legs read as the search resolves: bound legs add
+    tier x legs_dc to the DC, keep the items marked needs_free_legs out of the draw and draw attention.legs."""
     for i, a in enumerate(sc.plan):
         if a is None or a.kind != "search":
             continue
         c = st.chars[i]
-        if not src.search(i, p.search_dc - int(p.search_mod[i])):
+        sc.legs_attention += legs_attention(p, i, c, a)
+        if not src.search(i, search_need(p, i, c)):
             continue
-        weights = np.where(np.array(st.item_left, dtype=np.int64) != 0, p.item_weight, 0.0)
+        weights = np.array(findable_weights(p, c, st.item_left), dtype=np.float64)
         if p.n_items == 0 or not (weights > 0).any():
-            continue  # R-ESC-36: an empty pool finds nothing
+            continue  # R-ESC-36: an empty pool finds nothing (R-ESC-10c: nothing it can find)
         k = src.item(i, weights)
         if st.item_left[k] > 0:
             st.item_left[k] -= 1

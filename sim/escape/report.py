@@ -144,6 +144,17 @@ def _tier_ladder(scen) -> str:
     return table(["tier", "DC", "a success makes it", "worn by the party at the start"], rows, classes)
 
 
+def legs_may_draw(scen) -> bool:
+    """Whether moving actions with bound legs can draw ``attention.legs`` in this scenario (R-ESC-10c): the switch
+    on, ``attention.legs`` above 0 and someone starting with its legs bound below ``complete``."""
+    from sim.escape.model import TIER_IDS
+
+    if not scen.rules.legs_hinder or scen.attention.legs <= 0:
+        return False
+    return any(ch.restraints.legs is not None and 0 < TIER_IDS.index(ch.restraints.legs) < TIER_IDS.index("complete")
+               for ch in scen.party)
+
+
 def attention_sources(scen, agg, acts: dict[str, float], runs_sum_rounds: float, runs: int,
                       attention_sum: float) -> list[tuple[str, float | None, str, float]]:
     """What drew the watch, per run: (source, count per run or None, attention each, attention drawn per run).
@@ -151,7 +162,8 @@ def attention_sources(scen, agg, acts: dict[str, float], runs_sum_rounds: float,
     R-ESC-9a: every round adds ``per_round``; every assist and untie of a teammate adds ``assist`` (an item used on
     a teammate too, a decision), every guide ``guide``, every search ``search``. The engine counts actions by kind
     but not whom an untie or an item was for, so the attention of unties and items given to teammates is what the
-    recorded attention total leaves after the other sources; their count is that attention over ``assist``."""
+    recorded attention total leaves after the other sources; their count is that attention over ``assist``. Where
+    bound legs may draw ``attention.legs`` (R-ESC-10c) that extra is in the same remainder, and no count is given."""
     a = scen.attention
     per_round = a.per_round * runs_sum_rounds / runs
     direct = {"assist": acts["assist"] * a.assist, "guide": acts["guide"] * a.guide,
@@ -163,6 +175,8 @@ def attention_sources(scen, agg, acts: dict[str, float], runs_sum_rounds: float,
         teammate = 0.0
     helped = teammate / a.assist if a.assist else None
     label = "untie of a teammate" if acts.get("use_item", 0) == 0 else "untie of a teammate or item used on one"
+    if legs_may_draw(scen):  # R-ESC-10c: the extra of moving actions with bound legs is in the same remainder
+        label, helped = label + ", or bound legs' extra (R-ESC-10c)", None
     return [
         ("assist", acts["assist"], str(a.assist), direct["assist"]),
         (label, helped, str(a.assist), teammate),
@@ -181,6 +195,8 @@ def _attention_block(scen, result: SimulationResult) -> str:
                                                                              "reaches it)"),
         ("per round", str(a.per_round)),
         ("per assist / untie of a teammate / item used on a teammate", str(a.assist)),
+        ("more per search, assist (not mage hand) or untie of a teammate with bound legs",
+         str(a.legs) if scen.rules.legs_hinder else "0 (rules.legs_hinder = false)"),
         ("per guide", str(a.guide)),
         ("per search", str(a.search)),
     ]

@@ -174,9 +174,15 @@ def can_assist(p: EscapeParams, i: int, c: CharState) -> bool:
     return can_help_physically(c) or has_mage_hand(p, i, c)
 
 
+def mouth_free(c: CharState) -> bool:
+    """R-ESC-14 「口部」: gag 0 and mask 0 (the blessing's mouth and mage hand's, revised 2026-12)."""
+    return c.tiers[GAG] == 0 and c.tiers[MASK] == 0
+
+
 def mage_hand_bonus(p: EscapeParams, i: int, c: CharState) -> int:
-    """R-ESC-33: an assist by a wizard or sorcerer with arms, fingers and gag at 0 adds int + prof."""
-    if p.is_mage_hand[i] and c.tiers[ARMS] == 0 and c.tiers[FINGERS] == 0 and c.tiers[GAG] == 0:
+    """R-ESC-14 / R-ESC-33: an assist by a wizard or sorcerer with arms and fingers at 0 and the mouth free (gag 0
+    and mask 0, second round of 2026-12) adds int + prof."""
+    if has_mage_hand(p, i, c) and mouth_free(c):
         return int(p.mage_bonus[i])
     return 0
 
@@ -197,7 +203,55 @@ def can_search(p: EscapeParams, c: CharState) -> bool:
 
 def can_bless(p: EscapeParams, i: int, c: CharState) -> bool:
     """R-ESC-14 blessing: a cleric with the mouth free (gag 0 and mask 0, revised 2026-12)."""
-    return bool(p.is_cleric[i]) and c.tiers[GAG] == 0 and c.tiers[MASK] == 0
+    return bool(p.is_cleric[i]) and mouth_free(c)
+
+
+def moves(p: EscapeParams, i: int, c: CharState, a) -> bool:
+    """R-ESC-10c: whether action ``a`` of character ``i`` needs it to move: a search, an untie of another, and an
+    assist under R-ESC-7 (not a mage-hand assist: a wizard's or sorcerer's assist is one whenever mage hand allows
+    it). Guiding, inspiring and an item used on a teammate need no movement."""
+    if a.kind == "search":
+        return True
+    if a.kind == "untie":
+        return a.target != i
+    return a.kind == "assist" and not has_mage_hand(p, i, c)
+
+
+def legs_attention(p: EscapeParams, i: int, c: CharState, a) -> int:
+    """R-ESC-10c: the attention a moving action draws on top of R-ESC-9a when the actor's legs are bound (read
+    from ``c`` as the action resolves); ``p.att_legs`` is 0 with ``legs_hinder = false``."""
+    return p.att_legs if c.tiers[LEGS] >= 1 and moves(p, i, c, a) else 0
+
+
+def attention_drawn(p: EscapeParams, i: int, c: CharState, a) -> int:
+    """The attention action ``a`` of character ``i`` draws, ``per_round`` excluded, its legs read from ``c``:
+    R-ESC-9a (an assist and an untie of another ``attention.assist``, an item used on a teammate too, a guide and
+    an inspire ``attention.guide``, a search ``attention.search``) and R-ESC-10c (:func:`legs_attention`)."""
+    if a is None:
+        return 0
+    if a.kind == "assist" or (a.kind in ("untie", "use_item") and a.target != i):
+        base = p.att_assist
+    elif a.kind in ("guide", "inspire"):
+        base = p.att_guide
+    elif a.kind == "search":
+        base = p.att_search
+    else:
+        base = 0
+    return base + legs_attention(p, i, c, a)
+
+
+def search_need(p: EscapeParams, i: int, c: CharState) -> int:
+    """R-ESC-10 / R-ESC-10c: what the search d20 must reach: search.dc + legs tier x search.legs_dc - the
+    character's search modifier (``p.search_legs_dc`` is 0 with ``legs_hinder = false``)."""
+    return p.search_dc + c.tiers[LEGS] * p.search_legs_dc - int(p.search_mod[i])
+
+
+def findable_weights(p: EscapeParams, c: CharState, item_left) -> list[float]:
+    """R-ESC-10 / R-ESC-10c: the draw weight of each item for this searcher: 0 when none is left, and 0 for an
+    item marked ``needs_free_legs`` when its legs are bound (it stays in the pool)."""
+    bound = c.tiers[LEGS] >= 1
+    return [0.0 if item_left[k] == 0 or (bound and p.item_needs_legs[k]) else float(p.item_weight[k])
+            for k in range(p.n_items)]
 
 
 def can_inspire(p: EscapeParams, i: int, c: CharState) -> bool:

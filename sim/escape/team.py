@@ -13,14 +13,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from sim.escape.actions import is_legal
 from sim.escape.greedy import PolicyView, declared_numerator, greedy
 from sim.escape.params import EscapeParams
 from sim.escape.state import (
     Action,
     PartyState,
-    can_assist,
-    can_be_guided,
-    can_guide,
+    attention_drawn,
     check_spec,
     mage_hand_bonus,
     spec_numerator,
@@ -67,21 +66,10 @@ def helped_numerator(p: EscapeParams, st: PartyState, j: int, a: Action, h: Help
     return spec_numerator(spec)
 
 
-def plan_attention(p: EscapeParams, plan: list[Action | None]) -> int:
-    """The attention the plan as it stands draws this round, `per_round` excluded (R-ESC-9a, R-ESC-10b)."""
-    total = 0
-    for i, a in enumerate(plan):
-        if a is None:
-            continue
-        if a.kind == "assist":
-            total += p.att_assist
-        elif a.kind in ("guide", "inspire"):
-            total += p.att_guide  # R-ESC-14b: an inspire draws attention.guide
-        elif a.kind in ("untie", "use_item") and a.target != i:
-            total += p.att_assist  # untie of another (R-ESC-10b); an item on a teammate (docs/decisions.md)
-        elif a.kind == "search":
-            total += p.att_search
-    return total
+def plan_attention(p: EscapeParams, st: PartyState, plan: list[Action | None]) -> int:
+    """The attention the plan as it stands draws this round, `per_round` excluded (R-ESC-9a, R-ESC-10b; R-ESC-10c
+    with the legs as they stand at the start of the round)."""
+    return sum(attention_drawn(p, i, st.chars[i], a) for i, a in enumerate(plan))
 
 
 def attention_allows(p: EscapeParams, st: PartyState, plan: list[Action | None], rnd: int, cost: int) -> bool:
@@ -90,7 +78,7 @@ def attention_allows(p: EscapeParams, st: PartyState, plan: list[Action | None],
     stay below the limit. No limit: always allowed."""
     if not p.attention_limit:
         return True
-    projected = (st.attention + plan_attention(p, plan) + p.att_per_round + cost
+    projected = (st.attention + plan_attention(p, st, plan) + p.att_per_round + cost
                  + p.att_per_round * max(0, p.max_rounds - rnd))
     return projected < p.attention_limit
 
@@ -100,8 +88,6 @@ def best_help(p: EscapeParams, st: PartyState, plan: list[Action | None], i: int
     no one. Candidates: teammates planned to struggle; assist (R-ESC-7 or mage hand) and guide
     (R-ESC-9). Ties: party order of the target, then assist before guide (R-ESC-21)."""
     c = st.chars[i]
-    may_assist = can_assist(p, i, c)
-    may_guide = can_guide(c)
     best_gain, best = -1, None
     for j, a in enumerate(plan):
         if j == i or not is_struggle(a):
@@ -109,9 +95,9 @@ def best_help(p: EscapeParams, st: PartyState, plan: list[Action | None], i: int
         h = planned_help(p, st, plan, j)
         before = helped_numerator(p, st, j, a, h)
         options = []
-        if may_assist:
+        if is_legal(p, st, i, Action("assist", target=j)):  # R-ESC-7 or mage hand (R-ESC-6)
             options.append(("assist", Help(True, h.guide, max(h.mage, mage_hand_bonus(p, i, c)))))
-        if may_guide and can_be_guided(st.chars[j]):
+        if is_legal(p, st, i, Action("guide", target=j)):  # R-ESC-9
             options.append(("guide", Help(h.assisted, max(h.guide, int(p.guide_bonus[i])), h.mage)))
         for kind, with_i in options:
             gain = helped_numerator(p, st, j, a, with_i) - before
@@ -134,7 +120,7 @@ def team(view: PolicyView) -> list[Action | None]:
         gain, help_action = best_help(p, st, plan, i)
         if help_action is None or gain <= p_i:
             continue  # the gain must strictly exceed p_i
-        cost = p.att_assist if help_action.kind == "assist" else p.att_guide
+        cost = attention_drawn(p, i, st.chars[i], help_action)  # R-ESC-10c: an assist with bound legs draws more
         if not attention_allows(p, st, plan, view.round, cost):
             continue  # no cheaper fallback
         plan[i] = help_action  # the switcher's streak breaks; a monk spends no breath, nor a ranger or barbarian a use

@@ -98,15 +98,17 @@ PARTY = scenario(
                                                                    "harness": "moderate", "gag": "utter"}),
          composure=9),
     character("W", cls="wizard", level=5, int=17, restraints={"legs": "heavy", "body": "light", "mask": "simple"}),
-    character("C", cls="cleric", level=3, restraints={"arms": "light", "gag": "moderate", "earplugs": "light"}),
+    # C's legs: R-ESC-10c (a moving action with bound legs: search DC, items needing free legs, attention.legs)
+    character("C", cls="cleric", level=3, restraints={"arms": "light", "gag": "moderate", "earplugs": "light",
+                                                       "legs": "light"}),
     character("P", cls="paladin", level=4, cha=16, restraints={"fingers": "moderate", "blindfold": "severe",
                                                                 "legs": "despair"}),
     search={"dc": 12, "items": [
         {"name": "key", "kind": "release", "max_tier": "utter", "weight": 1, "count": 1},
         {"name": "shard", "kind": "release", "max_tier": "moderate", "weight": 2},
         {"name": "pin", "kind": "release", "max_tier": "moderate", "weight": 1},
-        {"name": "nail", "value": 2}]},
-    stimulus={"damage": "1d4"}, attention={"limit": 30, "per_round": 1},
+        {"name": "nail", "value": 2, "needs_free_legs": True}]},
+    stimulus={"damage": "1d4"}, attention={"limit": 30, "per_round": 1, "legs": 2},
     goal={"slots": ["arms", "legs", "gag", "body", "fingers"]},
 )
 

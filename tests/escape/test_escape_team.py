@@ -268,9 +268,16 @@ def test_R_ESC_37_attention_guard_counts_the_plan_as_it_stands_and_has_no_cheape
     p, st = setup(*party, goal=goal, rules=HOPELESS, attention={"limit": 6, "assist": 3, "guide": 1})
     g, t = plans(p, st)
     assert g[2] == Action("untie", slot=LEGS, target=3) and g[3] == Action("rest")
-    # projection of A's assist: 0 + 3 (U's untie) + 0 + 3 = 6, not below 6: A keeps struggling
+    # projection of A's assist: 0 + 3 (U's untie) + 0 + 3 + 1 (attention.legs: A's legs are bound, R-ESC-10c)
+    # = 7, not below 6 or 7: A keeps struggling; below 8 it assists
     assert t[0] == STRUGGLE_LEGS
     p, st = setup(*party, goal=goal, rules=HOPELESS, attention={"limit": 7, "assist": 3, "guide": 1})
+    assert team(view(p, st))[0] == STRUGGLE_LEGS
+    p, st = setup(*party, goal=goal, rules=HOPELESS, attention={"limit": 8, "assist": 3, "guide": 1})
+    assert team(view(p, st))[0] == Action("assist", target=1)
+    # legs_hinder = false (the reading before): 0 + 3 + 0 + 3 = 6, below 7: A assists
+    p, st = setup(*party, goal=goal, rules={**HOPELESS, "legs_hinder": False},
+                  attention={"limit": 7, "assist": 3, "guide": 1})
     assert team(view(p, st))[0] == Action("assist", target=1)
 
 

@@ -10,6 +10,7 @@ import numpy as np
 from examples import ROOT
 
 import sim
+from sim.designer.params import with_values
 from sim.escape.aggregate import EscapeAggregate
 from sim.escape.params import compile_params
 from sim.escape.policy import load_policy
@@ -22,8 +23,9 @@ WATCH = ROOT / "scenarios" / "escape" / "party_under_watch.toml"
 
 def test_attention_sources_match_unties_of_teammates_counted_by_hand():
     """Replay runs with the scalar reference and count, from the declared plans, every untie whose target is not the
-    untier (R-ESC-10b: each draws attention.assist). The report's derived count must be that count."""
-    scen = sim.load_scenario(WATCH)
+    untier (R-ESC-10b: each draws attention.assist). The report's derived count must be that count. With bound legs
+    drawing attention.legs (R-ESC-10c, Aster's moderate legs) no count is derived: the switch is off here."""
+    scen = with_values(sim.load_scenario(WATCH), {"rules.legs_hinder": False})
     p = compile_params(scen)
     greedy = load_policy(p.policy)
     teammate_unties = [0]
@@ -53,8 +55,21 @@ def test_attention_sources_match_unties_of_teammates_counted_by_hand():
     assert agg.caught_attention.sum() == cols["attention"][caught].sum()
 
 
+def test_the_remainder_names_bound_legs_when_they_may_draw():
+    """R-ESC-10c: the scenario as shipped (legs_hinder on, Aster's legs bound): the remainder row names the legs'
+    extra and gives no count (it cannot be told from the unties)."""
+    scen = sim.load_scenario(WATCH)
+    result = sim.simulate(scen, runs=500, seed=3)
+    agg = result.aggregate
+    acts = {k: float(agg.actions.sum(axis=0)[j] / agg.runs) for j, k in enumerate(ACTION_KINDS)}
+    rounds_sum = float((np.arange(len(agg.rounds_all)) * agg.rounds_all).sum())
+    rows = attention_sources(scen, agg, acts, rounds_sum, agg.runs, agg.attention_sum)
+    legs = [r for r in rows if "bound legs" in r[0]]
+    assert len(legs) == 1 and legs[0][1] is None
+
+
 def test_the_report_shows_every_sources_attention_and_the_caught_chart(tmp_path):
-    result = sim.simulate(sim.load_scenario(WATCH), runs=4000, seed=3)
+    result = sim.simulate(with_values(sim.load_scenario(WATCH), {"rules.legs_hinder": False}), runs=4000, seed=3)
     assert result.summary["caught_rate"] > 0
     write_report(result, tmp_path)
     html = (tmp_path / "report.html").read_text(encoding="utf-8")
