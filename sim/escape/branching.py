@@ -20,6 +20,8 @@ over the weights left.
 
 from __future__ import annotations
 
+import hashlib
+from pathlib import Path
 from typing import NamedTuple
 
 import numpy as np
@@ -27,6 +29,34 @@ from numba import njit
 
 from sim.dice import CHECK_DENOMINATOR, CHECK_MAX_SUM, MAX_NET_DICE, check_table_array
 
+#: the modules whose compiled code ends up inside the exact engine's cached functions
+_SOURCES = ("escape/kernel.py", "escape/branching.py", "escape/exact_fast.py", "dice_kernel.py")
+_CACHED = ("kernel", "branching", "exact_fast")
+
+
+def fresh_cache() -> None:
+    """numba's on-disk cache checks only the source file of each cached function, not the modules whose code it
+    inlined: the exact engine's round (exact_fast.play_frontier) holds the kernel's rule steps and this module's
+    events. So when any of :data:`_SOURCES` changes, the cached code of :data:`_CACHED` is dropped here (before
+    numba loads it), and a digest of the sources is kept next to it. A cache elsewhere (NUMBA_CACHE_DIR) is not
+    touched."""
+    root = Path(__file__).resolve().parents[1]
+    try:
+        digest = hashlib.sha256(b"".join((root / name).read_bytes() for name in _SOURCES)).hexdigest()
+        cache = root / "escape" / "__pycache__"
+        stamp = cache / "exact_sources.sha256"
+        if stamp.exists() and stamp.read_text() == digest:
+            return
+        for module in _CACHED:
+            for f in [*cache.glob(f"{module}.*.nbi"), *cache.glob(f"{module}.*.nbc")]:
+                f.unlink(missing_ok=True)
+        cache.mkdir(exist_ok=True)
+        stamp.write_text(digest)
+    except OSError:  # a read-only install: numba keeps its cache elsewhere
+        return
+
+
+fresh_cache()
 leaf = njit(cache=True)  # plain calls: numba inlines the Monte Carlo leaves, LLVM these
 
 #: the most random events one round may have (a party of four with every event: well below); beyond it the round is

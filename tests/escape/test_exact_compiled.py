@@ -95,6 +95,15 @@ def probes() -> dict:
         "focus": scenario(
             dict(character("Wz", "wizard", 3, {"arms": "severe", "fingers": "light"}, int=14), composure=3),
             stimulus={"damage": "1d4"}, run={"max_rounds": 8}),
+        # R-ESC-10c bound legs: search DC + tier x legs_dc, an item needing free legs, attention.legs; R-ESC-14 mage
+        # hand's bonus needs gag and mask at 0
+        "legs_hinder": scenario(
+            character("L", "rogue", 2, {"legs": "moderate", "arms": "heavy"}, dex=14, wis=14),
+            character("M", "wizard", 2, {"legs": "light", "mask": "light"}, int=16),
+            search={"dc": 10, "legs_dc": 2, "items": [
+                {"name": "key", "kind": "release", "max_tier": "heavy", "count": 1, "needs_free_legs": True},
+                {"name": "pin", "kind": "bonus", "value": 1}]},
+            attention={"limit": 12, "assist": 2, "guide": 1, "legs": 2}, run={"max_rounds": 6}),
         # R-ESC-14a favoured terrain (ranger), R-ESC-10b self-untie once hands are free, a tier override (R-ESC-2)
         "terrain_untie": scenario(
             dict(character("Rn", "ranger", 3, {"arms": "light", "legs": "complete", "body": "light"}, dex=15),
@@ -130,7 +139,7 @@ def small_scenarios(draw):
             ch["composure"] = draw(hs.integers(1, 6))
         party.append(ch)
     sections = {"run": {"max_rounds": draw(hs.integers(1, 5))},
-                "rules": {"volume1_features": draw(hs.booleans())},
+                "rules": {"volume1_features": draw(hs.booleans()), "legs_hinder": draw(hs.booleans())},
                 "policy": {"name": draw(hs.sampled_from(POLICIES))}}
     if draw(hs.booleans()):
         sections["stimulus"] = {"damage": draw(hs.sampled_from(["1d2", "1d3", "1"]))}
