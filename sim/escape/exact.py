@@ -54,7 +54,14 @@ MAX_PARTY = 4
 DEFAULT_MAX_STATES = 20_000
 #: budget when exact analysis is tried alongside a simulation (report overlay, sweeps, tune, ...):
 #: a party too large for it is simply reported by simulation, after a few seconds at most
-AUTO_MAX_STATES = 500
+class AutoBudget(int):
+    """The state budget of exact analysis tried beside a simulation: the reference-driven engine reads it as
+    ``max_states``; the compiled engine, where it answers, uses its own budgets beside a simulation instead
+    (:data:`sim.escape.exact_fast.FAST_AUTO_MAX_STATES`, :data:`sim.escape.exact_fast.FAST_AUTO_MAX_BRANCHES`:
+    about a second of CPU). A plain integer is a budget given by the user and binds either engine."""
+
+
+AUTO_MAX_STATES = AutoBudget(500)
 
 
 #: branches (combinations of the outcomes of a round's random events, each one a played round) allowed
@@ -605,8 +612,17 @@ ENGINES = ("auto", "compiled", "reference")
 def _compiled(scenario: Scenario, max_states: int | None, max_branches: int | None, only: bool) -> dict | None:
     """The compiled engine's answer (:mod:`sim.escape.exact_fast`), or None where it does not cover the scenario
     (the reference-driven engine answers then; with ``only``, a refusal). Its budgets default to its own."""
-    from sim.escape.exact_fast import FAST_MAX_BRANCHES, FAST_MAX_STATES, CompiledSearch, Uncovered
+    from sim.escape.exact_fast import (
+        FAST_AUTO_MAX_BRANCHES,
+        FAST_AUTO_MAX_STATES,
+        FAST_MAX_BRANCHES,
+        FAST_MAX_STATES,
+        CompiledSearch,
+        Uncovered,
+    )
 
+    if isinstance(max_states, AutoBudget) and max_branches is None:  # beside a simulation
+        max_states, max_branches = FAST_AUTO_MAX_STATES, FAST_AUTO_MAX_BRANCHES
     states = FAST_MAX_STATES if max_states is None else int(max_states)
     branches = FAST_MAX_BRANCHES if max_branches is None else int(max_branches)
     p = compile_params(scenario)
