@@ -436,7 +436,7 @@ def roll_dice(u, sc, i, dice, fixed):
     """R-GEN-5 dice expression."""
 
 
-@overload(roll_dice, inline="always")
+@overload(roll_dice)  # called, not inlined into numba's IR: inlining its loop twice trips a numba IR check
 def _roll_dice(u, sc, i, dice, fixed):
     if _is_exact(u):
         return lambda u, sc, i, dice, fixed: exact_dice(u, dice, fixed)
