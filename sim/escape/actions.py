@@ -79,13 +79,23 @@ _check_fields()
 _Problem = tuple[str, str] | None
 
 
+def struggle_abilities(st: PartyState, i: int, slot: int) -> tuple[int, ...]:
+    """R-ESC-2/R-ESC-11: the abilities character ``i`` may struggle ``slot`` with, in ability order (empty: it may
+    not struggle that slot). The struggle check below reads this; so does greedy's choice of a pair."""
+    c = st.chars[i]
+    if not 0 <= slot < N_SLOTS or not may_struggle(c, slot):
+        return ()
+    return allowed_abilities(c, slot)
+
+
 def _struggle_problem(p: EscapeParams, st: PartyState, i: int, a: Action) -> _Problem:
     """R-ESC-2/R-ESC-11: a slot that can be struggled, with an allowed ability; R-ESC-14/14a: the resource
     spent (breath, rage, favoured terrain) is there."""
     c = st.chars[i]
-    if not 0 <= a.slot < N_SLOTS or not may_struggle(c, a.slot):
+    abilities = struggle_abilities(st, i, a.slot)
+    if not abilities:
         return "R-ESC-2/R-ESC-11", f"slot {a.slot} cannot be struggled"
-    if a.ability not in allowed_abilities(c, a.slot):
+    if a.ability not in abilities:
         return "R-ESC-11", f"ability {a.ability} is not allowed on slot {a.slot}"
     if a.breath and not (p.is_monk[i] and c.breath > 0):
         return "R-ESC-14", "no breath point to spend"

@@ -11,8 +11,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from sim.dice import CHECK_DENOMINATOR
-from sim.escape.actions import is_legal
-from sim.escape.params import ARMS, ESCAPE_ABILITIES, FINGERS, HARNESS, N_SLOTS, STR, EscapeParams
+from sim.escape.actions import is_legal, struggle_abilities
+from sim.escape.params import ARMS, FINGERS, HARNESS, N_SLOTS, STR, EscapeParams
 from sim.escape.state import (
     BLESS,
     CHANNEL,
@@ -74,9 +74,7 @@ def best_struggle(p: EscapeParams, st: PartyState, i: int, slots: Sequence[int])
     best = None
     best_key = None
     for s in slots:
-        for a in range(len(ESCAPE_ABILITIES)):
-            if not is_legal(p, st, i, Action("struggle", slot=s, ability=a)):
-                continue
+        for a in struggle_abilities(st, i, s):  # the legal (slot, ability) pairs (sim.escape.actions)
             # R-ESC-31: a barbarian with a rage use counts the rage's bonus die on str (R-ESC-14a); the
             # inspiration die held is counted (check_spec); the favoured-terrain bonus is not
             num = spec_numerator(check_spec(p, i, c, s, a, rage=has_rage(c) and a == STR))

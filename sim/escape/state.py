@@ -57,9 +57,12 @@ CHANNEL = Action("channel")
 MEDITATE = Action("meditate")
 
 
+_EARLIER_KINDS = tuple(k for k in ACTION_KINDS if k not in CLASS_ACTIONS)
+
+
 def action_kinds(p: EscapeParams) -> tuple[str, ...]:
     """The action kinds of the reading in effect: the class actions only with volume-1 features (R-ESC-14b)."""
-    return ACTION_KINDS if p.volume1 else tuple(k for k in ACTION_KINDS if k not in CLASS_ACTIONS)
+    return ACTION_KINDS if p.volume1 else _EARLIER_KINDS
 
 
 def _copied_lists(state) -> dict[str, list]:
