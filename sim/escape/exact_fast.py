@@ -38,10 +38,10 @@ from sim.escape.params import N_SLOTS, EscapeParams
 N_DYN = K.CHAR_FIELDS.index("insp_die") + 1
 #: default budgets of the compiled engine: states whose round is computed (summed over rounds) and replays of
 #: the round (about 0.4 microseconds of CPU each for four characters: 10 million take about 4 s)
-FAST_MAX_STATES = 5_000_000
+FAST_MAX_STATES = 1_000_000
 FAST_MAX_BRANCHES = 10_000_000
 #: its budgets when exact analysis is tried beside a simulation (report overlay, sweeps, tune): about a second
-FAST_AUTO_MAX_STATES = 1_000_000
+FAST_AUTO_MAX_STATES = 200_000
 FAST_AUTO_MAX_BRANCHES = 2_500_000
 #: a projection refuses beyond this multiple of a budget (as the reference-driven engine's)
 PROJECTION_MARGIN = 1.25
