@@ -280,7 +280,8 @@ def optimal_exact(scenario: Scenario, objective: str | None = None, max_states: 
         "value": sol.value[(0, 1)],
         "first_actions": first_actions(sol),
     }
-    out["exact_engine"] = {"states": sol.states, "peak_states": max(len(x) for x in sol.layers),
+    out["exact_engine"] = {"engine": "reference", "states": sol.states,
+                           "peak_states": max(len(x) for x in sol.layers),
                            "max_states": None, "branches": sol.branches, "seconds": round(sol.seconds, 4)}
     out.update({k: v for k, v in provenance(scenario, None, None).items() if k not in ("seed", "runs")})
     return out

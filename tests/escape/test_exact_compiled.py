@@ -171,6 +171,11 @@ def test_auto_uses_the_compiled_engine_and_says_so():
     assert sim.exact(small_parties()["trio_cleric"], engine="reference")["exact_engine"]["engine"] == "reference"
     with pytest.raises(ExactUnsupported, match="engine"):
         sim.exact(small_parties()["trio_cleric"], engine="fastest")
+    # optimal play stays on the reference-driven engine, and says so; the compiled engine refuses it
+    solo = small_parties()["focus_wizard"]
+    assert sim.exact(solo, policy="optimal")["exact_engine"]["engine"] == "reference"
+    with pytest.raises(ExactUnsupported, match="optimal play"):
+        sim.exact(solo, policy="optimal", engine="compiled")
 
 
 def test_a_dice_sum_wider_than_the_compiled_source_hands_over_to_the_reference_driven_engine():
