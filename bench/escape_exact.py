@@ -82,6 +82,9 @@ def watch():
 CASES = {  # name -> (scenario builder, policy)
     "rogue": (rogue, "greedy"),
     "rogue_optimal": (rogue, "optimal"),
+    "monk": (monk, "greedy"),
+    "wizard": (wizard, "greedy"),
+    "duo": (duo, "team"),
     "monk_optimal": (monk, "optimal"),
     "wizard_optimal": (wizard, "optimal"),
     "duo_optimal": (duo, "optimal"),
