@@ -449,7 +449,8 @@ def _cmd_exact(args) -> int:
         write_exact_report(scenario, result, out)  # exact.html beside exact.json
     engine = result.get("exact_engine")
     if engine:  # escape: the work done (states, time, budget), on stderr so that stdout stays clean
-        print(f"exact: {engine['states']:,} states (largest round {engine['peak_states']:,}; budget "
+        which = f" ({engine['engine']} engine)" if engine.get("engine") else ""
+        print(f"exact{which}: {engine['states']:,} states (largest round {engine['peak_states']:,}; budget "
               f"{engine['max_states']:,}), {engine['branches']:,} branches (budget {engine['max_branches']:,}) "
               f"in {engine['seconds']:.2f} s", file=sys.stderr)
     if args.json:
