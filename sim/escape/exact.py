@@ -577,12 +577,9 @@ def exact(scenario: Scenario, max_states: int | None = None, max_branches: int |
     projected time. The summary's ``exact_engine`` gives the states computed, the largest number of
     states alive in one round, the budgets, the branches and the time taken."""
     if policy == OPTIMAL_POLICY or (policy is None and scenario.policy.name == OPTIMAL_POLICY):
-        if engine == "compiled":
-            raise ExactUnsupported("the compiled exact engine does not answer optimal play yet (issue 35 item 3); "
-                                   "the reference-driven engine does: engine='auto' or 'reference'")
         from sim.escape.optimal import optimal_exact
 
-        return optimal_exact(scenario, objective, max_states, max_branches)
+        return optimal_exact(scenario, objective, max_states, max_branches, engine)
     if objective is not None:
         raise ExactUnsupported("objective applies to policy='optimal'")
     if policy is not None:

@@ -12,8 +12,8 @@ every round computed by compiled code over arrays of encoded states.
 - **Merging**: the next states of every state alive are gathered in one hash table keyed by the encoded row; equal
   states reached by different paths add their probabilities. Escaped, caught and timed-out runs leave the table.
 - **Dimensions later rounds cannot read are dropped** from the row: the attention when there is no attention limit
-  (only the limit reads it, R-ESC-9a, R-ESC-37), and an absolute-focus immunity that has run out (R-ESC-14: its round
-  number is past).
+  (only the limit reads it, R-ESC-9a, R-ESC-37); an absolute-focus immunity is kept as rounds left (R-ESC-14), so
+  a row means the same state in every round.
 
 The budgets (``max_states``: states whose round is computed, summed over the rounds; ``max_branches``: replays of
 the round) are projected before each round from the states alive and the replays per state measured so far, and
@@ -69,8 +69,8 @@ def encode(st, j, key, C, I, limit_on):
             x += 3
         for f in range(N_DYN):
             key[x + f] = st.chars[j, i, f]
-        if st.chars[j, i, K.IMMUNE_UNTIL] <= rnd:  # R-ESC-14 absolute focus: an immunity already over reads as none
-            key[x + K.IMMUNE_UNTIL] = 0
+        # R-ESC-14 absolute focus: the immunity as rounds left (the same state in any round), none once over
+        key[x + K.IMMUNE_UNTIL] = max(0, st.chars[j, i, K.IMMUNE_UNTIL] - rnd)
         x += N_DYN
         for k in range(I):
             key[x + k] = st.held[j, i, k]
@@ -92,6 +92,8 @@ def decode(key, st, j, C, I, rounds):
             x += 3
         for f in range(N_DYN):
             st.chars[j, i, f] = key[x + f]
+        if key[x + K.IMMUNE_UNTIL] > 0:  # rounds of immunity left -> the round it lasts to
+            st.chars[j, i, K.IMMUNE_UNTIL] = key[x + K.IMMUNE_UNTIL] + rounds
         x += N_DYN
         for k in range(I):
             st.held[j, i, k] = key[x + k]
@@ -121,10 +123,10 @@ def _same(a, b):
 
 
 @njit(cache=True)
-def _rehash(table, keys, m):
+def _rehash(table, keys, lo, m):
     mask = table.shape[0] - 1
     table[:] = -1
-    for idx in range(m):
+    for idx in range(lo, m):
         h = np.int64(row_hash(keys[idx]) & np.uint64(mask))
         while table[h] >= 0:
             h = (h + 1) & mask
@@ -132,9 +134,9 @@ def _rehash(table, keys, m):
 
 
 @njit(cache=True)
-def _merge(table, out, out_p, m, row, q):
-    """Adds probability ``q`` to the state ``row`` among the ``m`` states of ``out`` (a new one if it is not there),
-    growing the arrays and the table as needed; returns them and the new count."""
+def _merge(table, out, out_p, lo, m, row, q):
+    """Adds probability ``q`` to the state ``row`` among the states ``lo`` .. ``m`` - 1 of ``out`` (a new one if it
+    is not there), growing the arrays and the table as needed; returns them and the new count."""
     mask = table.shape[0] - 1
     h = np.int64(row_hash(row) & np.uint64(mask))
     while True:
@@ -158,7 +160,7 @@ def _merge(table, out, out_p, m, row, q):
     m += 1
     if 2 * m > table.shape[0]:
         table = np.full(2 * table.shape[0], -1, dtype=np.int64)
-        _rehash(table, out, m)
+        _rehash(table, out, lo, m)
     return table, out, out_p, m
 
 
@@ -198,7 +200,7 @@ def play_frontier(R, keys, probs, policy, rounds, limit_on, st, sc, b, C, I, max
                 timeout += q
             else:
                 encode(st, 0, row, C, I, limit_on)
-                table, out, out_p, m = _merge(table, out, out_p, m, row, q)
+                table, out, out_p, m = _merge(table, out, out_p, 0, m, row, q)
             if not advance(b):
                 break
         if m > max_new:
@@ -206,6 +208,48 @@ def play_frontier(R, keys, probs, policy, rounds, limit_on, st, sc, b, C, I, max
         if branches > max_branches:
             return out[:m], out_p[:m], esc, caught, timeout, branches, OVER_BRANCHES, j + 1
     return out[:m], out_p[:m], esc, caught, timeout, branches, OK, n
+
+
+@njit(cache=True)
+def play_choices(R, key, plans, rounds, limit_on, st, sc, b, C, I):
+    """One round of the state ``key`` under each fixed declaration ``plans[k]`` (kernel policy FIXED, optimal
+    play): the merged next states of every choice in turn (choice k's are ``out[first[k]:first[k + 1]]``), the
+    probability escaped and caught of each, the replays played and whether the source overflowed."""
+    n = plans.shape[0]
+    width = key.shape[0]
+    out = np.empty((64, width), dtype=np.int16)
+    out_p = np.zeros(64)
+    first = np.zeros(n + 1, dtype=np.int64)
+    esc = np.zeros(n)
+    cau = np.zeros(n)
+    m = 0
+    branches = 0
+    row = np.empty(width, dtype=np.int16)
+    for k in range(n):
+        table = np.full(64, -1, dtype=np.int64)
+        lo = m
+        first_path(b)
+        while True:
+            decode(key, st, 0, C, I, rounds)
+            sc.plan[:, :] = plans[k]
+            start(b)
+            K.play_round(R, st, 0, sc, b, K.FIXED, False)
+            if b.cur[OVERFLOW] != 0:
+                return out[:m], out_p[:m], first, esc, cau, branches, True
+            branches += 1
+            q = b.prob[0]
+            o = st.runs[0, K.OUTCOME]
+            if o == K.ESCAPED:
+                esc[k] += q
+            elif o == K.CAUGHT:
+                cau[k] += q
+            else:  # still running, or timed out in the last round (its state, as the reference-driven solver keeps)
+                encode(st, 0, row, C, I, limit_on)
+                table, out, out_p, m = _merge(table, out, out_p, lo, m, row, q)
+            if not advance(b):
+                break
+        first[k + 1] = m
+    return out[:m], out_p[:m], first, esc, cau, branches, False
 
 
 def initial_keys(p: EscapeParams) -> np.ndarray:

@@ -72,6 +72,7 @@ P_KIND, P_SLOT, P_ABILITY, P_TARGET, P_ITEM, P_BREATH, P_RAGE, P_TERRAIN = range
 N_PLAN = 8
 POLICY_CODES = {"greedy": 0, "arms_first": 1, "team": 2}
 GREEDY, ARMS_FIRST, TEAM = 0, 1, 2
+FIXED = 3  # not a policy: the declaration is given in Scratch.plan (optimal play on the compiled exact engine)
 # The policies compare success probabilities as integers over DENOM: CHECK_DENOMINATOR times 120, the least common
 # multiple of the inspiration dice's sides (R-ESC-14b), so that a check with a held die (the mean over its faces)
 # is an integer too. The reference compares the same ratios as exact fractions.
@@ -1000,12 +1001,31 @@ def start_round(R, st, j, sc):
                 st.tier_stats[j, i, ROUNDS_AT_TIER, top] += 1
 
 
+@leaf
+def declare_fixed(R, st, j, sc):
+    """The declaration given in ``sc.plan`` (optimal play, issue 35): a dazed character declares nothing
+    (R-ESC-12); a struggle's check as declared, with its breath, rage and terrain spends (R-ESC-4, R-ESC-14,
+    R-ESC-14a), read by resolve_struggles as a policy's declaration is."""
+    for i in range(R.game[N_CHARS]):
+        if sc.dazed[i]:
+            set_action(sc.plan, i, NONE, -1, -1, -1, -1, False)
+        elif sc.plan[i, P_KIND] == STRUGGLE:
+            slot, ability, rage = sc.plan[i, P_SLOT], sc.plan[i, P_ABILITY], sc.plan[i, P_RAGE] == 1
+            sc.strug[i, ST_NET0] = check_net(R, st, j, i, slot, ability, False, rage)
+            sc.strug[i, ST_NET1] = check_net(R, st, j, i, slot, ability, True, rage)
+            sc.strug[i, ST_NEED0] = check_need(R, st, j, i, slot, ability, 0, 0, sc.plan[i, P_BREATH] == 1,
+                                               sc.plan[i, P_TERRAIN] == 1)
+
+
 @rule
 def declare_actions(R, st, j, sc, policy):
     """R-ESC-5 step 1: simultaneous declarations, seeing only the state at the start of the round.
     greedy (R-ESC-20): own steps 1-3 for everyone, then helpers (steps 4-6) choose among the declared
     struggles; arms_first puts arms and fingers first; team (R-ESC-21) then weighs help against struggle."""
     plan = sc.plan
+    if policy == FIXED:
+        declare_fixed(R, st, j, sc)
+        return
     for i in range(R.game[N_CHARS]):
         set_action(plan, i, NONE, -1, -1, -1, -1, False)
     for i in range(R.game[N_CHARS]):

@@ -171,11 +171,9 @@ def test_auto_uses_the_compiled_engine_and_says_so():
     assert sim.exact(small_parties()["trio_cleric"], engine="reference")["exact_engine"]["engine"] == "reference"
     with pytest.raises(ExactUnsupported, match="engine"):
         sim.exact(small_parties()["trio_cleric"], engine="fastest")
-    # optimal play stays on the reference-driven engine, and says so; the compiled engine refuses it
+    # optimal play too: the compiled engine answers by default, and says so
     solo = small_parties()["focus_wizard"]
-    assert sim.exact(solo, policy="optimal")["exact_engine"]["engine"] == "reference"
-    with pytest.raises(ExactUnsupported, match="optimal play"):
-        sim.exact(solo, policy="optimal", engine="compiled")
+    assert sim.exact(solo, policy="optimal")["exact_engine"]["engine"] == "compiled"
 
 
 def test_a_dice_sum_wider_than_the_compiled_source_hands_over_to_the_reference_driven_engine():
@@ -209,3 +207,36 @@ def test_compiled_budgets_refuse_on_the_projection_naming_what_binds():
     with pytest.raises(ExactBudgetExceeded) as info:
         sim.exact(s, max_states=total - 1)
     assert info.value.binds == "states" and info.value.flag == "--max-states" and info.value.states >= total
+
+
+def shorter(s, rounds: int):
+    return s.model_copy(update={"run": s.run.model_copy(update={"max_rounds": min(rounds, s.run.max_rounds)})})
+
+
+OPTIMAL_CASES = {  # name -> (scenario, rounds): small enough for the reference-driven solver in a test
+    "focus_wizard": (lambda: small_parties()["focus_wizard"], 8),
+    "single_rogue_stimulus": (lambda: small_parties()["single_rogue_stimulus"], 4),
+    "duo_untie": (lambda: small_parties()["duo_untie"], 3),
+    "rage_inspire": (lambda: probes()["rage_inspire"], 3),
+    "channel_meditate": (lambda: probes()["channel_meditate"], 1),
+    "legs_hinder": (lambda: probes()["legs_hinder"], 2),
+}
+
+
+@pytest.mark.parametrize("objective", ["escape_rate", "not_caught"])
+@pytest.mark.parametrize("name", sorted(OPTIMAL_CASES))
+def test_optimal_play_on_the_compiled_engine_equals_the_reference_driven_solver(name, objective):
+    """Issue 35 item 3: the same optimal value and summary (every legal joint choice of every state, R-ESC-6,
+    from the one legal-action source), and the same first choice (ties to the earlier choice in both)."""
+    build, rounds = OPTIMAL_CASES[name]
+    s = shorter(build(), rounds)
+    fast = sim.exact(s, policy="optimal", objective=objective, engine="compiled")
+    ref = sim.exact(s, policy="optimal", objective=objective, engine="reference")
+    assert fast["exact_engine"]["engine"] == "compiled" and ref["exact_engine"]["engine"] == "reference"
+    assert fast["optimal"]["value"] == pytest.approx(ref["optimal"]["value"], abs=1e-12, rel=0)
+    assert_same(fast, ref)
+    assert fast["optimal"]["first_actions"] == ref["optimal"]["first_actions"]
+    for policy in POLICIES:  # optimal is at least every built-in policy
+        e = sim.exact(with_policy(s, policy))
+        value = 1 - e["caught_rate"] if objective == "not_caught" else e["escape_rate"]
+        assert fast["optimal"]["value"] >= value - 1e-12
