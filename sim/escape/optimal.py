@@ -137,12 +137,12 @@ def solve(scenario: Scenario | EscapeParams, objective: str | None = None, max_s
 def _solve_compiled(ex, p: EscapeParams, kind: str, horizon: int, max_states, max_branches,  # noqa: PLR0913
                     started: float, only: bool) -> Solution | None:
     """:func:`solve` with the rounds played by the compiled engine (:mod:`sim.escape.optimal_fast`); None where
-    it does not cover the scenario (with ``only``, a refusal). Its budgets default to the compiled engine's (states summed over the rounds;
-    replays of every choice)."""
-    from sim.escape.exact_fast import FAST_MAX_STATES, Uncovered
-    from sim.escape.optimal_fast import OPTIMAL_MAX_BRANCHES, CompiledForward
+    it does not cover the scenario (with ``only``, a refusal). Its budgets default to its own
+    (:data:`sim.escape.optimal_fast.OPTIMAL_MAX_STATES`, :data:`sim.escape.optimal_fast.OPTIMAL_MAX_BRANCHES`)."""
+    from sim.escape.exact_fast import Uncovered
+    from sim.escape.optimal_fast import OPTIMAL_MAX_BRANCHES, OPTIMAL_MAX_STATES, CompiledForward
 
-    budget = FAST_MAX_STATES if max_states is None else int(max_states)
+    budget = OPTIMAL_MAX_STATES if max_states is None else int(max_states)
     branch_budget = OPTIMAL_MAX_BRANCHES if max_branches is None else int(max_branches)
 
     def refuse(rnd, binds, states, branches, projected, eta):

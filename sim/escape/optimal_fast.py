@@ -62,8 +62,11 @@ def plan_of(p: EscapeParams, st: PartyState, joint: tuple) -> np.ndarray:
     return plan
 
 
-#: default replay budget of optimal play on the compiled engine (every choice of every state; about 20 s)
+#: default budgets of optimal play on the compiled engine: replays of every choice of every state (about 20 s),
+#: and distinct states: the solved table is Python objects of 15-35 KB a state (choices, outcomes), so 60,000
+#: states keep the memory under about 2 GB
 OPTIMAL_MAX_BRANCHES = 50_000_000
+OPTIMAL_MAX_STATES = 60_000
 
 
 class CompiledForward:
