@@ -579,7 +579,8 @@ def _cmd_exact(args) -> int:
         _note_source(out, scenario)
     engine = result.get("exact_engine")
     if engine:  # escape: the work done (states, time, budget), on stderr so that stdout stays clean
-        print(f"exact: {engine['states']:,} states (largest {_kind_info(scenario).time_unit} "
+        which = f" ({engine['engine']} engine)" if engine.get("engine") else ""
+        print(f"exact{which}: {engine['states']:,} states (largest {_kind_info(scenario).time_unit} "
               f"{engine['peak_states']:,}; budget "
               f"{engine['max_states']:,}), {engine['branches']:,} branches (budget {engine['max_branches']:,}) "
               f"in {engine['seconds']:.2f} s", file=sys.stderr)

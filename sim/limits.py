@@ -280,12 +280,16 @@ def _kind_limits() -> list[tuple[str, str, str]]:
     from sim.restraint import model as restraint
 
     escape_exact = importlib.import_module("sim.escape.exact")
+    exact_fast = importlib.import_module("sim.escape.exact_fast")
     restraint_exact = importlib.import_module("sim.restraint.exact")
     n = _n
     return [
         ("escape party", f"1 .. {escape.MAX_PARTY} characters", "`party`"),
         ("escape rounds", f"1 .. {n(escape.MAX_ROUNDS)}", "`run.max_rounds`"),
-        ("escape exact analysis", f"1 .. {escape_exact.MAX_PARTY} characters, built-in policies; state budget "
+        ("escape exact analysis", f"1 .. {escape_exact.MAX_PARTY} characters, built-in policies; compiled engine "
+         f"(the default): {n(exact_fast.FAST_MAX_STATES)} states and {n(exact_fast.FAST_MAX_BRANCHES)} replays by "
+         f"default ({n(exact_fast.FAST_AUTO_MAX_STATES)} and {n(exact_fast.FAST_AUTO_MAX_BRANCHES)} next to a "
+         "simulation); reference-driven engine (optimal play, hand-over): state budget "
          f"{n(escape_exact.DEFAULT_MAX_STATES)} by default "
          f"({n(escape_exact.AUTO_MAX_STATES)} next to a simulation), at most {n(MAX_STATES)}, and "
          f"{escape_exact.BRANCHES_PER_STATE} branches per state of the budget (`--max-branches`); refused as soon "

@@ -54,7 +54,14 @@ MAX_PARTY = 4
 DEFAULT_MAX_STATES = 20_000
 #: budget when exact analysis is tried alongside a simulation (report overlay, sweeps, tune, ...):
 #: a party too large for it is simply reported by simulation, after a few seconds at most
-AUTO_MAX_STATES = 500
+class AutoBudget(int):
+    """The state budget of exact analysis tried beside a simulation: the reference-driven engine reads it as
+    ``max_states``; the compiled engine, where it answers, uses its own budgets beside a simulation instead
+    (:data:`sim.escape.exact_fast.FAST_AUTO_MAX_STATES`, :data:`sim.escape.exact_fast.FAST_AUTO_MAX_BRANCHES`:
+    about a second of CPU). A plain integer is a budget given by the user and binds either engine."""
+
+
+AUTO_MAX_STATES = AutoBudget(500)
 
 
 #: branches (combinations of the outcomes of a round's random events, each one a played round) allowed
@@ -554,7 +561,7 @@ def supports_exact(scenario: Scenario) -> bool:
 
 
 def exact(scenario: Scenario, max_states: int | None = None, max_branches: int | None = None,
-          policy: str | None = None, objective: str | None = None) -> dict:
+          policy: str | None = None, objective: str | None = None, engine: str = "auto") -> dict:
     """Exact `escape_rate`, `escape_by_round`, `mean_rounds`, `caught_rate`, `timeout_rate`.
 
     ``policy`` overrides the scenario's policy; ``policy="optimal"`` gives the same keys under optimal
@@ -572,7 +579,7 @@ def exact(scenario: Scenario, max_states: int | None = None, max_branches: int |
     if policy == OPTIMAL_POLICY or (policy is None and scenario.policy.name == OPTIMAL_POLICY):
         from sim.escape.optimal import optimal_exact
 
-        return optimal_exact(scenario, objective, max_states, max_branches)
+        return optimal_exact(scenario, objective, max_states, max_branches, engine)
     if objective is not None:
         raise ExactUnsupported("objective applies to policy='optimal'")
     if policy is not None:
@@ -586,9 +593,57 @@ def exact(scenario: Scenario, max_states: int | None = None, max_branches: int |
     branch_budget = BRANCHES_PER_STATE * budget if max_branches is None else int(max_branches)
     if branch_budget < 1:
         raise ExactUnsupported(f"max_branches: expected an integer >= 1, got {max_branches}")
+    if engine not in ENGINES:
+        raise ExactUnsupported(f"engine: expected one of {', '.join(ENGINES)}, got {engine!r}")
+    if engine != "reference":
+        answer = _compiled(scenario, max_states, max_branches, engine == "compiled")
+        if answer is not None:
+            return answer
     search = _Search(scenario, budget, branch_budget)
     search.run()
     return search.summary()
+
+
+#: the exact engines: ``auto`` (the compiled one where it covers the scenario, else the reference-driven one),
+#: ``compiled`` (the compiled one or a refusal), ``reference`` (the reference-driven one, the independent check)
+ENGINES = ("auto", "compiled", "reference")
+
+
+def _compiled(scenario: Scenario, max_states: int | None, max_branches: int | None, only: bool) -> dict | None:
+    """The compiled engine's answer (:mod:`sim.escape.exact_fast`), or None where it does not cover the scenario
+    (the reference-driven engine answers then; with ``only``, a refusal). Its budgets default to its own."""
+    from sim.escape.exact_fast import (
+        FAST_AUTO_MAX_BRANCHES,
+        FAST_AUTO_MAX_STATES,
+        FAST_MAX_BRANCHES,
+        FAST_MAX_STATES,
+        CompiledSearch,
+        Uncovered,
+    )
+
+    if isinstance(max_states, AutoBudget) and max_branches is None:  # beside a simulation
+        max_states, max_branches = FAST_AUTO_MAX_STATES, FAST_AUTO_MAX_BRANCHES
+    states = FAST_MAX_STATES if max_states is None else int(max_states)
+    branches = FAST_MAX_BRANCHES if max_branches is None else int(max_branches)
+    p = compile_params(scenario)
+    try:
+        search = CompiledSearch(p, scenario.policy.name, states, branches)
+        search.run(_refusal(search, states, branches))
+    except Uncovered as exc:
+        if only:
+            raise ExactUnsupported(f"the compiled exact engine does not cover this scenario: {exc}") from None
+        return None
+    return exact_summary(scenario, p, search.escaped_at, search.caught, search.timeout, search.engine_block())
+
+
+def _refusal(search, budget: int, branch_budget: int):
+    def refuse(rnd, binds, states, branches, projected, eta):
+        spent = time.perf_counter() - search.started
+        exc = ExactBudgetExceeded(states, rnd, budget, branches, binds=binds, max_branches=branch_budget,
+                                  seconds=spent, projected_seconds=eta, projected=projected)
+        exc.played = search.branches
+        return exc
+    return refuse
 
 
 class _Search:
@@ -707,38 +762,44 @@ class _Search:
         return bool(len(self.frontier))
 
     def summary(self) -> dict:
-        scenario, escaped_at = self.scenario, self.escaped_at
-        escape_rate = sum(escaped_at)
-        by_round = []
-        acc = 0.0
-        for rnd in range(1, self.p.max_rounds + 1):
-            acc += escaped_at[rnd]
-            by_round.append(acc)
-        mean_rounds = (sum(r * q for r, q in enumerate(escaped_at)) / escape_rate) if escape_rate > 0 else None
-        summary = {
-            "kind": "escape",
-            "name": scenario.name,
-            "runs": None,
-            "seed": None,
-            "policy": scenario.policy.name,
-            "escape_rate": escape_rate,
-            "escape_rate_ci": [escape_rate, escape_rate],
-            "caught_rate": self.caught,
-            "timeout_rate": self.timeout,
-            "mean_rounds": mean_rounds,
-            "escape_by_round": by_round,
-            "reading": {"volume1_features": scenario.rules.volume1_features,
-                        "self_untie": scenario.rules.self_untie},
-            "exact": True,
-            "exact_engine": {
-                "states": len(self.memo),
-                "peak_states": self.peak,
-                "max_states": self.budget,
-                "max_branches": self.branch_budget,
-                "branches": self.counter[0],
-                "replays": self.counter[2],
-                "seconds": round(time.perf_counter() - self.started, 4),
-            },
-        }
-        summary.update({k: v for k, v in provenance(scenario, None, None).items() if k not in ("seed", "runs")})
-        return summary
+        return exact_summary(self.scenario, self.p, self.escaped_at, self.caught, self.timeout, {
+            "engine": "reference",
+            "states": len(self.memo),
+            "peak_states": self.peak,
+            "max_states": self.budget,
+            "max_branches": self.branch_budget,
+            "branches": self.counter[0],
+            "replays": self.counter[2],
+            "seconds": round(time.perf_counter() - self.started, 4),
+        })
+
+
+def exact_summary(scenario: Scenario, p, escaped_at: list[float], caught: float, timeout: float,
+                  engine: dict) -> dict:
+    """The exact summary from the probability escaped in each round (index = round), caught and timed out."""
+    escape_rate = sum(escaped_at)
+    by_round = []
+    acc = 0.0
+    for rnd in range(1, p.max_rounds + 1):
+        acc += escaped_at[rnd]
+        by_round.append(acc)
+    mean_rounds = (sum(r * q for r, q in enumerate(escaped_at)) / escape_rate) if escape_rate > 0 else None
+    summary = {
+        "kind": "escape",
+        "name": scenario.name,
+        "runs": None,
+        "seed": None,
+        "policy": scenario.policy.name,
+        "escape_rate": escape_rate,
+        "escape_rate_ci": [escape_rate, escape_rate],
+        "caught_rate": caught,
+        "timeout_rate": timeout,
+        "mean_rounds": mean_rounds,
+        "escape_by_round": by_round,
+        "reading": {"volume1_features": scenario.rules.volume1_features,
+                    "self_untie": scenario.rules.self_untie},
+        "exact": True,
+        "exact_engine": engine,
+    }
+    summary.update({k: v for k, v in provenance(scenario, None, None).items() if k not in ("seed", "runs")})
+    return summary

@@ -25,10 +25,12 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit
+from numba import njit, types
+from numba.extending import overload
 
 from sim.dice import CHECK_DENOMINATOR, CHECK_MAX_SUM, MAX_NET_DICE, check_table_array
 from sim.dice_kernel import net_dice
+from sim.escape.branching import exact_at_least, exact_check, exact_dice, exact_die, exact_item
 from sim.escape.params import (
     ARMS,
     BLINDFOLD,
@@ -70,6 +72,7 @@ P_KIND, P_SLOT, P_ABILITY, P_TARGET, P_ITEM, P_BREATH, P_RAGE, P_TERRAIN = range
 N_PLAN = 8
 POLICY_CODES = {"greedy": 0, "arms_first": 1, "team": 2}
 GREEDY, ARMS_FIRST, TEAM = 0, 1, 2
+FIXED = 3  # not a policy: the declaration is given in Scratch.plan (optimal play on the compiled exact engine)
 # The policies compare success probabilities as integers over DENOM: CHECK_DENOMINATOR times 120, the least common
 # multiple of the inspiration dice's sides (R-ESC-14b), so that a check with a held die (the mean over its faces)
 # is an integer too. The reference compares the same ratios as exact fractions.
@@ -303,9 +306,9 @@ def uniform_at(key, run, rnd, char, k):
 
 
 @leaf
-def round_keys(key, run, rnd):
+def mc_round_keys(u, run, rnd):
     """The chunk key's two words and the counter's run and round fields of this round (a tuple: registers)."""
-    return key[0], key[1], (np.uint64(run) << np.uint64(44)) | (np.uint64(rnd) << np.uint64(32))
+    return u[0], u[1], (np.uint64(run) << np.uint64(44)) | (np.uint64(rnd) << np.uint64(32))
 
 
 @leaf
@@ -325,38 +328,38 @@ def face(x, sides):
 
 
 @leaf
-def roll_die(u, sc, i, sides):
+def mc_roll_die(u, sc, i, sides):
     return face(next_uniform(u, sc, i), sides)
 
 
 @leaf
-def roll_check(u, sc, i, net, need, blessed, breath):
+def mc_roll_check(u, sc, i, net, need, blessed, breath):
     """R-GEN-1, R-GEN-4: keep the highest (net > 0) or lowest (net < 0) of |net| + 1 d20, add the
     blessing d4 and the breath d20 (R-ESC-14); success if the total reaches ``need``."""
-    total = roll_die(u, sc, i, 20)
+    total = mc_roll_die(u, sc, i, 20)
     for _ in range(abs(net)):
-        d = roll_die(u, sc, i, 20)
+        d = mc_roll_die(u, sc, i, 20)
         if (net > 0 and d > total) or (net < 0 and d < total):
             total = d
     if blessed:
-        total += roll_die(u, sc, i, 4)
+        total += mc_roll_die(u, sc, i, 4)
     if breath:
-        total += roll_die(u, sc, i, 20)
+        total += mc_roll_die(u, sc, i, 20)
     return total >= need
 
 
 @leaf
-def roll_dice(u, sc, i, dice, fixed):
+def mc_roll_dice(u, sc, i, dice, fixed):
     """R-GEN-5: a dice expression for one character (``fixed`` = constant + ability modifiers)."""
     total = fixed
     for t in range(dice.shape[0]):
         for _ in range(dice[t, 1]):
-            total += dice[t, 0] * roll_die(u, sc, i, dice[t, 2])
+            total += dice[t, 0] * mc_roll_die(u, sc, i, dice[t, 2])
     return total
 
 
 @leaf
-def pick_item(u, sc, i, weights):
+def mc_pick_item(u, sc, i, weights):
     """R-ESC-10: an item by weight: the number of cumulative weights <= u * total, clamped to the
     last positive weight (as the reference's ``pick_weighted``)."""
     x = next_uniform(u, sc, i)
@@ -374,6 +377,82 @@ def pick_item(u, sc, i, weights):
         if weights[k] > 0:
             last = k
     return min(idx, last)
+
+
+# The random events the round reads, by the type of its random source ``u``: the chunk's key (a plain tuple: Monte
+# Carlo, the functions above) or a :class:`sim.escape.branching.Branching` (a named tuple: the exact engine, every
+# outcome in turn with its probability, issue 35). Numba picks the implementation when it compiles the round for
+# the source's type, so the Monte Carlo round is the same code as before.
+
+
+def _is_exact(u) -> bool:
+    return isinstance(u, types.BaseNamedTuple)
+
+
+def round_keys(u, run, rnd):
+    """The random numbers of one round (the chunk key's words and the round's counter); the exact source itself."""
+
+
+@overload(round_keys, inline="always")
+def _round_keys(u, run, rnd):
+    if _is_exact(u):
+        return lambda u, run, rnd: u
+    return mc_round_keys.py_func
+
+
+def roll_die(u, sc, i, sides):
+    """One die of ``sides`` faces."""
+
+
+@overload(roll_die, inline="always")
+def _roll_die(u, sc, i, sides):
+    if _is_exact(u):
+        return lambda u, sc, i, sides: exact_die(u, sides)
+    return mc_roll_die.py_func
+
+
+def roll_at_least(u, sc, i, sides, need):
+    """One die of ``sides`` faces reaching ``need`` (a search, a save)."""
+
+
+@overload(roll_at_least, inline="always")
+def _roll_at_least(u, sc, i, sides, need):
+    if _is_exact(u):
+        return lambda u, sc, i, sides, need: exact_at_least(u, sides, need)
+    return lambda u, sc, i, sides, need: mc_roll_die(u, sc, i, sides) >= need
+
+
+def roll_check(u, sc, i, net, need, blessed, breath):
+    """R-GEN-4 check (R-ESC-14 blessing and breath)."""
+
+
+@overload(roll_check, inline="always")
+def _roll_check(u, sc, i, net, need, blessed, breath):
+    if _is_exact(u):
+        return lambda u, sc, i, net, need, blessed, breath: exact_check(u, net, need, blessed, breath)
+    return mc_roll_check.py_func
+
+
+def roll_dice(u, sc, i, dice, fixed):
+    """R-GEN-5 dice expression."""
+
+
+@overload(roll_dice)  # called, not inlined into numba's IR: inlining its loop twice trips a numba IR check
+def _roll_dice(u, sc, i, dice, fixed):
+    if _is_exact(u):
+        return lambda u, sc, i, dice, fixed: exact_dice(u, dice, fixed)
+    return mc_roll_dice.py_func
+
+
+def pick_item(u, sc, i, weights):
+    """R-ESC-10 item draw by weight."""
+
+
+@overload(pick_item, inline="always")
+def _pick_item(u, sc, i, weights):
+    if _is_exact(u):
+        return lambda u, sc, i, weights: exact_item(u, weights)
+    return mc_pick_item.py_func
 
 
 # =============================================================================================
@@ -922,12 +1001,31 @@ def start_round(R, st, j, sc):
                 st.tier_stats[j, i, ROUNDS_AT_TIER, top] += 1
 
 
+@leaf
+def declare_fixed(R, st, j, sc):
+    """The declaration given in ``sc.plan`` (optimal play, issue 35): a dazed character declares nothing
+    (R-ESC-12); a struggle's check as declared, with its breath, rage and terrain spends (R-ESC-4, R-ESC-14,
+    R-ESC-14a), read by resolve_struggles as a policy's declaration is."""
+    for i in range(R.game[N_CHARS]):
+        if sc.dazed[i]:
+            set_action(sc.plan, i, NONE, -1, -1, -1, -1, False)
+        elif sc.plan[i, P_KIND] == STRUGGLE:
+            slot, ability, rage = sc.plan[i, P_SLOT], sc.plan[i, P_ABILITY], sc.plan[i, P_RAGE] == 1
+            sc.strug[i, ST_NET0] = check_net(R, st, j, i, slot, ability, False, rage)
+            sc.strug[i, ST_NET1] = check_net(R, st, j, i, slot, ability, True, rage)
+            sc.strug[i, ST_NEED0] = check_need(R, st, j, i, slot, ability, 0, 0, sc.plan[i, P_BREATH] == 1,
+                                               sc.plan[i, P_TERRAIN] == 1)
+
+
 @rule
 def declare_actions(R, st, j, sc, policy):
     """R-ESC-5 step 1: simultaneous declarations, seeing only the state at the start of the round.
     greedy (R-ESC-20): own steps 1-3 for everyone, then helpers (steps 4-6) choose among the declared
     struggles; arms_first puts arms and fingers first; team (R-ESC-21) then weighs help against struggle."""
     plan = sc.plan
+    if policy == FIXED:
+        declare_fixed(R, st, j, sc)
+        return
     for i in range(R.game[N_CHARS]):
         set_action(plan, i, NONE, -1, -1, -1, -1, False)
     for i in range(R.game[N_CHARS]):
@@ -1134,7 +1232,7 @@ def resolve_searches(R, st, j, sc, u):
         legs += legs_attention(R, st, j, i, SEARCH, -1)
         bound = st.tiers[j, i, LEGS] >= 1
         need = R.game[SEARCH_DC] + st.tiers[j, i, LEGS] * R.game[SEARCH_LEGS_DC] - R.char[i, SEARCH_MOD]
-        if roll_die(u, sc, i, 20) < need:
+        if not roll_at_least(u, sc, i, 20, need):
             continue
         any_left = False
         for k in range(R.game[N_ITEMS]):
@@ -1190,11 +1288,11 @@ def apply_composure(R, st, j, sc, u):
             st.chars[j, i, BREATH] -= 1
             need = 10 + damage + st.chars[j, i, SAVE_BONUS] - R.char[i, WIS_MOD]
             st.chars[j, i, SAVE_BONUS] += 2
-            if roll_die(u, sc, i, 20) >= need:
+            if roll_at_least(u, sc, i, 20, need):
                 st.chars[j, i, COMPOSURE] = max(0, top // 2)
                 continue
         elif (R.char[i, IS_FOCUS] != 0):  # absolute focus
-            if roll_die(u, sc, i, 20) >= 10 + damage // 2 - R.char[i, FOCUS_MOD]:
+            if roll_at_least(u, sc, i, 20, 10 + damage // 2 - R.char[i, FOCUS_MOD]):
                 st.chars[j, i, COMPOSURE] = min(max(0, roll_die(u, sc, i, 8) + R.char[i, FOCUS_MOD]), max(0, top))
                 st.chars[j, i, IMMUNE_UNTIL] = rnd + 1
                 continue

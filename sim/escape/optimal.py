@@ -82,6 +82,7 @@ class Solution:
     states: int = 0
     branches: int = 0
     seconds: float = 0.0
+    engine: str = "reference"  # the exact engine whose rounds were played (compiled: ``ids`` is left empty)
 
     def q(self, sid: int, rnd: int, k: int) -> float:
         """Value of choice ``k`` in state ``sid`` at round ``rnd``, optimal play after it."""
@@ -102,7 +103,7 @@ def _dazed(st: PartyState) -> tuple[bool, ...]:
 
 
 def solve(scenario: Scenario | EscapeParams, objective: str | None = None, max_states: int | None = None,
-          max_branches: int | None = None, forbidden=None) -> Solution:
+          max_branches: int | None = None, forbidden=None, engine: str = "reference") -> Solution:
     """Solve ``scenario`` (or its compiled parameters) for ``objective`` by backward induction over the
     reachable states. ``forbidden`` (pairs ``(option, character index or None)``, :func:`sim.escape.actions.forbids`)
     takes options of play away: restricted play, for the balance audit.
@@ -112,12 +113,18 @@ def solve(scenario: Scenario | EscapeParams, objective: str | None = None, max_s
     the exact engine's); beyond them
     :class:`~sim.escape.exact.ExactBudgetExceeded`."""
     ex = _engine()
-    p = ex.fast_params(scenario if isinstance(scenario, EscapeParams) else compile_params(scenario))
+    raw = scenario if isinstance(scenario, EscapeParams) else compile_params(scenario)
+    p = ex.fast_params(raw)
     if p.n_chars > ex.MAX_PARTY:
         raise ExactUnsupported(f"optimal play supports parties of 1 to {ex.MAX_PARTY} characters; this party "
                                f"has {p.n_chars}")
     started = time.perf_counter()
     kind, horizon = parse_objective(objective, p.max_rounds)
+    if engine != "reference":
+        sol = _solve_compiled(ex, raw, kind, horizon, max_states, max_branches, started, engine == "compiled",
+                              frozenset(forbidden or ()))
+        if sol is not None:
+            return sol
     budget = ex.DEFAULT_MAX_STATES if max_states is None else int(max_states)
     branch_budget = (OPTIMAL_BRANCH_FACTOR * ex.BRANCHES_PER_STATE * budget if max_branches is None
                      else int(max_branches))
@@ -126,6 +133,39 @@ def solve(scenario: Scenario | EscapeParams, objective: str | None = None, max_s
         fwd.round(rnd, rnd < horizon)
     sol = Solution(p, kind, horizon, fwd.reps, fwd.layers, fwd.choices, fwd.trans, ids=fwd.ids,
                    states=len(fwd.choices), branches=fwd.counter[0])
+    _backward(sol)
+    sol.seconds = time.perf_counter() - started
+    return sol
+
+
+def _solve_compiled(ex, p: EscapeParams, kind: str, horizon: int, max_states, max_branches,  # noqa: PLR0913
+                    started: float, only: bool, forbidden: frozenset = frozenset()) -> Solution | None:
+    """:func:`solve` with the rounds played by the compiled engine (:mod:`sim.escape.optimal_fast`); None where
+    it does not cover the scenario (with ``only``, a refusal). Its budgets default to its own
+    (:data:`sim.escape.optimal_fast.OPTIMAL_MAX_STATES`, :data:`sim.escape.optimal_fast.OPTIMAL_MAX_BRANCHES`)."""
+    from sim.escape.exact_fast import Uncovered
+    from sim.escape.optimal_fast import OPTIMAL_MAX_BRANCHES, OPTIMAL_MAX_STATES, CompiledForward
+
+    budget = OPTIMAL_MAX_STATES if max_states is None else int(max_states)
+    branch_budget = OPTIMAL_MAX_BRANCHES if max_branches is None else int(max_branches)
+
+    def refuse(rnd, binds, states, branches, projected, eta):
+        exc = ex.ExactBudgetExceeded(states, rnd, budget, branches, binds=binds, max_branches=branch_budget,
+                                     seconds=time.perf_counter() - started, projected_seconds=eta,
+                                     projected=projected)
+        exc.played = fwd.branches
+        return exc
+
+    try:
+        fwd = CompiledForward(p, started, budget, branch_budget, refuse, forbidden)
+        for rnd in range(1, horizon + 1):
+            fwd.round(rnd, rnd < horizon)
+    except Uncovered as exc:
+        if only:
+            raise ExactUnsupported(f"the compiled exact engine does not cover this scenario: {exc}") from None
+        return None
+    sol = Solution(p, kind, horizon, fwd.reps, fwd.layers, fwd.choices, fwd.trans, ids={},
+                   states=len(fwd.choices), branches=fwd.branches, engine="compiled")
     _backward(sol)
     sol.seconds = time.perf_counter() - started
     return sol
@@ -293,12 +333,12 @@ def name_first_actions(p: EscapeParams, choices: list[tuple], values: list[float
 
 
 def optimal_exact(scenario: Scenario, objective: str | None = None, max_states: int | None = None,
-                  max_branches: int | None = None) -> dict:
+                  max_branches: int | None = None, engine: str = "auto") -> dict:
     """The exact summary under optimal play (the keys of ``sim.exact``), with an ``optimal`` block: the
     objective, its optimal value, the optimal first actions and the work done."""
     from sim.result import provenance
 
-    sol = solve(scenario, objective, max_states, max_branches)
+    sol = solve(scenario, objective, max_states, max_branches, engine)
     out = {"kind": "escape", "name": scenario.name, "runs": None, "seed": None, "policy": "optimal"}
     played = play_summary(sol)
     out.update(played)
@@ -309,7 +349,8 @@ def optimal_exact(scenario: Scenario, objective: str | None = None, max_states: 
         "value": sol.value[(0, 1)],
         "first_actions": first_actions(sol),
     }
-    out["exact_engine"] = {"states": sol.states, "peak_states": max(len(x) for x in sol.layers),
+    out["exact_engine"] = {"engine": sol.engine, "states": sol.states,
+                           "peak_states": max(len(x) for x in sol.layers),
                            "max_states": None, "branches": sol.branches, "seconds": round(sol.seconds, 4)}
     out.update({k: v for k, v in provenance(scenario, None, None).items() if k not in ("seed", "runs")})
     return out

@@ -172,7 +172,7 @@ def test_summary_reports_states_time_and_budget():
 
 def test_budget_refusal_names_the_count_and_suggests_monte_carlo():
     with pytest.raises(ExactBudgetExceeded) as info:
-        sim.exact(PARTIES["trio_cleric"], max_states=10)
+        sim.exact(PARTIES["trio_cleric"], max_states=10, engine="reference")
     # the states of the next round are known before it is played: the refusal comes with more than 10 in view
     assert info.value.states > 10 and info.value.budget == 10 and info.value.binds == "states"
     msg = str(info.value)
@@ -245,7 +245,11 @@ def test_designer_tools_use_exact_for_parties_within_the_budget(monkeypatch):
 
     party = PARTIES["trio_cleric"]
     e = exact_summary(party)
-    assert e is not None and e["exact_engine"]["max_states"] == sim.escape.AUTO_MAX_STATES
+    # the compiled engine answers, with its own budget beside a simulation (issue 35)
+    from sim.escape.exact_fast import FAST_AUTO_MAX_STATES
+
+    assert e is not None and e["exact_engine"]["max_states"] == FAST_AUTO_MAX_STATES
+    assert e["exact_engine"]["engine"] == "compiled"
     assert e["escape_rate"] == pytest.approx(sim.exact(party)["escape_rate"], abs=1e-12)
     res = tune(party, "rules.tiers.heavy.dc", 0.5, metric="escape_rate", lo=12, hi=30)
     assert res.method == "exact" and res.ci == [res.achieved, res.achieved]
@@ -273,6 +277,6 @@ def test_budget_also_caps_the_branches_of_a_huge_round():
     far more outcome combinations than 25 x the budget, so the analysis stops inside it."""
     s = sim.load_scenario(ROOT / "scenarios/escape/party_under_watch.toml")
     with pytest.raises(ExactBudgetExceeded) as info:
-        sim.exact(s, max_states=40)
+        sim.exact(s, max_states=40, engine="reference")
     assert info.value.branches == 25 * 40 + 1 and info.value.states <= 40
     assert "branches" in str(info.value) and "Monte Carlo" in str(info.value)

@@ -23,7 +23,7 @@ def test_party_under_watch_is_refused_on_the_projection_before_the_work_is_spent
     that each cost as much. The refusal comes from the projection (not the hard stop at the budget):
     fewer branches played than the budget allows, and sooner than the projected time of the round."""
     with pytest.raises(ExactBudgetExceeded) as info:
-        sim.exact(sim.load_scenario(WATCH))
+        sim.exact(sim.load_scenario(WATCH), engine="reference")
     exc = info.value
     assert exc.projected and exc.binds == "branches" and exc.flag == "--max-branches"
     assert exc.played < exc.max_branches < exc.branches
@@ -37,10 +37,10 @@ def test_state_budget_binds_with_the_exact_count_of_the_next_round():
     """The states of the next round are known once a round is played: a budget of the total states minus
     one refuses (naming --max-states), the total itself solves."""
     s = small_parties()["trio_cleric"]
-    total = sim.exact(s)["exact_engine"]["states"]
-    assert sim.exact(s, max_states=total)["exact_engine"]["states"] == total
+    total = sim.exact(s, engine="reference")["exact_engine"]["states"]
+    assert sim.exact(s, max_states=total, engine="reference")["exact_engine"]["states"] == total
     with pytest.raises(ExactBudgetExceeded) as info:
-        sim.exact(s, max_states=total - 1)
+        sim.exact(s, max_states=total - 1, engine="reference")
     exc = info.value
     assert exc.binds == "states" and exc.flag == "--max-states" and exc.states == total
     assert "state budget binds" in str(exc) and f"--max-states {total - 1:,}" in str(exc)
@@ -48,11 +48,11 @@ def test_state_budget_binds_with_the_exact_count_of_the_next_round():
 
 def test_branch_budget_is_its_own_limit():
     s = small_parties()["trio_cleric"]
-    e = sim.exact(s)["exact_engine"]
+    e = sim.exact(s, engine="reference")["exact_engine"]
     assert e["max_branches"] == 25 * e["max_states"]
-    assert sim.exact(s, max_branches=e["branches"])["exact_engine"]["branches"] == e["branches"]
+    assert sim.exact(s, max_branches=e["branches"], engine="reference")["exact_engine"]["branches"] == e["branches"]
     with pytest.raises(ExactBudgetExceeded) as info:
-        sim.exact(s, max_branches=e["branches"] // 2)
+        sim.exact(s, max_branches=e["branches"] // 2, engine="reference")
     assert info.value.binds == "branches" and info.value.played <= e["branches"] // 2
 
 

@@ -98,8 +98,8 @@ def test_issue_trio_and_watch_speed_within_budget():
     the four-person watch is refused on its projection after round 1, quickly."""
     from exact_cases import issue_trio
 
-    e = sim.exact(issue_trio())
+    e = sim.exact(issue_trio(), engine="reference")
     assert e["exact_engine"]["replays"] < e["exact_engine"]["branches"]
     with pytest.raises(ex.ExactBudgetExceeded) as info:
-        sim.exact(CASES["watch"])
+        sim.exact(CASES["watch"], engine="reference")
     assert info.value.round == 2 and info.value.seconds < 5

@@ -1,0 +1,142 @@
+"""Issue 35's target cases of exact escape analysis, the reference-driven engine against the compiled one.
+
+Each (case, engine) runs in its own process (after a warm-up in that process, so numba's compilation is not
+counted) and reports CPU seconds, wall seconds, the states and branches of the analysis and the process's peak
+resident memory (``ru_maxrss``). A refusal prints what bound and the projected time.
+
+    python bench/escape_exact.py [--cases rogue,rogue_optimal,...] [--engines reference,compiled]
+    python bench/escape_exact.py --one CASE ENGINE      # one measurement (what the driver runs per process)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+import sim  # noqa: E402
+from sim.errors import ExactUnsupported  # noqa: E402
+from sim.scenario import parse_scenario  # noqa: E402
+
+SCORES = {"str": 10, "dex": 10, "con": 10, "int": 10, "wis": 10, "cha": 10}
+
+
+def character(name, cls, level, scores, restraints):  # noqa: PLR0913
+    return {"name": name, "class": cls, "level": level, "scores": {**SCORES, **scores}, "restraints": restraints}
+
+
+FOUR = {"arms": "severe", "legs": "heavy", "fingers": "moderate", "gag": "light"}
+
+
+def rogue():
+    """lone_rogue's rogue in four restraints, 20 rounds, 1d2 stimulus (issue 35's first case)."""
+    return {"kind": "escape", "name": "rogue", "run": {"max_rounds": 20}, "stimulus": {"damage": "1d2"},
+            "party": [{**character("Mei", "rogue", 5, {"dex": 17, "con": 12, "int": 14, "wis": 12}, FOUR),
+                       "perception": True}]}
+
+
+def monk():
+    """A level-6 monk in four restraints (one a harness doing 1d4), inner breath, 16 rounds."""
+    return {"kind": "escape", "name": "monk", "run": {"max_rounds": 16}, "harness": {"damage": "1d4"},
+            "party": [character("Ku", "monk", 6, {"dex": 16, "wis": 15, "str": 12},
+                                {"arms": "severe", "legs": "heavy", "fingers": "moderate", "harness": "light"})]}
+
+
+def wizard():
+    """A level-5 wizard in four restraints, 1d4 stimulus, absolute focus, dazed 2 rounds after an overload, 14
+    rounds."""
+    return {"kind": "escape", "name": "wizard", "run": {"max_rounds": 14}, "stimulus": {"damage": "1d4"},
+            "overload": {"dazed_rounds": 2},
+            "party": [character("Wren", "wizard", 5, {"int": 16, "dex": 14}, FOUR)]}
+
+
+def duo():
+    """A rogue and a fighter, 12 rounds, one attention a round against a limit."""
+    return {"kind": "escape", "name": "duo", "run": {"max_rounds": 12},
+            "attention": {"limit": 20, "assist": 2, "guide": 1, "per_round": 1},
+            "party": [character("Mei", "rogue", 3, {"dex": 16, "int": 12}, {"arms": "heavy", "legs": "moderate"}),
+                      character("Bo", "fighter", 3, {"str": 16}, {"arms": "severe", "fingers": "light"})]}
+
+
+def trio():
+    """Issue 25's trio (wizard, cleric, fighter; 1d2 stimulus; 12 rounds) with attention a round and dazed 1."""
+    return {"kind": "escape", "name": "trio", "run": {"max_rounds": 12}, "stimulus": {"damage": "1d2"},
+            "attention": {"limit": 30, "assist": 2, "guide": 1, "per_round": 1}, "overload": {"dazed_rounds": 1},
+            "party": [character("Wren", "wizard", 3, {"int": 16, "dex": 14}, {"legs": "heavy", "gag": "light"}),
+                      character("Cato", "cleric", 3, {"wis": 16, "str": 12}, {"arms": "heavy", "legs": "moderate"}),
+                      character("Fen", "fighter", 3, {"str": 16, "int": 12},
+                                {"arms": "severe", "fingers": "moderate"})]}
+
+
+def watch():
+    return sim.load_scenario(ROOT / "scenarios/escape/party_under_watch.toml")
+
+
+CASES = {  # name -> (scenario builder, policy)
+    "rogue": (rogue, "greedy"),
+    "rogue_optimal": (rogue, "optimal"),
+    "monk": (monk, "greedy"),
+    "wizard": (wizard, "greedy"),
+    "duo": (duo, "team"),
+    "monk_optimal": (monk, "optimal"),
+    "wizard_optimal": (wizard, "optimal"),
+    "duo_optimal": (duo, "optimal"),
+    "trio": (trio, "greedy"),
+    "watch": (watch, "greedy"),
+    "watch_team": (watch, "team"),
+}
+
+
+def scenario_of(case: str):
+    build, policy = CASES[case]
+    s = build()
+    if isinstance(s, dict):
+        s = parse_scenario(s, "bench")
+    return s.model_copy(update={"policy": s.policy.model_copy(update={"name": policy})})
+
+
+def one(case: str, engine: str) -> dict:
+    s = scenario_of(case)
+    warm = scenario_of("rogue").model_copy(update={"run": scenario_of("rogue").run.model_copy(
+        update={"max_rounds": 2})})
+    sim.exact(warm, engine=engine)  # compile (numba) outside the measurement
+    wall, cpu = time.perf_counter(), time.process_time()
+    try:
+        e = sim.exact(s, engine=engine)
+        out = {"escape_rate": e["escape_rate"], **{k: e["exact_engine"].get(k) for k in ("engine", "states",
+                                                                                          "branches")}}
+    except ExactUnsupported as exc:
+        out = {"refused": str(exc)[:300], "binds": getattr(exc, "binds", None),
+               "projected_seconds": getattr(exc, "projected_seconds", None)}
+    out["cpu"] = round(time.process_time() - cpu, 3)
+    out["wall"] = round(time.perf_counter() - wall, 3)
+    out["peak_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--cases", default=",".join(CASES))
+    ap.add_argument("--engines", default="reference,compiled")
+    ap.add_argument("--one", nargs=2, metavar=("CASE", "ENGINE"))
+    args = ap.parse_args()
+    if args.one:
+        print(json.dumps(one(*args.one)))
+        return
+    for case in args.cases.split(","):
+        for engine in args.engines.split(","):
+            run = subprocess.run([sys.executable, __file__, "--one", case, engine], capture_output=True, text=True,
+                                 cwd=ROOT)
+            line = run.stdout.strip().splitlines()[-1] if run.stdout.strip() else run.stderr.strip()[-300:]
+            print(f"{case:15s} {engine:10s} {line}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
