@@ -52,7 +52,7 @@ class EscapeAudit:
         self.scenario, self.objective, self.max_states = scenario, objective, max_states
         self.metric = objective or "escape_rate"
         self.params = compile_params(scenario)
-        self.sol = solve(self.params, objective, max_states)
+        self.sol = solve(self.params, objective, max_states, engine="auto")
         self.baseline = self.sol.value[(0, 1)]
         self._values: dict[frozenset, float] = {frozenset(): self.baseline}
         self._used: dict[frozenset, set] = {frozenset(): _used(self.sol)}  # options some best choice uses
@@ -68,7 +68,7 @@ class EscapeAudit:
         from sim.escape.optimal import solve
 
         if forbid not in self._values:
-            sol = solve(self.params, self.objective, self.max_states, forbidden=forbid)
+            sol = solve(self.params, self.objective, self.max_states, forbidden=forbid, engine="auto")
             self._values[forbid], self._used[forbid] = sol.value[(0, 1)], _used(sol)
         return self._values[forbid]
 
@@ -88,7 +88,7 @@ class EscapeAudit:
     def value_of(self, scenario) -> tuple[float, float]:
         from sim.escape.optimal import solve
 
-        return solve(scenario, self.objective, self.max_states).value[(0, 1)], 0.0
+        return solve(scenario, self.objective, self.max_states, engine="auto").value[(0, 1)], 0.0
 
     def decided_by(self) -> list[dict]:
         return decided_by(self.sol)

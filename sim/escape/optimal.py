@@ -338,7 +338,7 @@ def optimal_exact(scenario: Scenario, objective: str | None = None, max_states: 
     objective, its optimal value, the optimal first actions and the work done."""
     from sim.result import provenance
 
-    sol = solve(scenario, objective, max_states, max_branches, engine)
+    sol = solve(scenario, objective, max_states, max_branches, engine=engine)
     out = {"kind": "escape", "name": scenario.name, "runs": None, "seed": None, "policy": "optimal"}
     played = play_summary(sol)
     out.update(played)
@@ -366,7 +366,7 @@ def compare(scenario: Scenario, objective: str | None = None, max_states: int | 
     and for each built-in policy the decisions where it loses most: the states it reaches with the largest
     reach probability x value lost (the state in words, its choice, the optimal choice, the value lost)."""
     ex = _engine()
-    sol = solve(scenario, objective, max_states, max_branches)
+    sol = solve(scenario, objective, max_states, max_branches, engine="auto")
     best = sol.value[(0, 1)]
     p = sol.params
     policies = []
@@ -384,7 +384,8 @@ def compare(scenario: Scenario, objective: str | None = None, max_states: int | 
         "scenario": scenario.name, "objective": objective or "escape_rate", "optimal_value": best,
         "first_actions": first_actions(sol), "policies": policies,
         "optimal_play": play_summary(sol),
-        "engine": {"states": sol.states, "branches": sol.branches, "seconds": round(sol.seconds, 4)},
+        "engine": {"engine": sol.engine, "states": sol.states, "branches": sol.branches,
+                   "seconds": round(sol.seconds, 4)},
         "characters": list(p.names),
     }
 

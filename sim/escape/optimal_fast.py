@@ -69,6 +69,26 @@ OPTIMAL_MAX_BRANCHES = 50_000_000
 OPTIMAL_MAX_STATES = 60_000
 
 
+class _Reps(dict):
+    """State number -> its :class:`PartyState`: the states a round expands are stored as they are decoded; a
+    state reached but never expanded (after the last round, read by the balance audit's early events) is
+    decoded on first read, with the rounds played of the layer that reached it (the horizon after the last)."""
+
+    def __init__(self, fwd: CompiledForward):
+        super().__init__()
+        self.fwd = fwd
+
+    def __missing__(self, sid: int) -> PartyState:
+        f = self.fwd
+        if not 0 <= sid < len(f.rows):
+            raise KeyError(sid)
+        # layers[r] holds the states at the start of round r (r - 1 played); the last round appends an empty layer
+        played = next((r - 1 for r, layer in enumerate(f.layers) if r and sid in layer), len(f.layers) - 2)
+        decode(f.rows[sid], f.st, 0, f.p.n_chars, f.p.n_items, played)
+        st = self[sid] = party_of(f.p, f.st)
+        return st
+
+
 class CompiledForward:
     """The forward pass: per round, every state reachable under some choice, the choices of each and their
     outcomes, within the budgets (states: summed over rounds; branches: replays of every choice)."""
@@ -85,7 +105,7 @@ class CompiledForward:
         self.rows = [initial_keys(p)[0]]  # state number -> its row
         self.ids: dict[bytes, int] = {self.rows[0].tobytes(): 0}  # a row -> its state number
         self.legal: dict[tuple, tuple] = {}  # legality_key -> (joint choices, their plan rows)
-        self.reps: dict[int, PartyState] = {}
+        self.reps: dict[int, PartyState] = _Reps(self)  # every reached state, decoded on first read
         self.choices: dict[int, list[tuple]] = {}
         self.trans: dict[tuple[int, int], tuple[list, float, float]] = {}
         self.layers: list[list[int]] = [[], [0]]
