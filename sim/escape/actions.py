@@ -315,7 +315,9 @@ def describe(p: EscapeParams, i: int, a: Action | None) -> str:
         return f"{who} uses a release item on {'own' if a.target == i else target + chr(39) + 's'} {slot}"
     if a.kind == "search":
         return f"{who} searches"
-    if a.kind in ("rest", "bless", "meditate"):
+    if a.kind == "bless":
+        return f"{who} blesses"
+    if a.kind in ("rest", "meditate"):
         return f"{who} {a.kind}s"
     if a.kind == "channel":
         return f"{who} channels divinity"

@@ -147,7 +147,11 @@ def _solve_compiled(ex, p: EscapeParams, kind: str, horizon: int, max_states, ma
     from sim.escape.optimal_fast import OPTIMAL_MAX_BRANCHES, OPTIMAL_MAX_STATES, CompiledForward
 
     budget = OPTIMAL_MAX_STATES if max_states is None else int(max_states)
-    branch_budget = OPTIMAL_MAX_BRANCHES if max_branches is None else int(max_branches)
+    if max_branches is not None:
+        branch_budget = int(max_branches)
+    else:  # a smaller state budget scales the replays with it, as the reference-driven solver's budgets do
+        branch_budget = OPTIMAL_MAX_BRANCHES if max_states is None else max(
+            1, OPTIMAL_MAX_BRANCHES * budget // OPTIMAL_MAX_STATES)
 
     def refuse(rnd, binds, states, branches, projected, eta):
         exc = ex.ExactBudgetExceeded(states, rnd, budget, branches, binds=binds, max_branches=branch_budget,
@@ -315,9 +319,10 @@ TIE = 1e-12  # two first actions whose values differ by at most this are equal (
 def name_first_actions(p: EscapeParams, choices: list[tuple], values: list[float]) -> list[str]:
     """Per character, the first action of the best joint choice in words; where other joint choices are worth
     the same (to :data:`TIE`), every action of that character among them: "Mei struggles arms (str or dex,
-    equal)" when only the ability differs, else "A or B (equal)". The best choice's action is named first."""
+    equal)" when only the ability differs, else "A or B (equal)", in the order of the legal actions (values equal
+    to :data:`TIE` are equal: which one is larger by rounding must not reorder the words, nor the engine)."""
     best = max(values)
-    tied = sorted((k for k, v in enumerate(values) if v >= best - TIE), key=lambda k: (values[k] < best, k))
+    tied = [k for k, v in enumerate(values) if v >= best - TIE]
     lines = []
     for i in range(len(choices[tied[0]])):
         texts = list(dict.fromkeys(describe(p, i, choices[k][i]) for k in tied))

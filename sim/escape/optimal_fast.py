@@ -67,6 +67,7 @@ def plan_of(p: EscapeParams, st: PartyState, joint: tuple) -> np.ndarray:
 #: states keep the memory under about 2 GB
 OPTIMAL_MAX_BRANCHES = 50_000_000
 OPTIMAL_MAX_STATES = 60_000
+PROBE_CHOICES = 16  # joint choices of a state played first to project the rest (:meth:`CompiledForward._project`)
 
 
 class _Reps(dict):
@@ -138,6 +139,20 @@ class CompiledForward:
                         reached[sid2] = None
         self.layers.append(list(reached))
 
+    def _project(self, st: PartyState, opts: list, sid: int, rnd: int) -> None:
+        """Before a state with many joint choices is expanded (a party of four has thousands), play its first
+        :data:`PROBE_CHOICES` and refuse when the replays of all of them, projected from those, would pass the
+        branch budget: a refusal in a fraction of a second, as the reference-driven solver projects its own."""
+        if len(opts) <= PROBE_CHOICES:
+            return
+        probe = np.stack([plan_of(self.p, st, joint) for joint in opts[:PROBE_CHOICES]])
+        played = play_choices(self.R, self.rows[sid], probe, rnd - 1, self.limit_on, self.st, self.sc, self.b,
+                              self.p.n_chars, self.p.n_items)[5]
+        projected = self.branches + int(played) * len(opts) / PROBE_CHOICES
+        if projected > 1.25 * self.branch_budget:
+            raise self.refuse(rnd, "branches", len(self.choices) + 1, int(projected), True, None)
+        decode(self.rows[sid], self.st, 0, self.p.n_chars, self.p.n_items, rnd - 1)  # the probe moved the batch
+
     def _expand(self, sid: int, rnd: int) -> None:
         p, ids = self.p, self.ids
         decode(self.rows[sid], self.st, 0, p.n_chars, p.n_items, rnd - 1)
@@ -146,6 +161,7 @@ class CompiledForward:
         known = self.legal.get(lkey)
         if known is None:
             opts = joint_actions(p, st, rnd, tuple(c.dazed_left > 0 for c in st.chars), self.forbidden)
+            self._project(st, opts, sid, rnd)
             known = self.legal[lkey] = (opts, np.stack([plan_of(p, st, joint) for joint in opts]))
         opts, plans = known
         self.choices[sid] = opts
