@@ -22,7 +22,10 @@ from sim.cli import main
 X = importlib.import_module("sim.restraint.exact")
 
 KINDS = ("escape", "restraint", "campus", "formation")
-SECONDS_PER_COMMAND = 10.0  # the refusals themselves take a few seconds at most (MAX_EXACT_WORK ~ 4 s)
+# the refusals themselves take a few seconds at most (MAX_EXACT_WORK ~ 4 s); a command may also compile a numba
+# signature the warm-up did not (about 10 s of CPU on the CI machine, seen failing a 10 s limit once under load),
+# so the limit sits well above both and far below the minutes a hang takes
+SECONDS_PER_COMMAND = 30.0
 
 HUGE_COMPOSURE = """
 kind = "restraint"
