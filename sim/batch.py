@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 
 from sim import store_key
-from sim.errors import ScenarioError, SimError
+from sim.errors import ScenarioError, SimError, one_line
 from sim.outputs import OUTPUT_MANIFEST, OwnedOutputs, read_output_manifest  # noqa: F401 - older imports
 
 CHUNK_RUNS = 10_000
@@ -196,8 +196,6 @@ class ChunkStore:
         return self._dir_fd
 
     def _replace_link(self, pfd: int) -> None:
-        from sim.errors import one_line
-
         name = self.folder.name
         with contextlib.suppress(OSError):
             if stat.S_ISLNK(os.stat(name, dir_fd=pfd, follow_symlinks=False).st_mode):
@@ -699,8 +697,6 @@ def parse_scheduler(address: str) -> str:
     """The Dask scheduler address ``address`` as ``SCHEME://HOST:PORT`` (``HOST:PORT`` means tcp), checked before
     anything is created or connected: scheme tcp or tls (tls with certificates in Dask's configuration), a host name,
     an IPv4 address or a bracketed IPv6 address, a port 1..65535. Anything else: one line (SimError)."""
-    from sim.errors import one_line
-
     given = one_line(repr(address), 120)
     m = _ADDRESS.fullmatch(address.strip()) if len(address) <= 300 else None
     if m is None:
@@ -748,8 +744,6 @@ def check_scheduler(address: str) -> str:
                        "(nothing listens there, or another service does: a scheduler listens on 8786 by default, "
                        "its dashboard on 8787)") from None
     except Exception as exc:  # every failure of the connection is one line
-        from sim.errors import one_line
-
         raise SimError(one_line(f"--scheduler: cannot reach the Dask scheduler at {address}: "
                                 f"{type(exc).__name__}: {exc}")) from None
     if not isinstance(info, dict) or info.get("type") != "Scheduler":
@@ -767,8 +761,6 @@ def _dask_client(address: str):
     try:
         client = Client(address, timeout=DASK_HANDSHAKE_SECONDS)
     except Exception as exc:  # every failure of the connection is one line
-        from sim.errors import one_line
-
         raise SimError(one_line(f"--scheduler: cannot reach the Dask scheduler at {address}: {exc}")) from None
     try:
         yield client
@@ -829,8 +821,6 @@ def map_chunks(
 def _say_rejected(store: ChunkStore, n: int) -> None:
     """One line when stored chunks failed authentication (edited, forged, of another run or user)."""
     if n:
-        from sim.errors import one_line
-
         print(one_line(f"resume store {store.folder}: {n} stored chunk{'s' if n != 1 else ''} failed "
                        "authentication (not written by your sim for this run and chunk) and "
                        f"{'are' if n != 1 else 'is'} computed again"), file=sys.stderr)

@@ -19,7 +19,7 @@ import math
 import sys
 from pathlib import Path
 
-from sim.errors import SimError, shown
+from sim.errors import ScenarioError, SimError, one_line, shown
 
 EXIT_INVALID = 2
 #: what --jobs means, for every command's help (README "Reproducibility": sim/batch.py runs the compiled engines'
@@ -222,8 +222,6 @@ def _with_params(args, scenario):
     if not specs:
         return scenario
     from sim.designer.params import parse_axis, with_values
-    from sim.errors import ScenarioError
-
     values: dict = {}
     try:
         for spec in specs:
@@ -774,8 +772,6 @@ def _cmd_sensitivity(args) -> int:
 
 
 def _with_file(exc: SimError, file: str) -> SimError:
-    from sim.errors import ScenarioError
-
     if isinstance(exc, ScenarioError) and exc.file is None:
         return ScenarioError(exc.detail, file=file, key=exc.key)
     return exc
@@ -933,8 +929,6 @@ def main(argv: list[str] | None = None) -> int:
             print(f"error: {shown(line)}", file=sys.stderr)
         return EXIT_INVALID
     except OSError as exc:  # a file system fault (full disk, permissions, ...): one line, no traceback
-        from sim.errors import one_line
-
         where = f"{exc.filename}: " if exc.filename else ""
         print(f"error: {one_line(where + (exc.strerror or str(exc)))}", file=sys.stderr)
         return EXIT_INVALID

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sim.errors import ExactUnsupported, ScenarioError, SimError
+from sim.errors import ExactUnsupported, ScenarioError, SimError, one_line
 
 
 @dataclass(frozen=True)
@@ -275,7 +275,6 @@ def clear_runs(runs_dir: Path, check_only: bool, replace: bool = True, names=())
     ``names`` this run writes is replaced by this run's part; any other, with ``replace``, refuses the run,
     naming it (``check_only``: refuse before any work, delete nothing), so that no row of another run is left
     beside this run's; without ``replace`` (``--no-runs``) it stays."""
-    from sim.errors import one_line
     from sim.outputs import recorded_files, remove_owned_file
 
     try:
@@ -340,8 +339,6 @@ def exact_summary(scenario, notes: list[str] | None = None) -> dict | None:
         if notes is not None and getattr(exc, "binds", None):
             notes.append(refusal_note(exc))
         elif notes is not None:  # refused on another bound (restraint's work budget, ...): say why, once
-            from sim.errors import one_line
-
             notes.append(one_line(f"Exact analysis was skipped: {exc}. The figures are Monte Carlo."))
         return None
 

@@ -21,6 +21,8 @@ import stat
 import sys
 from pathlib import Path
 
+from sim.errors import one_line
+
 KEY_BYTES = 32
 
 
@@ -76,8 +78,6 @@ def user_key() -> bytes:
             except FileExistsError:  # created by another process just now
                 return _read_key(path)
     except (OSError, ValueError) as exc:
-        from sim.errors import one_line
-
         why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
         print(one_line(f"warning: cannot keep the resume key at {path} ({why}); this run's chunks cannot be "
                        "resumed by another process (set XDG_CONFIG_HOME to a folder of yours)"), file=sys.stderr)

@@ -10,7 +10,7 @@ import ipaddress
 import socket
 import sys
 
-from sim.errors import ScenarioError
+from sim.errors import ScenarioError, shown
 
 DEFAULT_PORT = 5006
 
@@ -88,8 +88,6 @@ def cmd_studio(args) -> int:
     from sim.studio.security import new_token
 
     token = new_token()  # required by every page and websocket request (sim/studio/security.py)
-    from sim.errors import shown
-
     print(shown(f"studio for {scenario.source}: http://{netloc(args.address, args.port)}/studio?token={token} "
                 "(open this link; Ctrl-C to stop)"), file=sys.stderr, flush=True)
     serve(scenario, port=args.port, address=args.address, show=not args.no_browser, out_dir=args.out, token=token)
