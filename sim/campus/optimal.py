@@ -34,6 +34,7 @@ from sim.campus.exact import (
 )
 from sim.campus.params import compile_params
 from sim.errors import ScenarioError
+from sim.labels import fixed
 
 OBJECTIVES = ("clear_rate",)
 
@@ -370,7 +371,7 @@ def console_lines(result: dict) -> list[str]:
     lines = [f"{result['scenario']}: optimal clear rate {100 * result['optimal_value']:.2f}%",
              "optimal first turn: " + "; ".join(result["first_actions"])]
     for row in result["policies"]:
-        lines.append(f"  {row['policy']:<22} {100 * row['value']:6.2f}%  leaves {row['gap_points']:.2f} points")
+        lines.append(f"  {row['policy']:<22} {100 * row['value']:6.2f}%  leaves {fixed(row['gap_points'])} points")
     eng = result["engine"]
     lines.append(f"({eng['states']:,} states, {eng['branches']:,} branches, {eng['seconds']:.2f} s CPU)")
     return lines
@@ -387,9 +388,10 @@ def write_optimal_report(scenario, result: dict, out_dir) -> list:
     atomic_write_text(out / "optimal.json", summary_json(result))
     head = [f"With optimal play the clear rate is {100 * result['optimal_value']:.2f}%.",
             "Optimal first turn: " + "; ".join(result["first_actions"]) + "."]
-    head += [f"{row['policy']} leaves {row['gap_points']:.2f} points." for row in result["policies"]]
+    head += [f"{row['policy']} leaves {fixed(row['gap_points'])} points." for row in result["policies"]]
     rows = [["optimal", f"{100 * result['optimal_value']:.2f}%", "0.00 pp"]]
-    rows += [[row["policy"], f"{100 * row['value']:.2f}%", f"{row['gap_points']:.2f} pp"] for row in result["policies"]]
+    rows += [[row["policy"], f"{100 * row['value']:.2f}%", f"{fixed(row['gap_points'])} pp"]
+             for row in result["policies"]]
     sections = [answer("How much of this game's difficulty is the policy (clear rate)?", head),
                 section("Optimal clear rate beside the built-in policies", table(["policy", "clear rate",
                                                                                    "gap to optimal"], rows))]
