@@ -29,6 +29,7 @@ import numpy as np
 
 from sim import kinds
 from sim.errors import ScenarioError
+from sim.labels import fixed
 
 DEAD = 0.005
 MUST_PICK = 0.15
@@ -89,13 +90,13 @@ class Audit:
         for row in self.options:
             name = row["option"] if row["scope"] == "party" else f"{row['scope']}'s {row['option']}"
             pts = 100 * row["delta"]
-            hurts = f" (the play does {-pts:.1f} points better without it)" if pts <= -0.05 else ""
+            hurts = f" (the play does {fixed(-pts, 1)} points better without it)" if pts <= -0.05 else ""
             if row["flag"] == "dead":
-                out.append(f"{name} is dead: it gains {pts:.1f} points{hurts}")
+                out.append(f"{name} is dead: it gains {fixed(pts, 1)} points{hurts}")
             elif row["flag"] == "must_pick":
-                out.append(f"{name} is mandatory: without it the {self.metric} falls by {pts:.1f} points")
+                out.append(f"{name} is mandatory: without it the {self.metric} falls by {fixed(pts, 1)} points")
             elif row["flag"] == "dominated":
-                out.append(f"{name} is dominated by {row['replaced_by']}: it gains {pts:.1f} points while "
+                out.append(f"{name} is dominated by {row['replaced_by']}: it gains {fixed(pts, 1)} points while "
                            f"{row['replaced_by']} is there{hurts}")
         return out or ["Nothing is dead or mandatory"]
 

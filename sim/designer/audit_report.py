@@ -9,6 +9,7 @@ from pathlib import Path
 
 from sim.designer.audit import DEAD, MUST_PICK, SPREAD, Audit
 from sim.errors import ScenarioError
+from sim.labels import fixed
 
 
 def add_parser(sub, add_run_flags) -> None:
@@ -72,7 +73,7 @@ def cmd_audit(args) -> int:
 
 
 def _pts(v: float | None, signed: bool = True) -> str:
-    return "–" if v is None else (f"{100 * v:+.2f}" if signed else f"{100 * v:.2f}")
+    return "–" if v is None else fixed(100 * v, 2, signed)
 
 
 def _pct(v: float | None) -> str:

@@ -56,8 +56,8 @@ class EscapeAudit:
         self.baseline = self.sol.value[(0, 1)]
         self._values: dict[frozenset, float] = {frozenset(): self.baseline}
         self._used: dict[frozenset, set] = {frozenset(): _used(self.sol)}  # options some best choice uses
-        self.engine = (f"optimal play (sim/escape/optimal.py: backward induction over {self.sol.states:,} "
-                       "states)")
+        self.engine = (f"optimal play (backward induction over {self.sol.states:,} states, on the "
+                       f"{self.sol.engine} exact engine)")
 
     def arises(self, o: AuditOption) -> bool:
         """Whether the option is legal in some state optimal play can reach (under some policy)."""
