@@ -55,6 +55,9 @@ class AuditOption:
     restrict: Callable[[Any], Any] | None = field(default=None, compare=False)  # other kinds: the scenario without
     #: other kinds: whether the option can come up in the scenario at all (None: assumed to)
     arises: Callable[[Any], bool] | None = field(default=None, compare=False)
+    #: Monte Carlo: a per-run column of the kind's run frame counting the option's uses (campus:
+    #: ``duels_stance_hide``); the option then arises only when some baseline run uses it
+    used_in: str | None = None
 
     @property
     def label(self) -> str:
@@ -269,6 +272,7 @@ class MonteCarloAudit:
         self.runs, self.seed = resolve_runs_seed(scenario, runs, seed)
         self.n_jobs = n_jobs
         self._cache: dict[str, tuple] = {}
+        self._totals: dict[str, float] = {}  # the baseline runs' column sums (``used_in``)
         self.method = "exact" if self._exact(scenario) is not None else "monte_carlo"
         self.engine = "the kind's exact engine (built-in policy)" if self.method == "exact" else "Monte Carlo"
         self.baseline, self._base_se, self._base_runs, self._base_events = self._evaluate(scenario)
@@ -299,6 +303,8 @@ class MonteCarloAudit:
         import sim  # simulated (a variant the exact engine does not cover is simulated too: its se says so)
 
         result = sim.simulate(scenario, runs=self.runs, seed=self.seed, n_jobs=self.n_jobs)
+        if scenario is self.scenario:
+            self._totals = {str(c): float(v) for c, v in result.runs.select_dtypes("number").sum().items()}
         per_run = self.kind.audit_runs(scenario, result.runs, self.metric)
         if per_run is not None:
             outcome = np.asarray(per_run[0], dtype=float)
@@ -307,7 +313,9 @@ class MonteCarloAudit:
         return value, half_width(result.summary, self.metric) / 1.96, None, {}
 
     def arises(self, o: AuditOption) -> bool:
-        return o.restrict is not None and (o.arises is None or bool(o.arises(self.scenario)))
+        if o.restrict is None or (o.arises is not None and not o.arises(self.scenario)):
+            return False
+        return o.used_in is None or o.used_in not in self._totals or self._totals[o.used_in] > 0
 
     def _paired(self, variant) -> tuple[float, float]:
         value, se, runs, _ = self._evaluate(variant)
