@@ -189,7 +189,9 @@ def audit(scenario, *, objective: str | None = None, options: list[str] | None =
                      "se": se, "flag": None, "replaced_by": None})
     by_label = {o.label: o for o in chosen}
     arising = [by_label[r["option"] if r["scope"] == "party" else f"{r['scope']}: {r['option']}"] for r in rows]
-    flag_rows(rows, lambda row: _replacement(ev, row, arising, dead), dead, must_pick)
+    # an option the policy never uses may still replace one it uses (campus: flee, when best always fights)
+    pool = arising + ([by_label[label] for label in never] if getattr(ev, "pairs_unused", False) else [])
+    flag_rows(rows, lambda row: _replacement(ev, row, pool, dead), dead, must_pick)
     skipped: dict[str, str] = {}
     spread_rows = class_spread(scenario, ev, spread, skipped) if classes else []
     return Audit(scenario, ev.metric, ev.method, ev.baseline, rows, spread_rows, ev.decided_by(), never, skipped,
@@ -263,6 +265,9 @@ class MonteCarloAudit:
     the metric, else simulated with common random numbers (paired per-run differences where the kind gives the
     metric per run: ``audit_runs``)."""
 
+    #: an option the policy never uses is still a candidate replacement of a dead one (the dominated test)
+    pairs_unused = True
+
     def __init__(self, scenario, objective: str | None, runs: int | None, seed: int | None, n_jobs: int):
         from sim.designer.evaluate import resolve_runs_seed
         from sim.designer.metrics import main_metric
@@ -302,9 +307,11 @@ class MonteCarloAudit:
             return value, 0.0, None, {}
         import sim  # simulated (a variant the exact engine does not cover is simulated too: its se says so)
 
+        if self.method == "exact" and "simulated" not in self.engine:  # say so on the engine line
+            self.engine += f"; variants it does not take on simulated ({self.runs:,} runs, seed {self.seed})"
         result = sim.simulate(scenario, runs=self.runs, seed=self.seed, n_jobs=self.n_jobs)
         if scenario is self.scenario:
-            self._totals = {str(c): float(v) for c, v in result.runs.select_dtypes("number").sum().items()}
+            self._keep_totals(result.runs)
         per_run = self.kind.audit_runs(scenario, result.runs, self.metric)
         if per_run is not None:
             outcome = np.asarray(per_run[0], dtype=float)
@@ -312,10 +319,19 @@ class MonteCarloAudit:
         value = float(metric_value(result.summary, self.metric))
         return value, half_width(result.summary, self.metric) / 1.96, None, {}
 
+    def _keep_totals(self, frame) -> None:
+        self._totals = {str(c): float(v) for c, v in frame.select_dtypes("number").sum().items()}
+
     def arises(self, o: AuditOption) -> bool:
         if o.restrict is None or (o.arises is not None and not o.arises(self.scenario)):
             return False
-        return o.used_in is None or o.used_in not in self._totals or self._totals[o.used_in] > 0
+        if o.used_in is None:
+            return True
+        if not self._totals:  # an exact baseline has no runs: the baseline simulated once, for the uses only
+            import sim
+
+            self._keep_totals(sim.simulate(self.scenario, runs=self.runs, seed=self.seed, n_jobs=self.n_jobs).runs)
+        return o.used_in not in self._totals or self._totals[o.used_in] > 0
 
     def _paired(self, variant) -> tuple[float, float]:
         value, se, runs, _ = self._evaluate(variant)
@@ -328,10 +344,18 @@ class MonteCarloAudit:
         return self._paired(o.restrict(self.scenario))
 
     def can_pair(self, a: AuditOption, b: AuditOption) -> bool:
+        """Whether the scenario without both is valid (campus: one stance must stay allowed)."""
+        try:
+            self._without_both(a, b)
+        except ScenarioError:
+            return False
         return True
 
+    def _without_both(self, a: AuditOption, b: AuditOption):
+        return b.restrict(a.restrict(self.scenario))
+
     def value_without_both(self, a: AuditOption, b: AuditOption) -> tuple[float, float]:
-        return self._paired(b.restrict(a.restrict(self.scenario)))
+        return self._paired(self._without_both(a, b))
 
     def value_of(self, scenario) -> tuple[float, float]:
         value, se, _, _ = self._evaluate(scenario)
