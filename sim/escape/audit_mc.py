@@ -63,6 +63,9 @@ class EscapeMonteCarloAudit:
     (paired SE)."""
 
     method = "monte_carlo"
+    #: an option the policy never declares is still a candidate replacement of a dead one (Ann's dex when greedy
+    #: ties to her str): without it every run is the baseline's, so a pair costs one simulation
+    pairs_unused = True
 
     def __init__(self, scenario, objective: str | None, runs: int | None, seed: int | None, n_jobs: int, why: str):
         from sim.designer.evaluate import resolve_runs_seed
@@ -114,6 +117,8 @@ class EscapeMonteCarloAudit:
         return _hits(o.forbid, self._used)
 
     def _paired(self, forbidden: frozenset) -> tuple[float, float]:
+        if not _hits(forbidden, self._used):  # the policy never declares it: every run is the baseline's
+            return self.baseline, 0.0
         won = self._simulate(self.params, forbidden)[0]
         diff = self._base - won
         return float(won.mean()), float(diff.std(ddof=1) / math.sqrt(len(diff)))
@@ -124,11 +129,17 @@ class EscapeMonteCarloAudit:
     def can_pair(self, a, b) -> bool:
         return a.scope == b.scope  # a party-wide option is replaced by a party-wide one, a character's by its own
 
+    def _used_without(self, forbid: frozenset) -> set:
+        """The options declared in the runs without ``forbid`` (the baseline's when the policy never declares it)."""
+        return self._simulate(self.params, forbid)[2] if _hits(forbid, self._used) else self._used
+
     def value_without_both(self, a, b) -> tuple[float, float]:
-        """Without b, a policy that never declares a plays every run as without b alone (it is deterministic
-        given the state and the dice): that value, without a simulation."""
-        if not _hits(a.forbid, self._simulate(self.params, b.forbid)[2]):
+        """The policy is deterministic given the state and the dice: without b, a policy that never declares a
+        plays every run as without b alone, and likewise with a and b swapped: that value, without a simulation."""
+        if not _hits(a.forbid, self._used_without(b.forbid)):
             return self._paired(b.forbid)
+        if not _hits(b.forbid, self._used_without(a.forbid)):
+            return self._paired(a.forbid)
         return self._paired(a.forbid | b.forbid)
 
     def value_of(self, scenario) -> tuple[float, float]:
