@@ -140,9 +140,9 @@ def _load(tmp_path, text: str):
 
 def test_R_ESC_31_greedy_replans_without_a_forbidden_option(tmp_path):
     """R-ESC-31: a barbarian counts its rage's bonus die on str, so greedy struggles the light arms with str (+1
-    and a bonus die: 3/4) and rages. Rage forbidden, greedy's own best pair is dex (+2: 11/20 beats +1: 10/20): not the same str struggle
-    without the rage (the former "nearest allowed" substitute). Struggling forbidden: greedy's next steps (untie,
-    items, help, search) have nothing legal: rest (R-ESC-20 step 6)."""
+    and a bonus die: 3/4) and rages. Rage forbidden, greedy's own best pair is dex (+2: 11/20 beats +1: 10/20),
+    not the same str struggle without the rage (the former "nearest allowed" substitute). Struggling forbidden:
+    greedy's next steps (untie, items, help, search) have nothing legal: rest (R-ESC-20 step 6)."""
     p = compile_params(_load(tmp_path, RAGER))
     st = initial_state(p)
 
