@@ -178,7 +178,7 @@ def audit(scenario, *, objective: str | None = None, options: list[str] | None =
         ev = MonteCarloAudit(scenario, objective, runs, seed, n_jobs)
     rows, never = [], []
     for o in chosen:
-        if not getattr(ev, "audits", lambda _: True)(o):  # an option this evaluation does not cover
+        if not options and not getattr(ev, "audits", lambda _: True)(o):  # not covered unless named
             continue
         if not ev.arises(o):
             never.append(o.label)

@@ -232,10 +232,12 @@ def test_campus_stance_delta_is_within_4_se_of_a_long_run(examples):
 
 @pytest.mark.slow
 def test_escape_fallback_delta_is_within_4_se_of_a_long_run(examples):
-    """escape's Monte Carlo fallback (party_under_watch: beyond the exact budget), search forbidden: the delta from
-    300 runs lies within 4 SE of the delta from 3,000 runs on other dice."""
+    """escape's Monte Carlo fallback (party_under_watch: beyond the exact budget), str forbidden to the party: the
+    delta from 300 runs lies within 4 SE of the delta from 3,000 runs on other dice."""
     scenario = sim.load_scenario(examples["escape/party_under_watch"])
-    kw = {"options": ["search"], "classes": False}
-    short = _row(audit(scenario, runs=300, seed=21, **kw), "search")
-    long = _row(audit(scenario, runs=3000, seed=22, **kw), "search")
+    kw = {"options": ["struggle:str"], "classes": False}
+    short = audit(scenario, runs=300, seed=21, **kw)
+    assert short.method == "monte_carlo"
+    short = _row(short, "struggle:str")
+    long = _row(audit(scenario, runs=3000, seed=22, **kw), "struggle:str")
     assert abs(short["delta"] - long["delta"]) <= 4 * math.hypot(short["se"], long["se"])
