@@ -1,15 +1,28 @@
 """The campus kind's part of the balance audit (sim/designer/audit.py, issue 36).
 
-Options are the choices the built-in policy (R-CAM-40) makes that a scenario can take away: rescue (R-CAM-8),
-growth spending (R-CAM-9a, ``policy.growth``), each item of ``policy.buy`` and teaming up (R-CAM-9: team
-membership and ``team:`` purchases). The stance choice has no switch per stance yet, so stances are not audited.
+Options are the choices the built-in policy (R-CAM-40) makes that a scenario can take away: each stance
+(R-CAM-1, R-CAM-40: ``policy.forbid``; the policy then takes its next best allowed stance, docs/decisions.md
+"Forbidden stances"), rescue (R-CAM-8), growth spending (R-CAM-9a, ``policy.growth``), each item of
+``policy.buy`` and teaming up (R-CAM-9: team membership and ``team:`` purchases). A stance arises when some PC
+declared it in a confrontation of the baseline runs (the ``duels_stance_*`` columns).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from sim.campus.model import STANCES
 from sim.designer.audit import AuditOption, edited, setting
+
+
+def _forbid_stance(stance: str):
+    """The scenario with ``stance`` added to ``policy.forbid`` (R-CAM-40 restricted play)."""
+
+    def edit(data: dict) -> None:
+        pol = data.setdefault("policy", {})
+        pol["forbid"] = [*pol.get("forbid", []), stance]
+
+    return lambda scenario: edited(scenario, edit)
 
 
 def _without_buy(item: str):
@@ -26,9 +39,13 @@ def _without_teams(data: dict) -> None:
 
 
 def audit_options(scenario) -> list[AuditOption]:
-    """rescue, growth, buy:ITEM (each item of the buy list) and team_up, where the scenario has them."""
+    """stance:S (each stance not forbidden yet, while one more can go), rescue, growth, buy:ITEM (each item of the
+    buy list) and team_up, where the scenario has them."""
     pol = scenario.policy
     out = []
+    if len(pol.forbid) < len(STANCES) - 1:
+        out += [AuditOption(f"stance:{s}", restrict=_forbid_stance(s), used_in=f"duels_stance_{s}")
+                for s in STANCES if s not in pol.forbid]
     if pol.rescue:
         out.append(AuditOption("rescue", restrict=setting("policy.rescue", False)))
     if pol.growth != "none":

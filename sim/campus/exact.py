@@ -156,6 +156,11 @@ def refusal(p: Params) -> CampusExactRefused | None:
         return CampusExactRefused(
             "exact analysis refused before the work: growth purchases (R-CAM-9a, policy.buy) bind: the exact "
             "engine does not follow bought skills; use Monte Carlo (python -m sim run)", binds="purchases")
+    if p.stance_allowed != 7:
+        return CampusExactRefused(
+            "exact analysis refused before the work: forbidden stances (policy.forbid, the balance audit's "
+            "restricted play) bind: the exact engine plays every stance; use Monte Carlo (python -m sim run)",
+            binds="forbid")
     return None
 
 

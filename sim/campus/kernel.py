@@ -86,7 +86,7 @@ KParams = namedtuple("KParams", [
     "P", "L", "T", "S", "A", "team_max", "n_teams", "miso", "k_options", "until_cleared", "move_avoid",
     "stance_policy", "stance_value", "growth", "rescue", "unit_den", "weight_den", "M", "B", "team_cost",
     "miso_in_missions", "save_for_buy", "n_rooms", "n_plain", "g_tmpl", "g_bought",
-    "t", "cand", "prob", "mis", "eq",
+    "t", "cand", "prob", "mis", "eq", "stance_allowed",
 ])
 
 # The scratch of a game-turn and the state of the game being played (new_work): one flat int64 table of fields
@@ -179,6 +179,7 @@ def kernel_params(p: Params) -> KParams:
         g_bought=G_CAPTURES_T + 4 * p.T + 2 * len(p.template_names), t=t,
         cand=np.ascontiguousarray(p.adv_cand_table, np.int64).reshape(A, L), prob=prob, mis=mis,
         eq=_pack(EQ_SLOTS + eq_slots.shape[1], p.T, [(EQ_N, eq_n), (EQ_SLOTS, eq_slots)]),
+        stance_allowed=int(p.stance_allowed),
     )
 
 
@@ -320,6 +321,38 @@ def r_cam_40_best_stance(kp, w, bases, i):
         if s == 0 or v > v0:
             best, v0 = s, v
     return best
+
+
+@step
+def r_cam_40_best_allowed(kp, w, bases, i):
+    """``best`` over the stances PC i may declare (policy.forbid, issue 36): the highest own value among them;
+    ties fight, flee, hide. All three allowed: :func:`r_cam_40_best_stance`."""
+    best = -1
+    v0 = 0
+    for s in range(3):
+        if not (kp.stance_allowed >> s) & 1:
+            continue
+        v = plain_value(kp, w, bases[s], i, s)
+        if best < 0 or v > v0:
+            best, v0 = s, v
+    return best
+
+
+@step
+def r_cam_40_allowed_pick(kp, u, cur):
+    """Stance policy ``random`` with stances forbidden: one draw (as with all three), uniform among the allowed."""
+    m = 0
+    for s in range(3):
+        m += (kp.stance_allowed >> s) & 1
+    k = int(draw(u, cur) * m)
+    if k >= m:
+        k = m - 1
+    for s in range(3):
+        if (kp.stance_allowed >> s) & 1:
+            if k == 0:
+                return s
+            k -= 1
+    return 0
 
 
 @step
@@ -590,7 +623,7 @@ def r_cam_40_growth(kp, w, t):
                     b0 += 1
             w[G_BASE + i], w[G_BASE + NC + i], w[G_BASE + 2 * NC + i] = b0, b1, b2
         else:
-            s = r_cam_40_best_stance(kp, w, pc_bases(w, i), i)
+            s = r_cam_40_best_allowed(kp, w, pc_bases(w, i), i)
             w[G_BASE + s * NC + i] += w[G_GP + i]
         w[G_GP + i] = 0
 
@@ -609,10 +642,11 @@ def adv_weights(kp, w, a, s2):
     return kp.t[ADV_WNUM + s2 * NC + a]
 
 
-def _equilibrium_thresholds(w, n):
-    """The exact mix for the first n codes of ``W_CODES`` and the sums of ``W_PREFER`` (in Python: ``w`` is the
-    scratch table itself; a row of it would be boxed as the whole table)."""
-    return equilibrium_thresholds([int(c) for c in w[W_CODES:W_CODES + n]], [int(v) for v in w[W_PREFER:W_PREFER + 3]])
+def _equilibrium_thresholds(w, n, allowed):
+    """The exact mix for the first n codes of ``W_CODES`` and the sums of ``W_PREFER`` over the ``allowed``
+    stances (in Python: ``w`` is the scratch table itself; a row of it would be boxed as the whole table)."""
+    return equilibrium_thresholds([int(c) for c in w[W_CODES:W_CODES + n]],
+                                  [int(v) for v in w[W_PREFER:W_PREFER + 3]], allowed)
 
 
 # not inlined: it holds the objmode call to the exact solver; no Python wrapper (it would unbox the ~1000 scalars
@@ -649,8 +683,9 @@ def r_cam_40_equilibrium(kp, w, t, i, ears, best, u, cur):
         n += 1
     if n == 0:
         return best
+    allowed = kp.stance_allowed
     with nb.objmode(c1="float64", c2="float64"):
-        c1, c2 = _equilibrium_thresholds(w, n)
+        c1, c2 = _equilibrium_thresholds(w, n, allowed)
     x = draw(u, cur)
     return (1 if x >= c1 else 0) + (1 if x >= c2 else 0)
 
@@ -662,13 +697,16 @@ def r_cam_40_stances(kp, w, t, ears, u, cur):
     for i in range(kp.P):
         if not w[W_FREE0 + i]:
             continue
-        if kp.stance_policy == 0:
-            w[W_STANCE + i] = kp.stance_value
+        if kp.stance_policy == 0:  # policy.forbid: the first allowed of fight, flee, hide
+            s = kp.stance_value
+            if not (kp.stance_allowed >> s) & 1:
+                s = 0 if kp.stance_allowed & 1 else (1 if kp.stance_allowed & 2 else 2)
+            w[W_STANCE + i] = s
             continue
         if kp.stance_policy == 1:
-            w[W_STANCE + i] = pick(u, cur, 3)
+            w[W_STANCE + i] = pick(u, cur, 3) if kp.stance_allowed == 7 else r_cam_40_allowed_pick(kp, u, cur)
             continue
-        best = r_cam_40_best_stance(kp, w, pc_bases(w, i), i)
+        best = r_cam_40_best_allowed(kp, w, pc_bases(w, i), i)
         w[W_STANCE + i] = best
         if kp.stance_policy == 4:
             w[W_CUR], w[W_CUR + 1] = cur[0], cur[1]  # the stream cursor through the scratch: see play_games
@@ -688,11 +726,10 @@ def r_cam_40_stances(kp, w, t, ears, u, cur):
                     for s in range(3):
                         if pc_wins(kp, w, i, s, a, s2):
                             score[s] += wt
-            k = 0  # w[W_ADV_AT] says an adversary is there: the most wins, ties fight, flee, hide
-            if score[1] > score[0]:
-                k = 1
-            if score[2] > score[k]:
-                k = 2
+            k = -1  # w[W_ADV_AT] says an adversary is there: the most wins, ties fight, flee, hide (allowed only)
+            for s in range(3):
+                if (kp.stance_allowed >> s) & 1 and (k < 0 or score[s] > score[k]):
+                    k = s
             w[W_STANCE + i] = k
 
 

@@ -313,6 +313,11 @@ class CampusPolicy(Strict):
         "Stance choice: fixed (stance_value), random, best (highest own value), counter (best win chance "
         "against the adversaries seen), equilibrium (maximin mix)."))
     stance_value: Stance = Field("hide", description="The stance of the fixed policy.")
+    # the balance audit's restricted play (issue 36; docs/decisions.md "Forbidden stances"): the policy takes the
+    # next best stance it may declare by its own ordering; the adversaries' stances (miso bombs too) are untouched
+    forbid: list[Stance] = Field(default_factory=list, max_length=2, description=(
+        "Stances the PCs may not declare (the balance audit's restricted play): each stance policy then picks "
+        "its next best allowed stance by its own ordering (ties fight, flee, hide)."))
     growth: Literal["none", "lowest", "best"] = Field("none", description=(
         "Growth spending: none, lowest (each gp to the lowest ability) or best (all to the best stance's)."))
     rescue: bool = Field(False, description="Free PCs go to capture rooms to rescue captives they can free.")
@@ -385,6 +390,7 @@ def check_scenario(s: Scenario) -> None:
     if ":" in s.policy.name:
         raise ScenarioError("custom policies are not supported for campus; use the built-in "
                             "move/stance/growth/rescue keys (R-CAM-40)", key="policy.name")
+    _unique(list(s.policy.forbid), "policy.forbid.{i}", "forbidden stances")
 
 
 def _check_locations(s: Scenario) -> None:

@@ -131,6 +131,8 @@ class Params:
     # R-CAM-25a
     mis_found: np.ndarray  # (M,) bool: found_by = "early_ears"
     miso_in_missions: bool
+    # policy.forbid (issue 36): bit s set = the PCs may declare stance s (7: all three, the unrestricted play)
+    stance_allowed: int = 7
 
     @property
     def n_templates(self) -> int:
@@ -205,6 +207,7 @@ def compile_params(s: Scenario) -> Params:
         unit_den=bool((party["pc_den"] == 1).all() and (advs["adv_den"] == 1).all() and (buys["sk_den"] == 1).all()),
         until_cleared=s.rules.fights == "until_cleared", save_for_buy=bool(s.policy.save_for_buy),
         miso_in_missions=bool(s.rules.miso_in_missions),
+        stance_allowed=sum(1 << k for k, name in enumerate(STANCES) if name not in pol.forbid),
     )
 
 

@@ -310,7 +310,7 @@ class Turn:
                 g.base[i] = grow_lowest(g.base[i], g.gp[i])
                 g.gp[i] = 0
             elif p.growth == "best":
-                s = best_stance(g.base[i], self.terms[i].bonus, self.terms[i].mult_always)
+                s = best_stance(g.base[i], self.terms[i].bonus, self.terms[i].mult_always, p.stance_allowed)
                 g.base[i][s] += g.gp[i]
                 g.gp[i] = 0
 
@@ -597,13 +597,19 @@ class Turn:
             self.after_confrontation(k, a, fought_boss)
 
     def choose_stance(self, i: int, dest: int, advs: list[Adv], ears: bool) -> int:
-        """R-CAM-40 stance policies; R-CAM-51 counter details."""
+        """R-CAM-40 stance policies; R-CAM-51 counter details. policy.forbid (issue 36; docs/decisions.md
+        "Forbidden stances"): each policy's next best allowed stance: fixed, the first allowed in the order
+        fight, flee, hide; random, uniform among the allowed (one draw, as ever); best and counter, the best
+        allowed (ties fight, flee, hide); equilibrium, the maximin mix over the allowed stances."""
         p, g = self.p, self.g
+        allowed = [s for s in range(3) if p.stance_allowed >> s & 1]
         if p.stance_policy == 0:
-            return p.stance_value
+            return p.stance_value if p.stance_value in allowed else allowed[0]
         if p.stance_policy == 1:
-            return self.pick(3, ("pc_stance", i))
-        best = best_stance(g.base[i], self.terms[i].bonus, self.terms[i].mult_always)
+            if len(allowed) == 3:
+                return self.pick(3, ("pc_stance", i))
+            return allowed[min(int(self.rng.u(("pc_stance", i)) * len(allowed)), len(allowed) - 1)]
+        best = best_stance(g.base[i], self.terms[i].bonus, self.terms[i].mult_always, p.stance_allowed)
         if p.stance_policy == 2:
             return best
         if p.stance_policy == 4:
@@ -619,7 +625,7 @@ class Turn:
                 for s2 in range(3):
                     if w[s2] and duel(me, self.adv_fighter(a, s2))[2] > 0:
                         score[s] += w[s2]
-        return score.index(max(score))
+        return max(allowed, key=lambda s: (score[s], -s))
 
     def equilibrium_stance(self, i: int, dest: int, advs: list[Adv], ears: bool, best: int) -> int:
         """Stance policy ``equilibrium`` (issue 7; docs/decisions.md (Campus)): the PC's exact maximin mix of
@@ -644,7 +650,7 @@ class Turn:
             w = self.stance_weights(a)
             for s in range(3):
                 prefer[s] += sum(w[s2] * m[s][s2] for s2 in range(3))
-        return draw_stance(equilibrium_mix(codes, prefer), self.rng.u(("pc_stance", i)))
+        return draw_stance(equilibrium_mix(codes, prefer, p.stance_allowed), self.rng.u(("pc_stance", i)))
 
 
 def finish(p: Params, g: Game) -> None:

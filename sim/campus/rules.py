@@ -66,10 +66,11 @@ def plain_value(base: tuple[int, int, int], bonus, mult_always, stance: int) -> 
     return value(base[stance], bonus[stance], mult_always[stance])
 
 
-def best_stance(base, bonus, mult_always) -> int:
-    """R-CAM-40 ``best``: highest own value before the stance advantage; ties fight, flee, hide."""
+def best_stance(base, bonus, mult_always, allowed: int = 7) -> int:
+    """R-CAM-40 ``best``: highest own value before the stance advantage; ties fight, flee, hide. ``allowed``: the
+    stances the PC may declare (bit s; policy.forbid, issue 36): the best of those."""
     vals = [plain_value(base, bonus, mult_always, s) for s in range(3)]
-    return vals.index(max(vals))
+    return max((s for s in range(3) if allowed >> s & 1), key=lambda s: (vals[s], -s))
 
 
 def duel(pc: Fighter, adv: Fighter) -> tuple[int, int, int]:

@@ -135,14 +135,18 @@ def guarantee(matrices, x) -> Fraction:
                 for m in matrices), Fraction(0))
 
 
-def maximin(matrices, prefer: Sequence | None = None) -> tuple[Vector, Fraction]:
+def maximin(matrices, prefer: Sequence | None = None, allowed: int = 7) -> tuple[Vector, Fraction]:
     """Exact maximin mix of the PC (3 stances) against one or more adversaries, each replying with its own
     worst-case stance: maximises ``mean_a min_c x . M_a[:, c]`` (R-CAM-6: each adversary met in turn, or one
     drawn uniformly).
 
     Returns (x, value). Among optimal mixes: the one with the highest ``prefer . x`` (the policy passes the
     expected wins against the adversaries' own stance weights), then the lexicographically largest
-    (x_fight, x_flee, x_hide), so a pure stance early in the order fight, flee, hide is preferred."""
+    (x_fight, x_flee, x_hide), so a pure stance early in the order fight, flee, hide is preferred.
+
+    ``allowed`` (bit s: the PC may declare stance s; policy.forbid, issue 36): only mixes without the others. The
+    optimum over that face of the triangle is still at a vertex of the arrangement (the face is bounded by the
+    sides ``x_r = 0``, which are lines of it), so the vertices with ``x_s = 0`` for every forbidden s suffice."""
     ms = [_as_matrix(m) for m in matrices]
     if not ms:
         raise ValueError("expected at least one matrix")
@@ -151,7 +155,7 @@ def maximin(matrices, prefer: Sequence | None = None) -> tuple[Vector, Fraction]
     def key(x):
         return guarantee(ms, x), sum(p * v for p, v in zip(pref, x, strict=True)), x
 
-    best = max(_vertices(ms), key=key)
+    best = max((x for x in _vertices(ms) if all(allowed >> s & 1 or x[s] == 0 for s in range(3))), key=key)
     return best, guarantee(ms, best) / len(ms)
 
 
@@ -172,23 +176,24 @@ def solve_zero_sum(matrix, prefer: Sequence | None = None) -> tuple[Vector, Vect
 
 # ---------------------------------------------------------------- the `equilibrium` stance policy
 @lru_cache(maxsize=1 << 16)
-def _mix_of_codes(codes: tuple[int, ...], prefer: tuple[int, int, int]) -> Vector:
-    return maximin([matrix_of_code(c) for c in codes], prefer)[0]
+def _mix_of_codes(codes: tuple[int, ...], prefer: tuple[int, int, int], allowed: int = 7) -> Vector:
+    return maximin([matrix_of_code(c) for c in codes], prefer, allowed)[0]
 
 
-def equilibrium_mix(codes, prefer) -> Vector:
+def equilibrium_mix(codes, prefer, allowed: int = 7) -> Vector:
     """The policy's mix against the adversaries whose 0/1 matrices are ``codes`` (a multiset: one per
-    adversary), ties broken by the integer scores ``prefer`` (cached; both engines call this)."""
-    return _mix_of_codes(tuple(sorted(int(c) for c in codes)), tuple(int(v) for v in prefer))
+    adversary), ties broken by the integer scores ``prefer``, over the stances ``allowed`` (bit s; policy.forbid)
+    (cached; both engines call this)."""
+    return _mix_of_codes(tuple(sorted(int(c) for c in codes)), tuple(int(v) for v in prefer), int(allowed))
 
 
 @lru_cache(maxsize=1 << 16)
-def _thresholds(codes: tuple[int, ...], prefer: tuple[int, int, int]) -> tuple[float, float]:
-    return mix_thresholds(_mix_of_codes(codes, prefer))
+def _thresholds(codes: tuple[int, ...], prefer: tuple[int, int, int], allowed: int = 7) -> tuple[float, float]:
+    return mix_thresholds(_mix_of_codes(codes, prefer, allowed))
 
 
-def equilibrium_thresholds(codes, prefer) -> tuple[float, float]:
-    return _thresholds(tuple(sorted(int(c) for c in codes)), tuple(int(v) for v in prefer))
+def equilibrium_thresholds(codes, prefer, allowed: int = 7) -> tuple[float, float]:
+    return _thresholds(tuple(sorted(int(c) for c in codes)), tuple(int(v) for v in prefer), int(allowed))
 
 
 def mix_thresholds(x: Vector) -> tuple[float, float]:

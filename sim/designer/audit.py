@@ -55,6 +55,9 @@ class AuditOption:
     restrict: Callable[[Any], Any] | None = field(default=None, compare=False)  # other kinds: the scenario without
     #: other kinds: whether the option can come up in the scenario at all (None: assumed to)
     arises: Callable[[Any], bool] | None = field(default=None, compare=False)
+    #: Monte Carlo: a per-run column of the kind's run frame counting the option's uses (campus:
+    #: ``duels_stance_hide``); the option then arises only when some baseline run uses it
+    used_in: str | None = None
 
     @property
     def label(self) -> str:
@@ -175,7 +178,7 @@ def audit(scenario, *, objective: str | None = None, options: list[str] | None =
         ev = MonteCarloAudit(scenario, objective, runs, seed, n_jobs)
     rows, never = [], []
     for o in chosen:
-        if not getattr(ev, "audits", lambda _: True)(o):  # an option this evaluation does not cover
+        if not options and not getattr(ev, "audits", lambda _: True)(o):  # not covered unless named
             continue
         if not ev.arises(o):
             never.append(o.label)
@@ -186,7 +189,9 @@ def audit(scenario, *, objective: str | None = None, options: list[str] | None =
                      "se": se, "flag": None, "replaced_by": None})
     by_label = {o.label: o for o in chosen}
     arising = [by_label[r["option"] if r["scope"] == "party" else f"{r['scope']}: {r['option']}"] for r in rows]
-    flag_rows(rows, lambda row: _replacement(ev, row, arising, dead), dead, must_pick)
+    # an option the policy never uses may still replace one it uses (campus: flee, when best always fights)
+    pool = arising + ([by_label[label] for label in never] if getattr(ev, "pairs_unused", False) else [])
+    flag_rows(rows, lambda row: _replacement(ev, row, pool, dead), dead, must_pick)
     skipped: dict[str, str] = {}
     spread_rows = class_spread(scenario, ev, spread, skipped) if classes else []
     return Audit(scenario, ev.metric, ev.method, ev.baseline, rows, spread_rows, ev.decided_by(), never, skipped,
@@ -260,6 +265,9 @@ class MonteCarloAudit:
     the metric, else simulated with common random numbers (paired per-run differences where the kind gives the
     metric per run: ``audit_runs``)."""
 
+    #: an option the policy never uses is still a candidate replacement of a dead one (the dominated test)
+    pairs_unused = True
+
     def __init__(self, scenario, objective: str | None, runs: int | None, seed: int | None, n_jobs: int):
         from sim.designer.evaluate import resolve_runs_seed
         from sim.designer.metrics import main_metric
@@ -269,6 +277,7 @@ class MonteCarloAudit:
         self.runs, self.seed = resolve_runs_seed(scenario, runs, seed)
         self.n_jobs = n_jobs
         self._cache: dict[str, tuple] = {}
+        self._totals: dict[str, float] = {}  # the baseline runs' column sums (``used_in``)
         self.method = "exact" if self._exact(scenario) is not None else "monte_carlo"
         self.engine = "the kind's exact engine (built-in policy)" if self.method == "exact" else "Monte Carlo"
         self.baseline, self._base_se, self._base_runs, self._base_events = self._evaluate(scenario)
@@ -298,7 +307,11 @@ class MonteCarloAudit:
             return value, 0.0, None, {}
         import sim  # simulated (a variant the exact engine does not cover is simulated too: its se says so)
 
+        if self.method == "exact" and "simulated" not in self.engine:  # say so on the engine line
+            self.engine += f"; variants it does not take on simulated ({self.runs:,} runs, seed {self.seed})"
         result = sim.simulate(scenario, runs=self.runs, seed=self.seed, n_jobs=self.n_jobs)
+        if scenario is self.scenario:
+            self._keep_totals(result.runs)
         per_run = self.kind.audit_runs(scenario, result.runs, self.metric)
         if per_run is not None:
             outcome = np.asarray(per_run[0], dtype=float)
@@ -306,8 +319,19 @@ class MonteCarloAudit:
         value = float(metric_value(result.summary, self.metric))
         return value, half_width(result.summary, self.metric) / 1.96, None, {}
 
+    def _keep_totals(self, frame) -> None:
+        self._totals = {str(c): float(v) for c, v in frame.select_dtypes("number").sum().items()}
+
     def arises(self, o: AuditOption) -> bool:
-        return o.restrict is not None and (o.arises is None or bool(o.arises(self.scenario)))
+        if o.restrict is None or (o.arises is not None and not o.arises(self.scenario)):
+            return False
+        if o.used_in is None:
+            return True
+        if not self._totals:  # an exact baseline has no runs: the baseline simulated once, for the uses only
+            import sim
+
+            self._keep_totals(sim.simulate(self.scenario, runs=self.runs, seed=self.seed, n_jobs=self.n_jobs).runs)
+        return o.used_in not in self._totals or self._totals[o.used_in] > 0
 
     def _paired(self, variant) -> tuple[float, float]:
         value, se, runs, _ = self._evaluate(variant)
@@ -320,10 +344,18 @@ class MonteCarloAudit:
         return self._paired(o.restrict(self.scenario))
 
     def can_pair(self, a: AuditOption, b: AuditOption) -> bool:
+        """Whether the scenario without both is valid (campus: one stance must stay allowed)."""
+        try:
+            self._without_both(a, b)
+        except ScenarioError:
+            return False
         return True
 
+    def _without_both(self, a: AuditOption, b: AuditOption):
+        return b.restrict(a.restrict(self.scenario))
+
     def value_without_both(self, a: AuditOption, b: AuditOption) -> tuple[float, float]:
-        return self._paired(b.restrict(a.restrict(self.scenario)))
+        return self._paired(self._without_both(a, b))
 
     def value_of(self, scenario) -> tuple[float, float]:
         value, se, _, _ = self._evaluate(scenario)

@@ -188,6 +188,8 @@ def action_problem(p: EscapeParams, st: PartyState, i: int, a: object) -> _Probl
     (rule, reason), or None when it may. The class actions of R-ESC-14b exist only with volume-1 features."""
     if not isinstance(a, Action) or a.kind not in action_kinds(p):
         return "R-ESC-5", f"expected an Action, got {a!r}"
+    if p.forbidden and forbids(p.forbidden, i, a):  # restricted play (the balance audit): params.forbidden
+        return "restricted play", f"{', '.join(options_of(a))} is forbidden in this play (the balance audit)"
     return _ACTION_CHECKS[a.kind](p, st, i, a)
 
 

@@ -79,10 +79,10 @@ class EscapeAudit:
         return a.scope == b.scope  # a party-wide option is replaced by a party-wide one, a character's by its own
 
     def value_without_both(self, a: AuditOption, b: AuditOption) -> tuple[float, float]:
-        v_b = self._value(b.forbid)
-        used = self._used[b.forbid]
-        if not any((o, i) in used if i is not None else any(u == o for u, _ in used) for o, i in a.forbid):
-            return v_b, 0.0  # no best choice without b uses a: that optimal policy is still there, same value
+        for one, other in ((b, a), (a, b)):  # no best choice without one uses the other: that optimal policy is
+            v = self._value(one.forbid)  # still there without both, so the value stays (it cannot rise)
+            if not _uses(self._used[one.forbid], other.forbid):
+                return v, 0.0
         return self._value(a.forbid | b.forbid), 0.0
 
     def value_of(self, scenario) -> tuple[float, float]:
@@ -92,6 +92,11 @@ class EscapeAudit:
 
     def decided_by(self) -> list[dict]:
         return decided_by(self.sol)
+
+
+def _uses(used: set, forbid: frozenset) -> bool:
+    """Whether a best choice recorded in ``used`` is one ``forbid`` takes away."""
+    return any((o, i) in used if i is not None else any(u == o for u, _ in used) for o, i in forbid)
 
 
 def _used(sol) -> set:

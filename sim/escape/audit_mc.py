@@ -2,12 +2,18 @@
 the scenario's built-in policy with each option removed from its choices, simulated on the scalar reference
 with common random numbers (sim/designer/audit.py, issue 36).
 
-"Removed from its choices": the policy declares as usual; a declaration that uses a forbidden option is replaced
-by the nearest allowed one (:func:`substitute`): the same struggle without the forbidden resource (breath, rage,
-terrain), else the allowed struggle with the best success chance (R-ESC-31's measure), else the first allowed
-of untie, use_item, assist, guide, search, else rest. An option the policy never declares in the baseline runs
-cannot be told from one that never arises: it is listed apart ("never declared by the policy").
-Only the party-wide options are audited this way (each costs a simulation of every run).
+"Removed from its choices" is the policy re-planned without the option (docs/decisions.md "Restricted play of
+a built-in policy"): the restricted play runs the policy on parameters whose ``forbidden`` set
+(:attr:`sim.escape.params.EscapeParams.forbidden`) makes :func:`sim.escape.actions.action_problem` - the one
+source of legal actions - refuse every declaration :func:`sim.escape.actions.forbids` takes away, so the policy
+asks its own legality questions and takes its own next choice in its own order (greedy: the next step of
+R-ESC-20; a struggle: the best allowed pair, without a forbidden spend). The runs are validated
+(``check_action``): a forbidden declaration would stop them with a PolicyError. Only the scalar reference plays
+restricted (the batch kernel's policies have no forbidden set; this path does not use the kernel).
+
+An option is audited when the policy declares it in some baseline run (else it "never arises" under the policy:
+forbidding it changes no run). Party-wide options always; each character's options too where the party is at
+most :data:`PER_CHARACTER_MAX` characters, or when named (each costs a simulation of every run).
 """
 
 from __future__ import annotations
@@ -18,40 +24,21 @@ from dataclasses import replace
 import numpy as np
 
 from sim.errors import ExactUnsupported
-from sim.escape.actions import forbids, legal_actions
-from sim.escape.state import REST
+from sim.escape.actions import options_of
 
-FALLBACK_KINDS = ("untie", "use_item", "assist", "guide", "search")
-
-
-def substitute(view, i: int, a, forbidden):
-    """The allowed declaration nearest to ``a`` for character ``i`` (see the module docstring)."""
-    from sim.escape.greedy import declared_numerator
-
-    p, st = view.params, view.state
-    legal = legal_actions(p, st, i, view.round, forbidden)
-    stripped = replace(a, breath=False, rage=False, terrain=False)
-    if stripped in legal:
-        return stripped
-    struggles = [b for b in legal if b.kind == "struggle"]
-    if struggles:
-        return max(struggles, key=lambda b: (declared_numerator(p, i, st.chars[i], b), -b.slot, -b.ability))
-    for kind in FALLBACK_KINDS:
-        for b in legal:
-            if b.kind == kind:
-                return b
-    return REST
+#: the per-character options are audited on this path up to this party size (measured, 300-500 runs: 1.6 times the
+#: party-wide audit's CPU with three characters, 3.3 with four, 4.3 with five); above it, only when named (--option)
+PER_CHARACTER_MAX = 3
 
 
-def restricted_policy(base, forbidden, counter: list[int]):
-    """``base`` with every forbidden declaration replaced (:func:`substitute`); ``counter[0]`` counts them."""
+def recording_policy(base, used: set):
+    """``base``, recording each (option, character) its declarations use (:func:`sim.escape.actions.options_of`)."""
 
     def policy(view):
         chosen = list(base(view))
         for i, a in enumerate(chosen):
-            if a is not None and forbids(forbidden, i, a):
-                chosen[i] = substitute(view, i, a, forbidden)
-                counter[0] += 1
+            if a is not None:
+                used.update((o, i) for o in options_of(a))
         return chosen
 
     return policy
@@ -61,16 +48,25 @@ def _task(params, n, rng):
     from sim.escape.policy import load_policy
     from sim.escape.simulate import reference_chunk
 
-    p, name, forbidden = params
-    counter = [0]
-    cols = reference_chunk(p, n, rng, restricted_policy(load_policy(name), forbidden, counter), validate=True)
-    return cols, counter[0]
+    p, name = params
+    used: set = set()
+    cols = reference_chunk(p, n, rng, recording_policy(load_policy(name), used), validate=True)
+    return cols, used
+
+
+def _hits(forbid: frozenset, used: set) -> bool:
+    """Whether some declaration recorded in ``used`` is one ``forbid`` takes away."""
+    return any((o, i) in used if i is not None else any(u == o for u, _ in used) for o, i in forbid)
 
 
 class EscapeMonteCarloAudit:
-    """Built-in policy with and without each party-wide option, on common random numbers (paired SE)."""
+    """Built-in policy with and without each option, re-planned (module docstring), on common random numbers
+    (paired SE)."""
 
     method = "monte_carlo"
+    #: an option the policy never declares is still a candidate replacement of a dead one (Ann's dex when greedy
+    #: ties to her str): without it every run is the baseline's, so a pair costs one simulation
+    pairs_unused = True
 
     def __init__(self, scenario, objective: str | None, runs: int | None, seed: int | None, n_jobs: int, why: str):
         from sim.designer.evaluate import resolve_runs_seed
@@ -86,23 +82,26 @@ class EscapeMonteCarloAudit:
                                    f"fallback restricts a built-in policy, not {self.params.policy!r}")
         self.runs, self.seed = resolve_runs_seed(scenario, runs, seed)
         self.n_jobs = n_jobs
-        self.engine = (f"Monte Carlo of the {self.params.policy} policy with each option removed, scalar reference "
-                       f"(optimal play does not fit: {why})")
+        self.per_character = self.params.n_chars <= PER_CHARACTER_MAX
+        self.engine = (f"Monte Carlo of the {self.params.policy} policy re-planned without each option, scalar "
+                       f"reference (optimal play does not fit: {why})")
         self._cache: dict = {}
-        self._base, self._first, self._declared = self._simulate(self.params, frozenset())
+        self._base, self._first, self._used = self._simulate(self.params, frozenset())
         self.baseline = float(self._base.mean())
 
     def _simulate(self, p, forbidden: frozenset):
+        """(won per run, first-round code per run, options declared) of the policy on ``p`` less ``forbidden``."""
         from sim.batch import map_chunks
         from sim.escape import kernel as K
         from sim.escape.columns import allocate, copy_into
 
         key = (id(p), forbidden)
         if key not in self._cache:
-            cols, used = allocate(p, self.runs), 0
-            for chunk, (part, n) in map_chunks(_task, (p, p.policy, forbidden), self.runs, self.seed, self.n_jobs):
+            restricted = replace(p, forbidden=frozenset(forbidden))
+            cols, used = allocate(p, self.runs), set()
+            for chunk, (part, u) in map_chunks(_task, (restricted, p.policy), self.runs, self.seed, self.n_jobs):
                 copy_into(cols, part, chunk.start)
-                used += n
+                used |= u
             outcome, rounds = cols["outcome"], cols["rounds"]
             if self._kind == "not_caught":
                 won = outcome != K.CAUGHT
@@ -112,13 +111,15 @@ class EscapeMonteCarloAudit:
         return self._cache[key]
 
     def audits(self, o) -> bool:
-        return o.scope == "party"
+        return o.scope == "party" or self.per_character
 
     def arises(self, o) -> bool:
-        """Declared by the policy in some baseline run (a restricted run then replaces at least one declaration)."""
-        return self._simulate(self.params, o.forbid)[2] > 0
+        """Declared by the policy in some baseline run (else forbidding it changes no run)."""
+        return _hits(o.forbid, self._used)
 
     def _paired(self, forbidden: frozenset) -> tuple[float, float]:
+        if not _hits(forbidden, self._used):  # the policy never declares it: every run is the baseline's
+            return self.baseline, 0.0
         won = self._simulate(self.params, forbidden)[0]
         diff = self._base - won
         return float(won.mean()), float(diff.std(ddof=1) / math.sqrt(len(diff)))
@@ -127,9 +128,19 @@ class EscapeMonteCarloAudit:
         return self._paired(o.forbid)
 
     def can_pair(self, a, b) -> bool:
-        return a.scope == b.scope == "party"
+        return a.scope == b.scope  # a party-wide option is replaced by a party-wide one, a character's by its own
+
+    def _used_without(self, forbid: frozenset) -> set:
+        """The options declared in the runs without ``forbid`` (the baseline's when the policy never declares it)."""
+        return self._simulate(self.params, forbid)[2] if _hits(forbid, self._used) else self._used
 
     def value_without_both(self, a, b) -> tuple[float, float]:
+        """The policy is deterministic given the state and the dice: without b, a policy that never declares a
+        plays every run as without b alone, and likewise with a and b swapped: that value, without a simulation."""
+        if not _hits(a.forbid, self._used_without(b.forbid)):
+            return self._paired(b.forbid)
+        if not _hits(b.forbid, self._used_without(a.forbid)):
+            return self._paired(a.forbid)
         return self._paired(a.forbid | b.forbid)
 
     def value_of(self, scenario) -> tuple[float, float]:

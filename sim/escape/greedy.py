@@ -75,9 +75,13 @@ def best_struggle(p: EscapeParams, st: PartyState, i: int, slots: Sequence[int])
     best_key = None
     for s in slots:
         for a in struggle_abilities(st, i, s):  # the legal (slot, ability) pairs (sim.escape.actions)
+            if p.forbidden and not is_legal(p, st, i, Action("struggle", slot=s, ability=a)):
+                continue  # restricted play (the balance audit): a forbidden pair is not a choice
+            rage = has_rage(c) and a == STR and (not p.forbidden or is_legal(
+                p, st, i, Action("struggle", slot=s, ability=a, rage=True)))
             # R-ESC-31: a barbarian with a rage use counts the rage's bonus die on str (R-ESC-14a); the
             # inspiration die held is counted (check_spec); the favoured-terrain bonus is not
-            num = spec_numerator(check_spec(p, i, c, s, a, rage=has_rage(c) and a == STR))
+            num = spec_numerator(check_spec(p, i, c, s, a, rage=rage))
             key = (num, s == c.last_slot, -s, -a)
             if best_key is None or key > best_key:
                 best, best_key = (num, s, a), key

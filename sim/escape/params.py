@@ -135,6 +135,9 @@ class EscapeParams:
     craving: bool
     dazed_rounds: int
     policy: str
+    #: restricted play (the balance audit's Monte Carlo fallback, issue 36): pairs (option, character index or
+    #: None) a policy may not declare (sim.escape.actions.forbids); empty for every scenario. No rule reads it.
+    forbidden: frozenset = frozenset()
 
     @property
     def n_items(self) -> int:

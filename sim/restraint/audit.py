@@ -1,13 +1,14 @@
 """The restraint kind's part of the balance audit (sim/designer/audit.py, issue 36).
 
-The target's one policy (R-RST-30) has one choice a scenario can take away: a ranger's favoured terrain
-(R-RST-12). Its rages have no switch yet, so they are not audited. The duel is solved exactly (sim/restraint/
-exact.py), so the deltas are exact.
+The target's one policy (R-RST-30) has two class actions a scenario can take away: a ranger's favoured terrain
+(R-RST-12, ``target.favoured_terrain``) and a barbarian's rage (R-RST-12, R-RST-31, ``policy.forbid = ["rage"]``:
+every check is then the best one without a rage, docs/decisions.md "Forbidden class actions"). The duel is solved
+exactly (sim/restraint/exact.py, which reads the same ``rages`` as both engines), so the deltas are exact.
 """
 
 from __future__ import annotations
 
-from sim.designer.audit import AuditOption, setting
+from sim.designer.audit import AuditOption, edited, setting
 
 
 def _escapes(scenario) -> bool:
@@ -15,9 +16,21 @@ def _escapes(scenario) -> bool:
     return scenario.binder is not None or any(scenario.target.restraints.as_tuple())
 
 
+def _without_rage(scenario):
+    def edit(data: dict) -> None:
+        pol = data.setdefault("policy", {})
+        pol["forbid"] = [*pol.get("forbid", []), "rage"]
+
+    return edited(scenario, edit)
+
+
 def audit_options(scenario) -> list[AuditOption]:
-    if scenario.target.class_ == "ranger" and scenario.target.favoured_terrain:
+    """favoured_terrain (a ranger in its favoured terrain) and rage (a barbarian that may still rage)."""
+    t = scenario.target
+    if t.class_ == "ranger" and t.favoured_terrain:
         return [AuditOption("favoured_terrain", restrict=setting("target.favoured_terrain", False), arises=_escapes)]
+    if t.class_ == "barbarian" and "rage" not in scenario.policy.forbid:
+        return [AuditOption("rage", restrict=_without_rage, arises=_escapes)]
     return []
 
 

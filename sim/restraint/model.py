@@ -156,6 +156,11 @@ class Composure(Strict):
 class RestraintPolicy(PolicySettings):
     name: Literal["greedy"] = Field("greedy", description=(  # R-RST-30 is the only target policy
         "The target's escape policy; greedy (R-RST-30) is the only one."))
+    # the balance audit's restricted play (issue 36; docs/decisions.md "Forbidden class actions"): a barbarian
+    # that may not rage makes every check as R-RST-30 would without rages (the best ability, no bonus die)
+    forbid: list[Literal["rage"]] = Field(default_factory=list, max_length=1, description=(
+        "Class actions the target may not take (the balance audit's restricted play): rage (R-RST-12, "
+        "R-RST-31); the policy then picks its best check without it."))
 
 
 class Scenario(ScenarioBase):

@@ -178,7 +178,7 @@ def compile_params(s: Scenario) -> Params:
         str_score=scores["str"],
         dex_score=scores["dex"],
         int_score=scores["int"],
-        **_class_features(t, scores),
+        **_class_features(t, scores, s.policy.forbid),
         initial_levels=t.restraints.as_tuple(),
         composure_max=character_composure(t.class_, t.level, scores, t.composure_ability, t.composure),
         **pools,
@@ -189,9 +189,10 @@ def compile_params(s: Scenario) -> Params:
     )
 
 
-def _class_features(t, scores: dict) -> dict:
+def _class_features(t, scores: dict, forbid=()) -> dict:
     """The target's class features: the rogue's and druid's check bonus (R-RST-12, R-RST-31), the ranger's
-    favoured-terrain bonus and uses, the barbarian's rages."""
+    favoured-terrain bonus and uses, the barbarian's rages (none where policy.forbid names rage: issue 36, the
+    balance audit; every engine reads ``rages``, so all three honour it alike)."""
     prof = proficiency_bonus(t.level)
     class_bonus = 0
     if t.class_ == "rogue":
@@ -202,7 +203,7 @@ def _class_features(t, scores: dict) -> dict:
         class_bonus=class_bonus,
         ranger_bonus=2 * prof,
         ranger_uses=prof if (t.class_ == "ranger" and t.favoured_terrain) else 0,
-        rages=rages_per_day(t.level) if t.class_ == "barbarian" else 0,
+        rages=rages_per_day(t.level) if t.class_ == "barbarian" and "rage" not in forbid else 0,
     )
 
 
