@@ -1,26 +1,34 @@
-"""The escape challenge (kind = "escape", RULES.md section 1)."""
+"""The escape challenge (kind = "escape", RULES.md section 1).
 
-from sim.escape.audit import audit_evaluator, audit_options
-from sim.escape.designer import (
-    balance_metrics,
-    exact_answer,
-    one_character,
-    optimal_comparison,
-    rule_default,
-    rules_table,
-    sensitivity_parameters,
-    tier_ladder,
-)
-from sim.escape.exact import AUTO_MAX_STATES, exact, supports_exact
-from sim.escape.model import Scenario, check
-from sim.escape.report import write_report
-from sim.escape.simulate import simulate
+The kind's facts and hooks are one object, :data:`sim.escape.kind.KIND` (sim/kinds.py). Importing this package
+compiles nothing: the names below are imported from their modules when first read."""
 
-check_scenario = check
+from __future__ import annotations
+
+from sim.kinds import lazy_exports
+
 STREAMS = True  # simulate(keep_runs=False, runs_sink=...) streams chunk by chunk (sim/escape/aggregate.py)
 
-__all__ = ["AUTO_MAX_STATES", "Scenario", "balance_metrics", "check_scenario", "exact", "exact_answer", "one_character",
-           "optimal_comparison",
-           "rule_default", "rules_table", "sensitivity_parameters", "simulate", "supports_exact", "tier_ladder",
-           "write_report"]
-__all__ += ["audit_evaluator", "audit_options"]
+#: name -> the module it is imported from when first read ("module:attr" where the name differs)
+_EXPORTS = {
+    "AUTO_MAX_STATES": "sim.escape.exact",
+    "Scenario": "sim.escape.model",
+    "audit_evaluator": "sim.escape.audit",
+    "audit_options": "sim.escape.audit",
+    "balance_metrics": "sim.escape.designer",
+    "check": "sim.escape.model",
+    "check_scenario": "sim.escape.model:check",
+    "exact": "sim.escape.exact",
+    "exact_answer": "sim.escape.designer",
+    "one_character": "sim.escape.designer",
+    "optimal_comparison": "sim.escape.designer",
+    "rule_default": "sim.escape.designer",
+    "rules_table": "sim.escape.designer",
+    "sensitivity_parameters": "sim.escape.designer",
+    "simulate": "sim.escape.simulate",
+    "supports_exact": "sim.escape.exact",
+    "tier_ladder": "sim.escape.designer",
+    "write_report": "sim.escape.report",
+}
+__getattr__ = lazy_exports(__name__, _EXPORTS)
+__all__ = sorted(_EXPORTS)
