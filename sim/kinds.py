@@ -98,6 +98,7 @@ class Kind:
     streams: bool = False  # ``simulate(keep_runs=False)`` folds chunk by chunk into an aggregate
     auto_max_states: int | None = None  # the state budget of exact analysis tried beside a simulation
     random_layout: str = "1"  # how the engine turns a seed into dice: chunks stored under another are not reused
+    summary_keys: tuple[str, ...] = ()  # the keys its summary must carry (the output contract, docs/scenario-format)
     #: the metric the kind is judged by (the designer tools' default ``--metric``)
     main_metric: str = ""
     headline: tuple[str, ...] = ()  # the comparison index's and the studio's metrics, the main one first

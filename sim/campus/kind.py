@@ -22,6 +22,7 @@ KIND = Kind(
     streams=True,  # simulate(keep_runs=False, runs_sink=...) streams chunk by chunk (sim/campus/aggregate.py)
     auto_max_states=lazy("sim.campus.exact:AUTO_MAX_STATES"),
     random_layout=lazy("sim.campus.params:RANDOM_LAYOUT"),
+    summary_keys=("clear_rate", "party_clear_rate", "game_over_rate", "capture_by_turn", "escape_success_by_turn"),
     main_metric="clear_rate",
     headline=("clear_rate", "party_clear_rate", "game_over_rate"),
     #: game_over_rate is a mean over PCs of shares of all runs: the Wilson interval over runs is conservative

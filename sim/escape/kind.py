@@ -23,6 +23,7 @@ KIND = Kind(
     streams=True,  # simulate(keep_runs=False, runs_sink=...) streams chunk by chunk (sim/escape/aggregate.py)
     auto_max_states=lazy("sim.escape.exact:AUTO_MAX_STATES"),
     random_layout=lazy("sim.escape.kernel:RANDOM_LAYOUT"),
+    summary_keys=("escape_rate", "escape_rate_ci", "caught_rate", "timeout_rate", "mean_rounds", "escape_by_round"),
     main_metric="escape_rate",
     headline=("escape_rate", "caught_rate", "timeout_rate", "mean_rounds"),
     run_proportions=frozenset({"escape_by_round"}),

@@ -17,6 +17,7 @@ KIND = Kind(
     supports_exact=lazy("sim.formation.engine:supports_exact"),
     write_report=lazy("sim.formation.report:write_report"),
     streams=True,  # simulate(keep_runs=False, runs_sink=...) streams chunk by chunk (sim/formation/aggregate.py)
+    summary_keys=("ambush_win", "ambush_win_by_2", "dp_per_session"),
     main_metric="ambush_win",
     # the skirmish's only where it runs (present_metrics drops the rest)
     headline=("ambush_win", "ambush_win_by_2", "dp_per_session", "skirmish_win_a", "skirmish_win_b",

@@ -22,6 +22,7 @@ KIND = Kind(
     write_report=lazy("sim.restraint.report:write_report"),
     studio_curve=("incapacitated_or_arms_complete_by_round", "Incapacitated or arms complete by round"),
     streams=True,  # simulate(keep_runs=False, runs_sink=...) streams chunk by chunk (sim/restraint/aggregate.py)
+    summary_keys=("incapacitated_by_round", "arms_complete_by_round", "mean_escape_checks", "composure_max"),
     main_metric=MAIN,
     headline=(MAIN, "arms_complete_by_round.last", "incapacitated_by_round.last", "mean_escape_checks"),
     run_proportions=frozenset({"incapacitated_by_round", "arms_complete_by_round",

@@ -17,6 +17,7 @@ KIND = Kind(
     supports_exact=engine.supports_exact,
     write_report=report.write_report,
     engines=engine.ENGINES,
+    summary_keys=("a_win_rate", "b_win_rate", "draw_rate", "mean_rounds", "a_win_by_round"),
     main_metric="a_win_rate",
     headline=("a_win_rate", "b_win_rate", "draw_rate", "mean_rounds"),
     run_proportions=frozenset({"a_win_by_round"}),
