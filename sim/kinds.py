@@ -58,6 +58,11 @@ class Ref:
 lazy = Ref
 
 
+def hooks(module: str, *names: str) -> dict[str, Ref]:
+    """``{name: lazy("module:name")}`` for hooks named in their module as in :class:`Kind` (``**hooks(...)``)."""
+    return {name: Ref(f"{module}:{name}") for name in names}
+
+
 def _none(*args, **kwargs) -> None:
     return None
 
@@ -262,15 +267,24 @@ def __getattr__(name: str) -> Any:  # NAMES and KINDS, read now (a registered ki
 
 
 
-def lazy_exports(package: str, names: Mapping[str, str]) -> Callable[[str], Any]:
-    """A package's ``__getattr__`` (PEP 562) that imports ``names[attr]`` (``"module"`` or ``"module:attr"``) when
-    ``package.attr`` is first read, so that importing the package (for its ``kind.py``) compiles no engine."""
+#: a kind package's names for the hooks of its object (``sim.restraint.write_report``, ``sim.escape.Scenario``)
+PACKAGE_NAMES = {"Scenario": "scenario_model", "check_scenario": "check", "STREAMS": "streams",
+                 "AUTO_MAX_STATES": "auto_max_states"} | {name: name for name in (
+                     "simulate", "exact", "supports_exact", "write_report", *OPTIONAL_HOOKS)}
+
+
+def lazy_exports(package: str, names: Mapping[str, str] | None = None) -> Callable[[str], Any]:
+    """A kind package's ``__getattr__`` (PEP 562): ``package.simulate`` (and every name of :data:`PACKAGE_NAMES`)
+    is its kind object's hook, ``package.<name>`` of ``names`` is imported from ``names[name]`` (``"module"`` or
+    ``"module:attr"``), each when first read, so that importing the package (for its ``kind.py``) compiles nothing."""
 
     def __getattr__(attr: str) -> Any:
-        target = names.get(attr)
-        if target is None:
-            raise AttributeError(f"module {package!r} has no attribute {attr!r}")
-        return Ref(target if ":" in target else f"{target}:{attr}").load()
+        target = (names or {}).get(attr)
+        if target is not None:
+            return Ref(target if ":" in target else f"{target}:{attr}").load()
+        if attr in PACKAGE_NAMES:
+            return getattr(importlib.import_module(f"{package}.kind").KIND, PACKAGE_NAMES[attr])
+        raise AttributeError(f"module {package!r} has no attribute {attr!r}")
 
     return __getattr__
 

@@ -12,32 +12,10 @@ from __future__ import annotations
 
 from sim.kinds import lazy_exports
 
-STREAMS = True  # simulate(keep_runs=False, runs_sink=...) streams chunk by chunk (sim/campus/aggregate.py)
-
-#: name -> the module it is imported from when first read ("module:attr" where the name differs)
-_EXPORTS = {
-    "AUTO_MAX_STATES": "sim.campus.exact",
-    "Fighter": "sim.campus.rules",
-    "Params": "sim.campus.params",
-    "Scenario": "sim.campus.model",
-    "TeamBattleResult": "sim.campus.rules",
-    "audit_options": "sim.campus.audit",
-    "audit_runs": "sim.campus.audit",
-    "balance_metrics": "sim.campus.designer",
-    "beats": "sim.campus.rules",
-    "check_scenario": "sim.campus.model",
-    "compile_params": "sim.campus.params",
-    "duel": "sim.campus.rules",
-    "exact": "sim.campus.exact",
-    "fighter_value": "sim.campus.rules",
-    "simulate": "sim.campus.simulate",
-    "solve_zero_sum": "sim.campus.stances",
-    "stance_matrix": "sim.campus.stances",
-    "stance_table": "sim.campus.stances",
-    "supports_exact": "sim.campus.exact",
-    "team_battle": "sim.campus.rules",
-    "value": "sim.campus.rules",
-    "write_report": "sim.campus.report",
-}
-__getattr__ = lazy_exports(__name__, _EXPORTS)
-__all__ = sorted(_EXPORTS)
+#: beside the kind object's hooks (simulate, exact, ...): the rules and stances as functions, imported when first read
+__getattr__ = lazy_exports(__name__, {
+    **dict.fromkeys(("Params", "compile_params"), "sim.campus.params"),
+    **dict.fromkeys(("Fighter", "TeamBattleResult", "beats", "duel", "fighter_value", "team_battle", "value"),
+                    "sim.campus.rules"),
+    **dict.fromkeys(("solve_zero_sum", "stance_matrix", "stance_table"), "sim.campus.stances"),
+})

@@ -1,10 +1,8 @@
-"""The campus kind as one object (sim/kinds.py): every fact and hook the shared modules ask of it.
-
-Reading this module imports no engine: the hooks are ``lazy("module:attr")``, imported when first used."""
+"""The campus kind as one object (sim/kinds.py); its hooks are imported when first read (``lazy``)."""
 
 from __future__ import annotations
 
-from sim.kinds import Kind, lazy
+from sim.kinds import Kind, hooks, lazy
 
 KIND = Kind(
     name="campus",
@@ -13,8 +11,7 @@ KIND = Kind(
     scenario_model=lazy("sim.campus.model:Scenario"),
     check=lazy("sim.campus.model:check_scenario"),
     simulate=lazy("sim.campus.simulate:simulate"),
-    exact=lazy("sim.campus.exact:exact"),
-    supports_exact=lazy("sim.campus.exact:supports_exact"),
+    **hooks("sim.campus.exact", "exact", "supports_exact"),
     write_report=lazy("sim.campus.report:write_report"),
     time_unit="turn",
     exact_budget=True,
@@ -47,6 +44,5 @@ KIND = Kind(
     leading_policy="stance",
     optimal=lazy("sim.campus.optimal"),
     balance_metrics=lazy("sim.campus.designer:balance_metrics"),
-    audit_options=lazy("sim.campus.audit:audit_options"),
-    audit_runs=lazy("sim.campus.audit:audit_runs"),
+    **hooks("sim.campus.audit", "audit_options", "audit_runs"),
 )

@@ -1,10 +1,8 @@
-"""The escape kind as one object (sim/kinds.py): every fact and hook the shared modules ask of it.
-
-Reading this module imports no engine: the hooks are ``lazy("module:attr")``, imported when first used."""
+"""The escape kind as one object (sim/kinds.py); its hooks are imported when first read (``lazy``)."""
 
 from __future__ import annotations
 
-from sim.kinds import Kind, lazy
+from sim.kinds import Kind, hooks, lazy
 
 KIND = Kind(
     name="escape",
@@ -13,8 +11,7 @@ KIND = Kind(
     scenario_model=lazy("sim.escape.model:Scenario"),
     check=lazy("sim.escape.model:check"),
     simulate=lazy("sim.escape.simulate:simulate"),
-    exact=lazy("sim.escape.exact:exact"),
-    supports_exact=lazy("sim.escape.exact:supports_exact"),
+    **hooks("sim.escape.exact", "exact", "supports_exact"),
     write_report=lazy("sim.escape.report:write_report"),
     keyed_tables=("rules.tiers",),
     exact_budget=True,
@@ -44,15 +41,8 @@ KIND = Kind(
     with_policy=lazy("sim.escape.policy_comparison:with_policy"),
     compare=lazy("sim.escape.policy_comparison:console_compare"),
     optimal=lazy("sim.escape.optimal"),
-    optimal_comparison=lazy("sim.escape.designer:optimal_comparison"),
-    balance_metrics=lazy("sim.escape.designer:balance_metrics"),
-    sensitivity_parameters=lazy("sim.escape.designer:sensitivity_parameters"),
-    one_character=lazy("sim.escape.designer:one_character"),
+    **hooks("sim.escape.designer", "optimal_comparison", "balance_metrics", "sensitivity_parameters",
+            "one_character", "rule_default", "exact_answer", "rules_table", "tier_ladder"),
     round_limit=lambda scenario: scenario.run.max_rounds,
-    rule_default=lazy("sim.escape.designer:rule_default"),
-    exact_answer=lazy("sim.escape.designer:exact_answer"),
-    rules_table=lazy("sim.escape.designer:rules_table"),
-    tier_ladder=lazy("sim.escape.designer:tier_ladder"),
-    audit_options=lazy("sim.escape.audit:audit_options"),
-    audit_evaluator=lazy("sim.escape.audit:audit_evaluator"),
+    **hooks("sim.escape.audit", "audit_options", "audit_evaluator"),
 )

@@ -18,20 +18,4 @@ from __future__ import annotations
 
 from sim.kinds import lazy_exports
 
-STREAMS = True  # simulate(keep_runs=False, runs_sink=...) streams chunk by chunk (sim/formation/aggregate.py)
-
-#: name -> the module it is imported from when first read ("module:attr" where the name differs)
-_EXPORTS = {
-    "Scenario": "sim.formation.model",
-    "audit_metric": "sim.formation.audit",
-    "audit_options": "sim.formation.audit",
-    "audit_runs": "sim.formation.audit",
-    "check_scenario": "sim.formation.model",
-    "exact": "sim.formation.engine",
-    "simulate": "sim.formation.engine",
-    "supports_exact": "sim.formation.engine",
-    "targeting_table": "sim.formation.targeting",
-    "write_report": "sim.formation.report",
-}
-__getattr__ = lazy_exports(__name__, _EXPORTS)
-__all__ = sorted(_EXPORTS)
+__getattr__ = lazy_exports(__name__, {"targeting_table": "sim.formation.targeting"})  # beside the kind's hooks

@@ -1,10 +1,8 @@
-"""The formation kind as one object (sim/kinds.py): every fact and hook the shared modules ask of it.
-
-Reading this module imports no engine: the hooks are ``lazy("module:attr")``, imported when first used."""
+"""The formation kind as one object (sim/kinds.py); its hooks are imported when first read (``lazy``)."""
 
 from __future__ import annotations
 
-from sim.kinds import Kind, lazy
+from sim.kinds import Kind, hooks, lazy
 
 KIND = Kind(
     name="formation",
@@ -12,9 +10,7 @@ KIND = Kind(
     package="sim.formation",
     scenario_model=lazy("sim.formation.model:Scenario"),
     check=lazy("sim.formation.model:check_scenario"),
-    simulate=lazy("sim.formation.engine:simulate"),
-    exact=lazy("sim.formation.engine:exact"),
-    supports_exact=lazy("sim.formation.engine:supports_exact"),
+    **hooks("sim.formation.engine", "simulate", "exact", "supports_exact"),
     write_report=lazy("sim.formation.report:write_report"),
     streams=True,  # simulate(keep_runs=False, runs_sink=...) streams chunk by chunk (sim/formation/aggregate.py)
     summary_keys=("ambush_win", "ambush_win_by_2", "dp_per_session"),
@@ -45,7 +41,5 @@ KIND = Kind(
     format_intro="Ambush odds, DP per session and a front/back skirmish of units "
                  "(rules: [formation](../rules/formation.md)).",
     leading_policy="name",
-    audit_options=lazy("sim.formation.audit:audit_options"),
-    audit_runs=lazy("sim.formation.audit:audit_runs"),
-    audit_metric=lazy("sim.formation.audit:audit_metric"),
+    **hooks("sim.formation.audit", "audit_options", "audit_runs", "audit_metric"),
 )

@@ -14,20 +14,4 @@ from __future__ import annotations
 
 from sim.kinds import lazy_exports
 
-STREAMS = True  # simulate(keep_runs=False, runs_sink=...) streams chunk by chunk (sim/restraint/aggregate.py)
-
-#: name -> the module it is imported from when first read ("module:attr" where the name differs)
-_EXPORTS = {
-    "Scenario": "sim.restraint.model",
-    "audit_options": "sim.restraint.audit",
-    "audit_runs": "sim.restraint.audit",
-    "balance_metrics": "sim.restraint.designer",
-    "check_scenario": "sim.restraint.model",
-    "exact": "sim.restraint.simulate",
-    "one_character": "sim.restraint.designer",
-    "simulate": "sim.restraint.simulate",
-    "supports_exact": "sim.restraint.simulate",
-    "write_report": "sim.restraint.report",
-}
-__getattr__ = lazy_exports(__name__, _EXPORTS)
-__all__ = sorted(_EXPORTS)
+__getattr__ = lazy_exports(__name__)  # simulate, exact, write_report, ...: the kind object's hooks

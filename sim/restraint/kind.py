@@ -1,10 +1,8 @@
-"""The restraint kind as one object (sim/kinds.py): every fact and hook the shared modules ask of it.
-
-Reading this module imports no engine: the hooks are ``lazy("module:attr")``, imported when first used."""
+"""The restraint kind as one object (sim/kinds.py); its hooks are imported when first read (``lazy``)."""
 
 from __future__ import annotations
 
-from sim.kinds import Kind, lazy
+from sim.kinds import Kind, hooks, lazy
 
 #: R-RST-13's P(incapacitated or arms >= complete) at the end of the duel: the plain incapacitated share is 0
 #: whenever no body restraint is in play
@@ -16,9 +14,7 @@ KIND = Kind(
     package="sim.restraint",
     scenario_model=lazy("sim.restraint.model:Scenario"),
     check=lazy("sim.restraint.model:check_scenario"),
-    simulate=lazy("sim.restraint.simulate:simulate"),
-    exact=lazy("sim.restraint.simulate:exact"),
-    supports_exact=lazy("sim.restraint.simulate:supports_exact"),
+    **hooks("sim.restraint.simulate", "simulate", "exact", "supports_exact"),
     write_report=lazy("sim.restraint.report:write_report"),
     studio_curve=("incapacitated_or_arms_complete_by_round", "Incapacitated or arms complete by round"),
     streams=True,  # simulate(keep_runs=False, runs_sink=...) streams chunk by chunk (sim/restraint/aggregate.py)
@@ -51,9 +47,7 @@ KIND = Kind(
     format_intro="A binder against a target in combat, the combat effect table and composure pools "
                  "(rules: [restraint](../rules/restraint.md)).",
     leading_policy="name",
-    balance_metrics=lazy("sim.restraint.designer:balance_metrics"),
-    one_character=lazy("sim.restraint.designer:one_character"),
+    **hooks("sim.restraint.designer", "balance_metrics", "one_character"),
     round_limit=lambda scenario: scenario.run.rounds,
-    audit_options=lazy("sim.restraint.audit:audit_options"),
-    audit_runs=lazy("sim.restraint.audit:audit_runs"),
+    **hooks("sim.restraint.audit", "audit_options", "audit_runs"),
 )
