@@ -486,15 +486,25 @@ def write_files(root: Path = ROOT) -> list[Path]:
 # command line: `python -m sim schema KIND [--markdown]` and `python -m sim.docs_gen [--check]`
 
 
+class _KindNames:
+    """``schema``'s choices: the registered kinds' names, read when argparse checks a value (building the parser for
+    ``--help`` reads no kind)."""
+
+    def __contains__(self, name: object) -> bool:
+        return name in kinds.names()
+
+    def __iter__(self):
+        return iter(kinds.names())
+
+
 def add_schema_command(sub) -> None:
     """Register ``schema`` on the subparsers of ``python -m sim``."""
     p = sub.add_parser("schema", help="print the JSON Schema (or the Markdown reference) of a kind's scenario file")
-    p.add_argument("kind", metavar="KIND", help="the name of a registered kind")
+    p.add_argument("kind", choices=_KindNames(), metavar="KIND", help="the name of a registered kind")
     p.add_argument("--markdown", action="store_true", help="print the Markdown reference instead")
 
 
 def cmd_schema(args) -> int:
-    kinds.get(args.kind)  # a kind that is not registered: one line naming those that are
     sys.stdout.write(markdown(args.kind) if args.markdown else schema_text(args.kind))
     return 0
 

@@ -55,6 +55,13 @@ def comparable(scenario) -> bool:
     return any(len(v) > 1 for v in policy_choices(scenario).values())
 
 
+def _comparable_kinds(but: str) -> str:
+    """The other kinds ``compare`` takes, for a refusal: "escape (policy.name), campus (policy.stance) and ..."."""
+    names = [f"{k.name} (policy.{k.leading_policy or 'name'})" for k in kinds.all_kinds()
+             if k.name != but and (k.own_compare or k.leading_policy)]
+    return ", ".join(names[:-1]) + " and " + names[-1] if len(names) > 1 else "".join(names)
+
+
 def parse_variants(scenario, text: str | None) -> list[tuple[str, str, Any]]:
     """``--policies`` -> [(label, field, value)]; None -> every value of the leading setting."""
     choices = policy_choices(scenario)
@@ -62,8 +69,8 @@ def parse_variants(scenario, text: str | None) -> list[tuple[str, str, Any]]:
     leading = kinds.get(kind).leading_policy  # the field a bare value sets
     if not comparable(scenario):
         raise SimError(f"{scenario.source}: compare needs a choice of policies; a {kind} scenario has one "
-                       f"(policy.{describe_choices(scenario).replace('=', ' = ')}); compare needs a [policy] setting "
-                       "with more than one value")
+                       f"(policy.{describe_choices(scenario).replace('=', ' = ')}); compare supports "
+                       f"{_comparable_kinds(kind)}")
     if leading not in choices or len(choices.get(leading, [])) < 2:
         leading = next(k for k, v in choices.items() if len(v) > 1)
     if text is None:
