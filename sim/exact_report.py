@@ -67,7 +67,7 @@ def write_exact_report(scenario, exact: dict[str, Any], out_dir: Path) -> Path:
     blocks.append(section("Exact values", table(["quantity", "value"],
                                                 [[key_label(metric_label(k), k), _value_text(k, v)]
                                                  for k, v in scalars])))
-    series = [(k, v) for k, v in exact.items() if isinstance(v, list) and v and k not in ("escape_rate_ci",)
+    series = [(k, v) for k, v in exact.items() if isinstance(v, list) and v and not k.endswith("_ci")
               and all(isinstance(x, int | float) and not isinstance(x, bool) for x in v)]
     for i, (key, values) in enumerate(series):
         x = np.arange(1, len(values) + 1)
