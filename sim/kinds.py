@@ -71,7 +71,7 @@ def _no_lines(*args, **kwargs) -> list:
     return []
 
 
-#: the (field, default) of every optional hook: a kind leaves the default where it has no such hook
+#: the fields of the optional hooks: a kind leaves the default (None, or a function answering "none") where it has none
 OPTIONAL_HOOKS = ("builtin_policies", "with_policy", "compare", "optimal", "optimal_comparison", "balance_metrics",
                   "sensitivity_parameters", "one_character", "round_limit", "rule_default", "exact_answer",
                   "rules_table", "tier_ladder", "audit_options", "audit_evaluator", "audit_runs", "audit_metric")
@@ -209,9 +209,9 @@ def missing(kind: Kind) -> list[str]:
 def _builtin() -> dict[str, Kind]:
     global _BUILTIN_LOADED
     if not _BUILTIN_LOADED:
-        _BUILTIN_LOADED = True
         for package in PACKAGES:
             _add(importlib.import_module(f"{package}.kind").KIND)
+        _BUILTIN_LOADED = True
     return _REGISTRY
 
 
