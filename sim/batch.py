@@ -614,16 +614,12 @@ def atomic_write_bytes(path: Path, data: bytes, mode: int | None = None) -> None
     note_file(path, sig)  # what this write put in place: the command records exactly this (sim/outputs.py)
 
 
-#: where each kind records the version of its random layout (kinds not listed keep layout "1")
-_LAYOUTS = {"escape": "sim.escape.kernel", "campus": "sim.campus.params"}
-
-
 def random_layout(kind: str) -> str:
-    """The version of ``kind``'s random layout: chunks stored under another layout are not reused."""
-    import importlib
+    """The version of ``kind``'s random layout (its kind object's ``random_layout``): chunks stored under another
+    layout are not reused."""
+    from sim import kinds
 
-    module = _LAYOUTS.get(kind)
-    return str(getattr(importlib.import_module(module), "RANDOM_LAYOUT", "1")) if module else "1"
+    return str(kinds.get(kind).random_layout)
 
 
 def fingerprint_of(scenario, seed: int, runs: int, **extra) -> dict[str, Any]:

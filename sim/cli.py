@@ -19,7 +19,7 @@ import math
 import sys
 from pathlib import Path
 
-from sim.errors import ScenarioError, SimError, one_line, shown
+from sim.errors import OPT_IN_HINT, ScenarioError, SimError, one_line, shown
 
 EXIT_INVALID = 2
 #: what --jobs means, for every command's help (README "Reproducibility": sim/batch.py runs the compiled engines'
@@ -121,13 +121,28 @@ def _add_run_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--jobs", type=_jobs, default=1, help=JOBS_HELP)
 
 
+def add_compare_arguments(parser) -> None:
+    """The arguments of ``python -m sim compare`` (every kind: escape's own comparison reads the same)."""
+    parser.add_argument("scenario")
+    parser.add_argument("--policies",
+                        help="comma-separated policies; the first is the baseline (escape built-in: greedy, "
+                             "arms_first, team (the default), or package.module:callable; other kinds: the "
+                             "[policy] settings, e.g. counter,best or rescue=true)")
+    parser.add_argument("--runs", type=int, help="runs per policy (default: the scenario's run.runs)")
+    parser.add_argument("--seed", type=int, help="seed shared by every policy (default: the scenario's run.seed)")
+    parser.add_argument("--jobs", type=int, default=1, help=JOBS_HELP)
+    parser.add_argument("--out", help="output folder (default reports/<scenario name>/compare/)")
+    parser.add_argument("--allow-code", action="store_true",
+                        help="allow the scenario file's own module:callable policy (policies listed in "
+                             "--policies are allowed as given)")
+    parser.add_argument("--quiet", action="store_true")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="python -m sim", description="Balance simulator for tabletop-RPG house rules.")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     _add_run_parser(sub)
     _add_exact_parser(sub)
-    from sim.escape.policy_comparison import add_compare_arguments
-
     cmp_ = sub.add_parser("compare", help="policies side by side on common random numbers (escape: greedy, "
                                           "arms_first, team; campus: stances, rescue...; formation: target choice)")
     add_compare_arguments(cmp_)
@@ -429,17 +444,17 @@ def _cmd_run(args) -> int:
 
 
 def _kind_info(scenario):
-    """What the CLI asks of the scenario's kind (sim/kinds.py), without importing its engines."""
-    from sim.kinds import KINDS
+    """What the CLI asks of the scenario's kind (its object, sim/kinds.py): reading a fact imports no engine."""
+    from sim import kinds
 
-    return KINDS[scenario.kind]
+    return kinds.get(scenario.kind)
 
 
 def _kinds_with(fact: str) -> str:
-    """The kinds for which the KindInfo field ``fact`` is true, for a refusal ("escape", "a and b")."""
-    from sim.kinds import KINDS
+    """The kinds for which the fact ``fact`` of the kind object is true, for a refusal ("escape", "a and b")."""
+    from sim import kinds
 
-    names = [name for name, info in KINDS.items() if getattr(info, fact)]
+    names = [kind.name for kind in kinds.all_kinds() if getattr(kind, fact)]
     return " and ".join(names) if len(names) < 3 else ", ".join(names[:-1]) + " and " + names[-1]
 
 
@@ -450,11 +465,8 @@ def _with_policy(args, scenario):
     if not _kind_info(scenario).named_policies:
         raise SimError(f"{scenario.source}: --policy applies to {_kinds_with('named_policies')} scenarios; this "
                        f"one is {scenario.kind!r} (its [policy] table holds its settings; `compare` compares them)")
-    import importlib
-
-    with_policy = importlib.import_module(f"sim.{scenario.kind}.policy_comparison").with_policy
     args.allow_code = True if ":" in args.policy else args.allow_code
-    return with_policy(scenario, args.policy)
+    return _kind_info(scenario).with_policy(scenario, args.policy)
 
 
 def _check_backend(args) -> None:
@@ -593,16 +605,16 @@ def _cmd_exact(args) -> int:
 
 def _cmd_optimal(args) -> int:
     import sim
-    from sim import kinds
     from sim.report import summary_json
 
     scenario = _with_params(args, _load(args.scenario, "optimal"))
-    if not _kind_info(scenario).supports_optimal:
+    kind = _kind_info(scenario)
+    if not kind.supports_optimal:
         raise SimError(f"{scenario.source}: optimal play applies to {_kinds_with('supports_optimal')} scenarios; "
                        f"this one is {scenario.kind!r}")
-    opt = kinds.get(scenario.kind).optimal  # the kind's optimal play (sim/kinds.py)
+    opt = kind.optimal  # the kind's optimal play (its kind object, sim/kinds.py)
     try:
-        opt.parse_objective(args.objective, getattr(scenario.run, "max_rounds", None))
+        opt.parse_objective(args.objective, kind.round_limit(scenario))
         result = opt.compare(scenario, args.objective, args.max_states, args.max_branches)
     except sim.ScenarioError as exc:
         raise SimError(f"{scenario.source}: --objective: {exc.detail}") from None
@@ -733,7 +745,6 @@ def _tune_next_step(data: dict, scenario) -> list[str]:
         return []
     import shlex
 
-    from sim import kinds
     from sim.pipeline import supports_exact
 
     info = _kind_info(scenario)
@@ -743,9 +754,9 @@ def _tune_next_step(data: dict, scenario) -> list[str]:
         return []  # run takes no --param: the value goes into the file (or a sweep around it)
     what = {"optimal": "best play", "exact": "every exact metric"}[command]
     objective = ""
-    if command == "optimal" and data["metric"] != "escape_rate":
+    if command == "optimal" and data["metric"] != info.main_metric:
         try:  # optimal play for the metric tuned where optimal supports it as an objective
-            kinds.get(scenario.kind).optimal.parse_objective(data["metric"], getattr(scenario.run, "max_rounds", None))
+            info.optimal.parse_objective(data["metric"], info.round_limit(scenario))
             objective = f" --objective {data['metric']}"
         except SimError:
             pass
@@ -785,28 +796,12 @@ def _cmd_compare(args) -> int:
     args.out = str(out)
     if args.jobs == 0 or args.jobs < -1:
         raise SimError(f"--jobs: expected -1 or an integer >= 1, got {args.jobs}")
-    if _kind_info(scenario).own_compare:  # escape: paired differences and action counts per policy
-        import importlib
-
-        run_compare = importlib.import_module(f"sim.{scenario.kind}.policy_comparison").run_compare
-
+    kind = _kind_info(scenario)
+    if kind.own_compare:  # the kind's own comparison (escape: paired differences and action counts per policy)
         with _owned(out, "compare"):
-            res, _ = run_compare(args)
+            title, header, rows = kind.compare(args)
         if not args.quiet:
-            rows = []
-            for name in res.policies:
-                s = res.summaries[name]
-                lo, hi = s["escape_rate_ci"]
-                d = res.differences.get(name, {}).get("escape_rate")
-                diff = "baseline" if d is None else (
-                    format_estimate(d["difference"], *(d["ci"] or [math.nan, math.nan]), percent=True)
-                    .replace("%", " pts"))
-                a = res.actions[name]["per_run"]
-                rows.append([name, format_estimate(s["escape_rate"], lo, hi), diff,
-                             f"{a['assist']:.2f} / {a['guide']:.2f}"])
-            _rows_table(f"{scenario.name or scenario.slug}: {res.runs:,} runs per policy, seed {res.seed}",
-                        ["policy", "escaped [95%]", f"vs {res.policies[0]} (paired)", "assists / guides per run"],
-                        rows, [f"report: {out}/compare.html"])
+            _rows_table(title, header, rows, [f"report: {out}/compare.html"])
         return 0
     from sim.designer.policy_comparison import compare_policies, write_policy_report
 
@@ -875,12 +870,12 @@ def _opt_in_hint(args):
 
     if hasattr(args, "allow_code"):
         return contextlib.nullcontext()
-    from sim.escape.model import BUILTIN_POLICIES
-    from sim.escape.policy import OPT_IN_HINT
+    from sim import kinds
 
     @contextlib.contextmanager
     def hinted():
-        token = OPT_IN_HINT.set(f"{args.command} runs the built-in policies only ({', '.join(BUILTIN_POLICIES)}) "
+        builtin = ", ".join(p for kind in kinds.all_kinds() if kind.named_policies for p in kind.builtin_policies)
+        token = OPT_IN_HINT.set(f"{args.command} runs the built-in policies only ({builtin}) "
                                 "and takes no --allow-code: name a built-in policy in the file, or use run, tune "
                                 "or compare with --allow-code")
         try:

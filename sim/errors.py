@@ -7,6 +7,12 @@ raises one error whose text is one such line per problem (``lines``), in file or
 
 from __future__ import annotations
 
+import contextvars
+
+#: how a refused ``module:callable`` policy tells the user to opt in; a command without ``--allow-code`` sets what it
+#: takes instead (sim/cli.py), so that no refusal names a flag its command rejects (read where a kind refuses code)
+OPT_IN_HINT: contextvars.ContextVar[str | None] = contextvars.ContextVar("sim_opt_in_hint", default=None)
+
 
 class SimError(Exception):
     """Base class of the package's own errors (reported by the CLI with exit status 2)."""

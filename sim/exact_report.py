@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from sim import kinds
-from sim.designer.metrics import MAIN_METRIC, META_KEYS, metric_value
+from sim.designer.metrics import META_KEYS, metric_value
 from sim.labels import metric_label, metric_unit
 from sim.palette import outcome_colour, series_colour
 from sim.report import (
@@ -31,12 +31,6 @@ from sim.report import (
     write_html,
 )
 
-DEFAULT_QUESTIONS = {
-    "escape": "How often does the party escape?",
-    "restraint": "How likely is the target taken out (incapacitated or its arms complete) by the end?",
-    "formation": "How often does the ambush succeed, and what does a session earn?",
-}
-
 
 def _value_text(key: str, v: Any) -> str:
     if isinstance(v, bool) or v is None:
@@ -50,8 +44,8 @@ def write_exact_report(scenario, exact: dict[str, Any], out_dir: Path) -> Path:
     """Write ``exact.html`` (and one PNG per by-round list) into ``out_dir``."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    kind = scenario.kind
-    main = MAIN_METRIC.get(kind, "")
+    contract = kinds.get(scenario.kind)
+    main = contract.main_metric
     lines = []
     if main:
         try:
@@ -60,11 +54,9 @@ def write_exact_report(scenario, exact: dict[str, Any], out_dir: Path) -> Path:
                          f"{metric_label(main)}.")
         except Exception:  # noqa: BLE001 - a kind whose exact summary lacks its main metric: no headline
             pass
-    contract = kinds.get(kind)
     lines += contract.exact_answer(scenario, exact)  # the kind's own question (escape: which tier holds back)
     lines.append("Exact analysis: no sampling error, so no interval.")
-    blocks = [answer(scenario_question(scenario.description, DEFAULT_QUESTIONS.get(kind, "What is the exact "
-                                                                                         "answer?")), lines),
+    blocks = [answer(scenario_question(scenario.description, contract.default_question), lines),
               description_block(scenario.description)]
     rules = contract.rules_table(scenario)
     if rules is not None:  # the rules in effect (escape: the tier ladder)
@@ -75,7 +67,7 @@ def write_exact_report(scenario, exact: dict[str, Any], out_dir: Path) -> Path:
     blocks.append(section("Exact values", table(["quantity", "value"],
                                                 [[key_label(metric_label(k), k), _value_text(k, v)]
                                                  for k, v in scalars])))
-    series = [(k, v) for k, v in exact.items() if isinstance(v, list) and v and k not in ("escape_rate_ci",)
+    series = [(k, v) for k, v in exact.items() if isinstance(v, list) and v and not k.endswith("_ci")
               and all(isinstance(x, int | float) and not isinstance(x, bool) for x in v)]
     for i, (key, values) in enumerate(series):
         x = np.arange(1, len(values) + 1)
@@ -90,7 +82,7 @@ def write_exact_report(scenario, exact: dict[str, Any], out_dir: Path) -> Path:
         blocks.append(section(metric_label(key), details("Table: by round", table(["round", "value"], rows)),
                               image=name, key=key, alt=f"Line chart: {metric_label(key)}, exact, by round"))
     title = f"Exact analysis — {scenario.name or scenario.slug}"
-    return write_html(out / "exact.html", title, blocks, {"kind": kind, **{k: exact.get(k) for k in
+    return write_html(out / "exact.html", title, blocks, {"kind": scenario.kind, **{k: exact.get(k) for k in
                                                                              ("scenario_hash", "sim_version")}})
 
 

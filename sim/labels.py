@@ -11,60 +11,13 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable, Mapping
 from typing import Any
 
-#: metric key -> (name, unit: "probability" | "count" | "rounds" | "points" | "DP" | "", short name or "": the name)
+#: metric key -> (name, unit: "probability" | "count" | "rounds" | "points" | "DP" | "", short name or "": the name):
+#: the metrics every kind may have (the balance metrics); each kind names its own summary keys in its kind object
+#: (``Kind.metrics``, sim/<kind>/kind.py), added here by the registry (:func:`add_metrics`).
 METRICS: dict[str, tuple[str, str, str]] = {
-    # escape
-    "escape_rate": ("share of runs in which the party escapes", "probability", "escaped"),
-    "caught_rate": ("share of runs in which the watch catches the party", "probability", "caught"),
-    "timeout_rate": ("share of runs that reach the round limit", "probability", "still held at the round limit"),
-    "mean_rounds": ("mean rounds to escape (escaped runs)", "rounds", "rounds to escape (escaped runs)"),
-    "mean_checks": ("mean escape checks per run (party total)", "count", ""),
-    "mean_overloads": ("mean overloads per run (party total)", "count", ""),
-    "escape_by_round": ("escaped by the end of round {round}", "probability", "escaped by round"),
-    # restraint
-    "incapacitated_or_arms_complete_by_round": ("target taken out (incapacitated or arms complete) by round {round}",
-                                                "probability", "incapacitated or arms fully bound"),
-    "arms_complete_by_round": ("target's arms complete by round {round}", "probability", "arms fully bound"),
-    "incapacitated_by_round": ("target incapacitated by round {round}", "probability", "incapacitated"),
-    "overload_by_round": ("target overloaded by round {round}", "probability", ""),
-    "escape_checks_by_round": ("escape checks in round {round}", "count", ""),
-    "mean_escape_checks": ("mean escape checks per duel", "count", "escape checks per duel"),
-    "mean_escape_successes": ("mean successful escape checks per duel", "count", ""),
-    "mean_bindings_won": ("mean bindings won by the binder per duel", "count", ""),
-    "mean_rages_left": ("mean rages left at the end", "count", ""),
-    "mean_ranger_uses_left": ("mean ranger uses left at the end", "count", ""),
-    "composure_max": ("target's composure maximum", "points", ""),
-    "mean_recoveries": ("mean recoveries per duel", "count", ""),
-    "mean_rounds_to_overload": ("mean rounds until the target overloads", "rounds", ""),
-    "dazed_by_round": ("target dazed in round {round}", "probability", ""),
-    # campus
-    "clear_rate": ("share of PCs that clear the game (mean over PCs)", "probability", "PCs clearing the game"),
-    "party_clear_rate": ("share of games in which every PC clears", "probability", "games the whole party clears"),
-    "game_over_rate": ("share of PCs whose game is over (mean over PCs)", "probability", "PCs captured (game over)"),
-    "captured_at_end_rate": ("share of PCs captured at the end", "probability", ""),
-    "rescues_tried_per_game": ("rescues tried per game", "count", ""),
-    "rescue_success_rate": ("share of rescues that succeed", "probability", ""),
-    "capture_by_turn": ("expected captures in turn {round}", "count", ""),
-    "capture_hazard_by_turn": ("capture hazard in turn {round}", "probability", ""),
-    "escape_success_by_turn": ("escape-check success in turn {round}", "probability", ""),
-    "escape_checks_by_turn": ("escape checks per game in turn {round}", "count", ""),
-    # formation
-    "ambush_win": ("share of ambushes that succeed", "probability", "ambush won"),
-    "ambush_win_by_2": ("share of ambushes won by 2 or more", "probability", "ambush won by 2 or more"),
-    "dp_per_session": ("DP earned per session", "DP", "DP per session"),
-    "skirmish_win_a": ("share of skirmishes side A wins", "probability", ""),
-    "skirmish_win_b": ("share of skirmishes side B wins", "probability", ""),
-    "skirmish_draw": ("share of skirmishes that reach the round limit", "probability", ""),
-    "skirmish_mean_rounds": ("mean skirmish rounds", "rounds", ""),
-    "skirmish_mean_survivors_a": ("mean survivors of side A", "count", ""),
-    "skirmish_mean_survivors_b": ("mean survivors of side B", "count", ""),
-    "enslave_dp_mean": ("mean enslavement DP for side A", "DP", ""),
-    "dp_per_session_sd": ("sd of the DP earned per session", "DP", ""),
-    "dp_per_roll": ("DP per roll of the dark dice", "DP", ""),
-    "skirmish_mean_withdrawn_a": ("mean units of side A withdrawn", "count", ""),
-    "skirmish_mean_withdrawn_b": ("mean units of side B withdrawn", "count", ""),
     # balance
     "run_length": ("rounds played per run", "rounds", ""),
     "run_length_success": ("rounds played per successful run", "rounds", ""),
@@ -81,6 +34,33 @@ METRICS: dict[str, tuple[str, str, str]] = {
     "failure_turn_captures": ("expected captures in that turn", "count", ""),
 }
 
+_KIND_METRICS: dict[str, dict[str, tuple[str, str, str]]] = {}
+_SOURCES: list[Callable[[], object]] = []
+
+
+def add_metrics(kind: str, rows: Mapping[str, tuple[str, str, str]]) -> None:
+    """The names of ``kind``'s summary keys (the registry, sim/kinds.py, adds each kind's ``metrics``)."""
+    _KIND_METRICS[kind] = dict(rows)
+
+
+def add_metric_source(load: Callable[[], object]) -> None:
+    """``load()`` adds the kinds' metric names (:func:`add_metrics`) the first time a key is not in the table:
+    the registry's declarations are read only when a label needs them."""
+    _SOURCES.append(load)
+
+
+def _row(base: str) -> tuple[str, str, str] | None:
+    row = METRICS.get(base)
+    if row is not None:
+        return row
+    while _SOURCES:
+        _SOURCES.pop(0)()
+    for rows in _KIND_METRICS.values():
+        if base in rows:
+            return rows[base]
+    return None
+
+
 _INDEXED = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)(?:\.(-?\d+|last)|@(\d+))?$")
 
 
@@ -92,11 +72,12 @@ def metric_label(key: str, short: bool = False) -> str:
     """The plain-language name of a metric key (``escape_by_round.7`` is round 8; ``.last`` the last round).
     ``short``: the compact name of console tables and the studio (``escaped by round 8``; the end: ``(end)``)."""
     m = _INDEXED.match(str(key))
-    if not m or m.group(1) not in METRICS:
+    row = _row(m.group(1)) if m else None
+    if row is None:
         if short and m:
             return _short(m.group(1).replace("_", " "), _index(m))
         return _humanise(str(key))
-    name, _, compact = METRICS[m.group(1)]
+    name, _, compact = row
     index, one_based = m.group(2), m.group(3)
     if short and compact:
         return _short(compact, _index(m))
@@ -134,8 +115,9 @@ def metric_unit(key: str) -> str:
     in the table by its name (``*_rounds`` rounds, ``dp`` DP, ``mean_*`` count; otherwise a probability)."""
     m = _INDEXED.match(str(key))
     base = m.group(1) if m else str(key)
-    if base in METRICS:
-        return METRICS[base][1]
+    row = _row(base)
+    if row is not None:
+        return row[1]
     if base.endswith("_rounds"):
         return "rounds"
     if "dp" in base.split("_"):
@@ -241,5 +223,5 @@ def param_label(key: str, scenario: Any = None) -> str:
     return " ".join(words)
 
 
-__all__ = ["METRICS", "decimals_for", "format_estimate", "format_value", "is_proportion", "metric_label",
-           "metric_unit", "param_label"]
+__all__ = ["METRICS", "add_metric_source", "add_metrics", "decimals_for", "format_estimate", "format_value",
+           "is_proportion", "metric_label", "metric_unit", "param_label"]

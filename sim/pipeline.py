@@ -202,7 +202,7 @@ def _exact_beside(scenario, contract, result, exact: bool) -> tuple[dict | None,
     if notes:  # the page says why the figures are Monte Carlo alone (issue 25)
         result.summary["exact_note"] = notes[0]
     if exact_answer is not None:  # optimal play beside the built-in policies, where the kind has it (escape)
-        optimal = contract.optimal_comparison(scenario)
+        optimal = contract.optimal_comparison(scenario, max_states=contract.auto_max_states)
         if optimal is not None:
             exact_answer = {**exact_answer, "optimal": optimal}
     return exact_answer, notes

@@ -32,7 +32,11 @@ from sim.limits import (
     long_integer_error,
 )
 
-KIND_NAMES = kinds.NAMES
+
+def __getattr__(name: str):  # KIND_NAMES: the registered kinds, read now (sim/kinds.py)
+    if name == "KIND_NAMES":
+        return kinds.names()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class Strict(BaseModel):
@@ -307,13 +311,14 @@ def parse_scenario(data: dict, file: str = "<memory>") -> ScenarioBase:
     if not isinstance(data, dict):
         raise ScenarioError("expected a TOML table at the top level", file=file)
     kind = data.get("kind")
+    names = kinds.names()
     if kind is None:
-        raise ScenarioError(f"required key is missing (one of {', '.join(KIND_NAMES)})", file=file, key="kind")
-    if not isinstance(kind, str) or kind not in KIND_NAMES:
-        near = difflib.get_close_matches(str(kind), KIND_NAMES, n=1)
+        raise ScenarioError(f"required key is missing (one of {', '.join(names)})", file=file, key="kind")
+    if not isinstance(kind, str) or kind not in names:
+        near = difflib.get_close_matches(str(kind), names, n=1)
         hint = f"; did you mean {near[0]!r}?" if near else ""
         raise ScenarioError(
-            f"expected one of {', '.join(KIND_NAMES)}; given {_short(kind)}{hint}", file=file, key="kind"
+            f"expected one of {', '.join(names)}; given {_short(kind)}{hint}", file=file, key="kind"
         )
     try:
         contract = kinds.get(kind)

@@ -3,44 +3,19 @@
 Monte Carlo: a scalar reference (:mod:`sim.campus.reference`) and a compiled batch kernel
 (:mod:`sim.campus.kernel`) read the same stream of uniforms per chunk, in run order, and give identical games.
 Exact analysis of one-PC games (:mod:`sim.campus.exact`, a computation of its own from the rules) and optimal
-play for them (:mod:`sim.campus.optimal`); larger parties are refused before the work.
+play for them (:mod:`sim.campus.optimal`); larger parties are refused before the work. The kind's facts and hooks
+are one object, :data:`sim.campus.kind.KIND` (sim/kinds.py); importing this package compiles nothing: the names
+below are imported from their modules when first read.
 """
 
 from __future__ import annotations
 
-from sim.campus.audit import audit_options, audit_runs
-from sim.campus.designer import balance_metrics
-from sim.campus.exact import AUTO_MAX_STATES, exact, supports_exact
-from sim.campus.model import Scenario, check_scenario
-from sim.campus.params import Params, compile_params
-from sim.campus.report import write_report
-from sim.campus.rules import Fighter, TeamBattleResult, beats, duel, fighter_value, team_battle, value
-from sim.campus.simulate import simulate
-from sim.campus.stances import solve_zero_sum, stance_matrix, stance_table
+from sim.kinds import lazy_exports
 
-STREAMS = True  # simulate(keep_runs=False, runs_sink=...) streams chunk by chunk (sim/campus/aggregate.py)
-
-
-__all__ = [
-    "AUTO_MAX_STATES",
-    "Fighter",
-    "Params",
-    "Scenario",
-    "TeamBattleResult",
-    "balance_metrics",
-    "beats",
-    "check_scenario",
-    "compile_params",
-    "duel",
-    "exact",
-    "fighter_value",
-    "simulate",
-    "solve_zero_sum",
-    "stance_matrix",
-    "stance_table",
-    "supports_exact",
-    "team_battle",
-    "value",
-    "write_report",
-]
-__all__ += ["audit_options", "audit_runs"]
+#: beside the kind object's hooks (simulate, exact, ...): the rules and stances as functions, imported when first read
+__getattr__ = lazy_exports(__name__, {
+    **dict.fromkeys(("Params", "compile_params"), "sim.campus.params"),
+    **dict.fromkeys(("Fighter", "TeamBattleResult", "beats", "duel", "fighter_value", "team_battle", "value"),
+                    "sim.campus.rules"),
+    **dict.fromkeys(("solve_zero_sum", "stance_matrix", "stance_table"), "sim.campus.stances"),
+})

@@ -1,4 +1,4 @@
-"""What the shared designer tools ask of the campus kind (the OPTIONAL exports of sim/kinds.py): its balance
+"""What the shared designer tools ask of the campus kind (hooks of sim/campus/kind.py): its balance
 metrics."""
 
 from __future__ import annotations

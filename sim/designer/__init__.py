@@ -13,7 +13,7 @@ See docs/designer.md.
 """
 
 from sim.designer.balance import balance_metrics
-from sim.designer.metrics import MAIN_METRIC, main_metric, metric_interval, metric_value
+from sim.designer.metrics import headline, main_metric, metric_interval, metric_value
 from sim.designer.pages import balance_section, balance_table
 from sim.designer.params import get_value, parse_axis, scenario_data, set_value, with_values
 from sim.designer.policy_comparison import compare_policies, write_policy_report
@@ -24,12 +24,12 @@ from sim.designer.sweep import sweep, write_sweep
 from sim.designer.tune import tune
 
 __all__ = [
-    "MAIN_METRIC",
     "balance_metrics",
     "balance_section",
     "balance_table",
     "compare_policies",
     "get_value",
+    "headline",
     "main_metric",
     "metric_interval",
     "metric_value",

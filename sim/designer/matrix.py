@@ -56,13 +56,6 @@ ABILITIES = ("str", "dex", "con", "int", "wis", "cha")
 DEFAULT_THRESHOLD = 0.10
 MAX_CELLS = 2_000
 
-#: what the main metric says, in words (for the report's sentences; ``{within}`` is " within N rounds")
-METRIC_WORDS = {
-    "escape_rate": "escapes{within}",
-    "incapacitated_or_arms_complete_by_round.last": "ends incapacitated or with arms complete",
-}
-
-
 def preset_scores(class_name: str) -> dict[str, int]:
     """The class preset: the standard array assigned by the class's priorities."""
     order = CLASS_PRIORITIES[class_name]
@@ -115,7 +108,7 @@ def _character(scenario) -> str:
     """The dotted key of the scenario's one character, as its kind names it (``one_character``, sim/kinds.py)."""
     one = kinds.get(scenario.kind).one_character
     if one is None:
-        covered = [name for name in kinds.NAMES if kinds.get(name).one_character is not None]
+        covered = [k.name for k in kinds.all_kinds() if "one_character" in k.capabilities()]
         raise ScenarioError(f"the class matrix covers {' and '.join(covered)} scenarios; this one is "
                             f"{scenario.kind}", file=scenario.source, key="kind")
     return one(scenario)
@@ -220,9 +213,10 @@ def _variant_label(row: pd.Series, keys: list[str]) -> str:
 
 def outlier_sentences(m: Matrix) -> list[str]:
     """One plain sentence per outlier cell."""
-    rounds = getattr(m.scenario.run, "max_rounds", None) or getattr(m.scenario.run, "rounds", None)
+    kind = kinds.get(m.scenario.kind)
+    rounds = kind.round_limit(m.scenario)
     within = f" within {rounds} rounds" if rounds else ""
-    words = METRIC_WORDS.get(m.metric, f"reaches {m.metric}").replace("{within}", within)
+    words = kind.metric_words.get(m.metric, f"reaches {m.metric}").replace("{within}", within)
     out = []
     flagged = m.frame[m.frame["outlier"]]
     flagged = flagged.iloc[np.argsort(-flagged["difference"].abs().to_numpy(), kind="stable")]  # largest first

@@ -5,7 +5,8 @@ A metric is a summary key (``escape_rate``) or an element of a list-valued key a
 1-based round (or turn) number after ``@`` (``escape_by_round@8`` is the same element as ``.7``).
 
 Intervals, in order of preference: the summary's own ``<key>_ci``; ``<key>_se`` as ±1.96 SE; a Wilson
-interval over the runs for the by-round proportions that are shares of all runs (:data:`RUN_PROPORTIONS`).
+interval over the runs for the by-round proportions that are shares of all runs (the kind's ``run_proportions``,
+its kind object in sim/<kind>/kind.py).
 An exact summary (``runs`` is None) has the degenerate interval [v, v]. Otherwise no interval (NaN).
 """
 
@@ -15,6 +16,7 @@ import math
 import re
 from typing import Any
 
+from sim import kinds
 from sim.errors import ScenarioError
 from sim.labels import (  # noqa: F401 - the one metric table and number format (sim/labels.py), re-exported
     decimals_for,
@@ -25,32 +27,6 @@ from sim.labels import (  # noqa: F401 - the one metric table and number format 
 )
 from sim.stats import Z95, wilson_interval
 
-#: the metric each kind is judged by (restraint: R-RST-13's P(incapacitated or arms >= complete) at the
-#: end of the duel, because the plain incapacitated share is 0 whenever no body restraint is in play).
-MAIN_METRIC = {
-    "escape": "escape_rate",
-    "restraint": "incapacitated_or_arms_complete_by_round.last",
-    "campus": "clear_rate",
-    "formation": "ambush_win",
-}
-
-#: headline metrics of the comparison index, per kind (the main metric first).
-HEADLINE = {
-    "escape": ["escape_rate", "caught_rate", "timeout_rate", "mean_rounds"],
-    "restraint": ["incapacitated_or_arms_complete_by_round.last", "arms_complete_by_round.last",
-                  "incapacitated_by_round.last", "mean_escape_checks"],
-    "campus": ["clear_rate", "party_clear_rate", "game_over_rate"],
-    "formation": ["ambush_win", "ambush_win_by_2", "dp_per_session", "skirmish_win_a", "skirmish_win_b",
-                  "skirmish_draw"],  # the skirmish's only where it runs (present_metrics drops the rest)
-}
-
-#: list (or scalar) keys whose values are shares of all runs, so a Wilson interval over ``runs`` holds
-#: (campus ``game_over_rate`` is a mean over PCs of such shares; the Wilson interval is conservative).
-RUN_PROPORTIONS = frozenset({
-    "escape_by_round", "incapacitated_by_round", "arms_complete_by_round",
-    "incapacitated_or_arms_complete_by_round", "overload_by_round", "game_over_rate",
-})
-
 #: summary keys that describe how a result was made, not what it measured.
 META_KEYS = frozenset({"kind", "name", "runs", "seed", "policy", "scenario_hash", "sim_version",
                        "numpy_version", "exact", "mean_turns"})
@@ -58,8 +34,31 @@ META_KEYS = frozenset({"kind", "name", "runs", "seed", "policy", "scenario_hash"
 _METRIC = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)(?:\.(-?\d+|last)|@(\d+))?")
 
 
+def _kind(name: str | None):
+    """The registered kind called ``name``, or None (a summary of a kind this installation does not know)."""
+    return kinds.KINDS.get(name) if isinstance(name, str) else None
+
+
 def main_metric(kind: str) -> str:
-    return MAIN_METRIC.get(kind, "")
+    """The metric ``kind`` is judged by (its kind object's ``main_metric``; "" for an unknown kind)."""
+    found = _kind(kind)
+    return found.main_metric if found is not None else ""
+
+
+def headline(kind: str) -> list[str]:
+    """The headline metrics of ``kind`` (the comparison index, the studio), its main metric first; [] where the
+    kind declares none."""
+    found = _kind(kind)
+    return list(found.headline) if found is not None else []
+
+
+def run_proportions(kind: str | None) -> frozenset[str]:
+    """The summary keys of ``kind`` whose values are shares of all runs (a Wilson interval over ``runs`` holds);
+    a summary that names no registered kind: those of every kind."""
+    found = _kind(kind)
+    if found is None:
+        return frozenset().union(*(k.run_proportions for k in kinds.all_kinds()))
+    return found.run_proportions
 
 
 def parse_metric(metric: str) -> tuple[str, int | None]:
@@ -130,7 +129,7 @@ def metric_interval(summary: dict, metric: str) -> tuple[float, float]:
     if isinstance(ci, list | tuple) and len(ci) == 2 and all(_number(c) for c in ci):
         return float(ci[0]), float(ci[1])
     runs = summary.get("runs")
-    if base in RUN_PROPORTIONS and _number(runs) and runs > 0 and 0 <= value <= 1:
+    if base in run_proportions(summary.get("kind")) and _number(runs) and runs > 0 and 0 <= value <= 1:
         lo, hi = wilson_interval(value * runs, int(runs))
         return lo, hi
     if _number(se) and math.isfinite(se):

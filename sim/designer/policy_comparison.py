@@ -7,7 +7,8 @@ Escape has its own, richer comparison (paired per-run differences, action counts
 
 The settings a kind offers are read from its scenario model: every ``[policy]`` field whose type is a
 choice (a ``Literal`` or a boolean) with more than one value. ``--policies`` lists the settings to
-compare, each either a bare value of the kind's leading setting (:data:`LEADING`, e.g. ``counter`` for the
+compare, each either a bare value of the kind's leading setting (its kind object's ``leading_policy``, e.g.
+``counter`` for the
 campus stance) or ``field=value`` (``rescue=true``); without ``--policies`` every value of the leading
 setting is compared. A kind with no choice at all is refused with a one-line message.
 """
@@ -20,12 +21,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sim.designer.metrics import HEADLINE, main_metric, metric_interval, metric_value, present_metrics
+from sim import kinds
+from sim.designer.metrics import headline, main_metric, metric_interval, metric_value, present_metrics
 from sim.errors import ScenarioError, SimError
 from sim.stats import Z95
-
-#: the policy field a bare ``--policies`` value sets, per kind
-LEADING = {"campus": "stance", "formation": "name", "restraint": "name"}
 
 
 def policy_choices(scenario) -> dict[str, list[Any]]:
@@ -56,15 +55,22 @@ def comparable(scenario) -> bool:
     return any(len(v) > 1 for v in policy_choices(scenario).values())
 
 
+def _comparable_kinds(but: str) -> str:
+    """The other kinds ``compare`` takes, for a refusal: "escape (policy.name), campus (policy.stance) and ..."."""
+    names = [f"{k.name} (policy.{k.leading_policy or 'name'})" for k in kinds.all_kinds()
+             if k.name != but and (k.own_compare or k.leading_policy)]
+    return ", ".join(names[:-1]) + " and " + names[-1] if len(names) > 1 else "".join(names)
+
+
 def parse_variants(scenario, text: str | None) -> list[tuple[str, str, Any]]:
     """``--policies`` -> [(label, field, value)]; None -> every value of the leading setting."""
     choices = policy_choices(scenario)
     kind = scenario.kind
-    leading = LEADING.get(kind)
+    leading = kinds.get(kind).leading_policy  # the field a bare value sets
     if not comparable(scenario):
         raise SimError(f"{scenario.source}: compare needs a choice of policies; a {kind} scenario has one "
-                       f"(policy.{describe_choices(scenario).replace('=', ' = ')}); compare supports escape "
-                       f"(policy.name), campus (policy.stance, move, growth, rescue) and formation (policy.name)")
+                       f"(policy.{describe_choices(scenario).replace('=', ' = ')}); compare supports "
+                       f"{_comparable_kinds(kind)}")
     if leading not in choices or len(choices.get(leading, [])) < 2:
         leading = next(k for k, v in choices.items() if len(v) > 1)
     if text is None:
@@ -130,7 +136,7 @@ def _metric_entry(summary: dict, metric: str) -> dict[str, Any]:
 
 
 def _metrics_of(summary: dict) -> list[str]:
-    names = HEADLINE.get(summary.get("kind"), []) or [main_metric(summary.get("kind", ""))]
+    names = headline(summary.get("kind", "")) or [main_metric(summary.get("kind", ""))]
     return present_metrics(summary, names)
 
 

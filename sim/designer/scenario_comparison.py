@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from sim.designer.metrics import HEADLINE, main_metric, metric_unit, present_metrics
+from sim.designer.metrics import headline, main_metric, metric_unit, present_metrics
 from sim.errors import ScenarioError
 from sim.limits import bounded_folder_name
 from sim.pipeline import metric_row
@@ -80,9 +80,8 @@ def headline_metrics(summary: dict) -> list[str]:
     """The metrics of the index for one summary: the kind's headline list, else its main metric and every
     scalar metric with an interval."""
     kind = summary.get("kind", "")
-    if kind in HEADLINE:
-        names = HEADLINE[kind]
-    else:
+    names = headline(kind)
+    if not names:
         from sim.designer.metrics import scalar_metrics
 
         names = [main_metric(kind)] if main_metric(kind) else []

@@ -13,11 +13,12 @@ contains 0: such an effect cannot be told apart from no effect at this run count
 Rows name the character, adversary or unit a key belongs to (``label``: ``Mira: scores.dex``) beside the
 dotted key (``parameter``).
 
-Which parameters: for ``escape`` every tier DC on the path of the party's restraints (each tier present
-and the tiers it becomes), every party member's scores, ``search.dc`` and ``attention.limit`` where set;
-``restraint`` the binder's and the target's scores; ``campus`` every PC's and adversary's abilities and
-each mission's target; ``formation`` the ambush representatives' values and each unit's combat and evade.
-Any other kind: every integer under a key named ``dc``, ``scores`` or ``abilities``.
+Which parameters: the kind's own choice where its kind object has a ``sensitivity_parameters`` hook (escape:
+every tier DC on the path of the party's restraints, each tier present and the tiers it becomes, every party
+member's scores, ``search.dc`` and ``attention.limit`` where set); else the integers whose dotted keys match its
+``sensitivity_patterns`` (restraint: the binder's and the target's scores; campus: every PC's and adversary's
+abilities and each mission's target; formation: the ambush representatives' values and each unit's combat and
+evade); a kind with neither: every integer under a key named ``dc``, ``scores`` or ``abilities``.
 """
 
 from __future__ import annotations
@@ -30,16 +31,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from sim import kinds
 from sim.designer.evaluate import evaluate, resolve_runs_seed
 from sim.designer.metrics import Z95, main_metric, metric_interval, metric_unit, metric_value
 from sim.designer.params import get_value, scenario_data, with_values
 from sim.errors import ScenarioError
 
-KIND_PATTERNS = {
-    "restraint": ["binder.scores.*", "target.scores.*"],
-    "campus": ["party.*.abilities.*", "adversaries.*.abilities.*", "missions.*.target"],
-    "formation": ["ambush.ambusher_athletics", "ambush.defender_information", "units.*.combat", "units.*.evade"],
-}
 GENERIC_PARENTS = ("dc", "scores", "abilities")
 
 
@@ -60,14 +57,13 @@ def _is_int(v: Any) -> bool:
 
 def sensitivity_parameters(scenario) -> list[tuple[str, int]]:
     """The (dotted key, current value) pairs the sensitivity moves (module docstring)."""
-    from sim import kinds
-
     data = scenario_data(scenario)
-    own = kinds.get(scenario.kind).sensitivity_parameters
+    kind = kinds.get(scenario.kind)
+    own = kind.sensitivity_parameters
     if own is not None:  # the kind chooses its keys (escape: the tier ladder on the party's way)
         return own(scenario, data)
     leaves = [(k, v) for k, v in _leaves(data) if _is_int(v)]
-    patterns = KIND_PATTERNS.get(scenario.kind)
+    patterns = kind.sensitivity_patterns
     if patterns:
         return [(k, v) for k, v in leaves if any(fnmatch.fnmatchcase(k, p) for p in patterns)]
     return [(k, v) for k, v in leaves if any(p in GENERIC_PARENTS for p in k.split(".")[:-1])

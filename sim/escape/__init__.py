@@ -1,26 +1,10 @@
-"""The escape challenge (kind = "escape", RULES.md section 1)."""
+"""The escape challenge (kind = "escape", RULES.md section 1).
 
-from sim.escape.audit import audit_evaluator, audit_options
-from sim.escape.designer import (
-    balance_metrics,
-    exact_answer,
-    one_character,
-    optimal_comparison,
-    rule_default,
-    rules_table,
-    sensitivity_parameters,
-    tier_ladder,
-)
-from sim.escape.exact import AUTO_MAX_STATES, exact, supports_exact
-from sim.escape.model import Scenario, check
-from sim.escape.report import write_report
-from sim.escape.simulate import simulate
+The kind's facts and hooks are one object, :data:`sim.escape.kind.KIND` (sim/kinds.py). Importing this package
+compiles nothing: the names below are imported from their modules when first read."""
 
-check_scenario = check
-STREAMS = True  # simulate(keep_runs=False, runs_sink=...) streams chunk by chunk (sim/escape/aggregate.py)
+from __future__ import annotations
 
-__all__ = ["AUTO_MAX_STATES", "Scenario", "balance_metrics", "check_scenario", "exact", "exact_answer", "one_character",
-           "optimal_comparison",
-           "rule_default", "rules_table", "sensitivity_parameters", "simulate", "supports_exact", "tier_ladder",
-           "write_report"]
-__all__ += ["audit_evaluator", "audit_options"]
+from sim.kinds import lazy_exports
+
+__getattr__ = lazy_exports(__name__, {"check": "sim.escape.model"})  # beside the kind object's hooks

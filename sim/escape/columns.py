@@ -71,6 +71,12 @@ RUN_STATS: tuple[RunStat, ...] = (
 STATS = {s.name: s for s in RUN_STATS}
 
 
+def stat_names(shape: str) -> tuple[str, ...]:
+    """The names of the statistics of ``shape``, in declaration order: the batch engine's columns of that shape
+    (:mod:`sim.escape.kernel` numbers its fields from these, by name)."""
+    return tuple(s.name for s in RUN_STATS if s.shape == shape)
+
+
 def per_run_shape(stat: RunStat, n_chars: int) -> tuple[int, ...]:
     """The shape of one run's value of ``stat``."""
     return {RUN: (), CHAR: (n_chars,), CHAR_TIER: (n_chars, 9), CHAR_KIND: (n_chars, len(ACTION_KINDS))}[stat.shape]

@@ -1,4 +1,4 @@
-"""What the shared designer tools and reports ask of the escape kind (the OPTIONAL exports of sim/kinds.py):
+"""What the shared designer tools and reports ask of the escape kind (hooks of sim/escape/kind.py):
 balance metrics from the aggregate, the keys the sensitivity moves, the one character of the class matrix,
 the rules' default of a tier DC, the exact page's tier question, the tier ladder table and the ladder the studio
 shows beside its DC controls."""

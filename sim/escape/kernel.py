@@ -31,6 +31,7 @@ from numba.extending import overload
 from sim.dice import CHECK_DENOMINATOR, CHECK_MAX_SUM, MAX_NET_DICE, check_table_array
 from sim.dice_kernel import net_dice
 from sim.escape.branching import exact_at_least, exact_check, exact_dice, exact_die, exact_item
+from sim.escape.columns import CHAR, CHAR_TIER, RUN, stat_names
 from sim.escape.params import (
     ARMS,
     BLINDFOLD,
@@ -108,17 +109,23 @@ TERRAIN_MOD = 3
 N_CHAR_RULES = 25
 ITEM_KIND, ITEM_VALUE, ITEM_MAX_TIER, ITEM_NEEDS_LEGS = range(4)  # Rules.item columns (R-ESC-10c: needs_free_legs)
 REST_DICE, HARNESS_DICE, STIMULUS_DICE, RECOVER_DICE = range(4)  # Rules.dice rows
-# Batch.chars columns (per character state, then per character statistics of R-ESC-15)
-CHAR_FIELDS = ("last_slot", "composure", "craving", "dazed_left", "breath", "save_bonus", "immune_until",
-               "item_bonus", "blessed", "rage", "terrain", "channel", "ki", "inspire", "insp_die",
-               "freed_round", "checks", "successes", "overloads", "items_found")
+# Batch.chars columns: the character state the rounds read, then the per-character statistics of R-ESC-15
+CHAR_STATE = ("last_slot", "composure", "craving", "dazed_left", "breath", "save_bonus", "immune_until",
+              "item_bonus", "blessed", "rage", "terrain", "channel", "ki", "inspire", "insp_die")
 (LAST_SLOT, COMPOSURE, CRAVING_LEFT, DAZED_LEFT, BREATH, SAVE_BONUS, IMMUNE_UNTIL, ITEM_BONUS, BLESSED, RAGE, TERRAIN,
- CHANNEL_LEFT, KI, INSPIRE_LEFT, INSP_DIE, FREED_ROUND, CHECKS, SUCCESSES, OVERLOADS, ITEMS_FOUND) = range(
-    len(CHAR_FIELDS))
-RUN_FIELDS = ("attention", "rounds", "outcome", "first_round")
-ATTENTION, ROUNDS, OUTCOME, FIRST_ROUND = range(len(RUN_FIELDS))  # Batch.runs columns
-TIER_STATS = ("rounds_at_tier", "checks_at_tier", "successes_at_tier")
-ROUNDS_AT_TIER, CHECKS_AT_TIER, SUCCESSES_AT_TIER = range(3)  # Batch.tier_stats rows
+ CHANNEL_LEFT, KI, INSPIRE_LEFT, INSP_DIE) = range(len(CHAR_STATE))
+# The statistics' columns come from their one declaration (sim/escape/columns.py, RUN_STATS, in its order): a new
+# statistic is its row there, its index by name below and the lines that count it here and in the reference.
+CHAR_FIELDS = CHAR_STATE + stat_names(CHAR)  # Batch.chars columns
+RUN_FIELDS = stat_names(RUN)  # Batch.runs columns
+TIER_STATS = stat_names(CHAR_TIER)  # Batch.tier_stats rows
+FREED_ROUND, CHECKS = CHAR_FIELDS.index("freed_round"), CHAR_FIELDS.index("checks")
+SUCCESSES, OVERLOADS = CHAR_FIELDS.index("successes"), CHAR_FIELDS.index("overloads")
+ITEMS_FOUND = CHAR_FIELDS.index("items_found")
+ATTENTION, ROUNDS = RUN_FIELDS.index("attention"), RUN_FIELDS.index("rounds")
+OUTCOME, FIRST_ROUND = RUN_FIELDS.index("outcome"), RUN_FIELDS.index("first_round")
+ROUNDS_AT_TIER, CHECKS_AT_TIER = TIER_STATS.index("rounds_at_tier"), TIER_STATS.index("checks_at_tier")
+SUCCESSES_AT_TIER = TIER_STATS.index("successes_at_tier")
 # Scratch.flags columns: this round's help attached to each character's check, and its struggle; the inspiration
 # die it gains at the end of the round (R-ESC-14b)
 ASSISTED, GUIDE_FLAG, MAGE, BLESS_NEXT, STRUGGLED, HARNESS_ON, INSPIRE_NEXT = range(7)

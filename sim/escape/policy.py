@@ -7,12 +7,11 @@ A policy is called once a round with a :class:`PolicyView` and returns one actio
 
 from __future__ import annotations
 
-import contextvars
 import importlib
 import importlib.util
 from collections.abc import Callable, Sequence
 
-from sim.errors import ScenarioError
+from sim.errors import OPT_IN_HINT, ScenarioError
 from sim.escape.actions import action_problem, check_action, is_legal, legal_actions  # noqa: F401  (re-exported)
 from sim.escape.greedy import (  # noqa: F401  (re-exported: the policy interface)
     PolicyView,
@@ -35,11 +34,6 @@ from sim.escape.team import team
 def names_code(name: str) -> bool:
     """Whether a policy name is a ``"package.module:callable"`` (importing it runs Python code)."""
     return name not in BUILTIN_POLICIES and ":" in name
-
-
-#: how a refused ``module:callable`` policy tells the user to opt in; a command without ``--allow-code`` sets what it
-#: takes instead (sim/cli.py), so that no refusal names a flag its command rejects
-OPT_IN_HINT: contextvars.ContextVar[str | None] = contextvars.ContextVar("sim_opt_in_hint", default=None)
 
 
 def require_code_opt_in(name: str, allow_code: bool) -> None:

@@ -30,7 +30,7 @@ from sim.escape.params import compile_params
 from sim.escape.policy import require_code_opt_in
 from sim.escape.simulate import KERNEL_POLICIES, kernel_chunk, simulate
 from sim.escape.state import ACTION_KINDS
-from sim.labels import fixed
+from sim.labels import fixed, format_estimate
 from sim.labels import points as points_text
 from sim.report import (
     atomic_write_text,
@@ -382,22 +382,11 @@ def _compare_sections(res: ComparisonResult, k) -> list:
 
 
 def add_compare_arguments(parser) -> None:
-    """The arguments of ``python -m sim compare`` on an argparse (sub)parser."""
-    parser.add_argument("scenario")
-    parser.add_argument("--policies",
-                        help="comma-separated policies; the first is the baseline (escape built-in: greedy, "
-                             "arms_first, team (the default), or package.module:callable; other kinds: the "
-                             "[policy] settings, e.g. counter,best or rescue=true)")
-    parser.add_argument("--runs", type=int, help="runs per policy (default: the scenario's run.runs)")
-    parser.add_argument("--seed", type=int, help="seed shared by every policy (default: the scenario's run.seed)")
-    from sim.cli import JOBS_HELP
+    """The arguments of ``python -m sim compare`` on an argparse (sub)parser (sim/cli.py declares them, for every
+    kind)."""
+    from sim.cli import add_compare_arguments as shared
 
-    parser.add_argument("--jobs", type=int, default=1, help=JOBS_HELP)
-    parser.add_argument("--out", help="output folder (default reports/<scenario name>/compare/)")
-    parser.add_argument("--allow-code", action="store_true",
-                        help="allow the scenario file's own module:callable policy (policies listed in "
-                             "--policies are allowed as given)")
-    parser.add_argument("--quiet", action="store_true")
+    shared(parser)
 
 
 def main_compare(args) -> int:
@@ -435,6 +424,24 @@ def _default_policies(scenario, allow_code: bool) -> list[str]:
     return [*policies, own]
 
 
+def console_compare(args) -> tuple[str, list[str], list[list[str]]]:
+    """``python -m sim compare`` for escape (the kind's ``compare`` hook, sim/escape/kind.py): the comparison run
+    and written, then its console table: (title, header, rows), each policy's escape rate, its paired difference
+    to the first and its assists and guides per run."""
+    res, _ = run_compare(args)
+    rows = []
+    for name in res.policies:
+        s = res.summaries[name]
+        lo, hi = s["escape_rate_ci"]
+        d = res.differences.get(name, {}).get("escape_rate")
+        diff = "baseline" if d is None else (
+            format_estimate(d["difference"], *(d["ci"] or [math.nan, math.nan]), percent=True).replace("%", " pts"))
+        a = res.actions[name]["per_run"]
+        rows.append([name, format_estimate(s["escape_rate"], lo, hi), diff, f"{a['assist']:.2f} / {a['guide']:.2f}"])
+    title = f"{res.scenario.name or res.scenario.slug}: {res.runs:,} runs per policy, seed {res.seed}"
+    return title, ["policy", "escaped [95%]", f"vs {res.policies[0]} (paired)", "assists / guides per run"], rows
+
+
 def run_compare(args) -> tuple[ComparisonResult, Path]:
     """Validate ``args``, compare and write the report; returns the result and the output folder."""
     import sim
@@ -459,7 +466,8 @@ def run_compare(args) -> tuple[ComparisonResult, Path]:
 
 
 __all__ = [
-    "ComparisonResult", "add_compare_arguments", "compare", "main_compare", "parse_policies", "run_compare",
+    "ComparisonResult", "add_compare_arguments", "compare", "console_compare", "main_compare", "parse_policies",
+    "run_compare",
     "with_policy",
     "write_compare_report",
 ]

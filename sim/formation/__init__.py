@@ -10,18 +10,12 @@
 - :mod:`sim.formation.aggregate`: the streaming aggregate that the summary and the report read.
 - :mod:`sim.formation.report`: report.html with the ambush heat map, targeting table, DP income
   and skirmish outcomes.
+- :mod:`sim.formation.kind`: the kind's facts and hooks as one object (sim/kinds.py). Importing this
+  package compiles nothing: the names below are imported from their modules when first read.
 """
 
 from __future__ import annotations
 
-from sim.formation.audit import audit_metric, audit_options, audit_runs
-from sim.formation.engine import exact, simulate, supports_exact
-from sim.formation.model import Scenario, check_scenario
-from sim.formation.report import write_report
-from sim.formation.targeting import targeting_table
+from sim.kinds import lazy_exports
 
-STREAMS = True  # simulate(keep_runs=False, runs_sink=...) streams chunk by chunk (sim/formation/aggregate.py)
-
-__all__ = ["Scenario", "check_scenario", "exact", "simulate", "supports_exact", "targeting_table",
-           "write_report"]
-__all__ += ["audit_metric", "audit_options", "audit_runs"]
+__getattr__ = lazy_exports(__name__, {"targeting_table": "sim.formation.targeting"})  # beside the kind's hooks

@@ -5,17 +5,13 @@
 - :mod:`.reference` the scalar reference, :mod:`.kernel` the vectorized kernel (same draws, same results);
 - :mod:`.exact` the duel as a Markov chain and rounds until overload; :mod:`.tables` R-RST-14 and R-RST-24;
 - :mod:`.simulate` the Monte Carlo driver and summaries, :mod:`.aggregate` the running sums they come from;
-  :mod:`.report` the HTML report (from the summary alone, so it works on streamed results).
+  :mod:`.report` the HTML report (from the summary alone, so it works on streamed results);
+- :mod:`.kind` the kind's facts and hooks as one object (sim/kinds.py). Importing this package compiles nothing:
+  the names below are imported from their modules when first read.
 """
 
-from sim.restraint.audit import audit_options, audit_runs
-from sim.restraint.designer import balance_metrics, one_character
-from sim.restraint.model import Scenario, check_scenario
-from sim.restraint.report import write_report
-from sim.restraint.simulate import exact, simulate, supports_exact
+from __future__ import annotations
 
-STREAMS = True  # simulate(keep_runs=False, runs_sink=...) streams chunk by chunk (sim/restraint/aggregate.py)
+from sim.kinds import lazy_exports
 
-__all__ = ["Scenario", "balance_metrics", "check_scenario", "exact", "one_character", "simulate", "supports_exact",
-           "write_report"]
-__all__ += ["audit_options", "audit_runs"]
+__getattr__ = lazy_exports(__name__)  # simulate, exact, write_report, ...: the kind object's hooks

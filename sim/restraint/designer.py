@@ -1,4 +1,4 @@
-"""What the shared designer tools ask of the restraint kind (the OPTIONAL exports of sim/kinds.py): its balance
+"""What the shared designer tools ask of the restraint kind (hooks of sim/restraint/kind.py): its balance
 metrics and the one character of the class matrix."""
 
 from __future__ import annotations

@@ -18,7 +18,8 @@ from typing import Any
 import sim
 from sim import kinds, pipeline
 from sim.batch import CHUNK_RUNS as CHUNK_SIZE
-from sim.designer.metrics import HEADLINE, main_metric, metric_interval, metric_value
+from sim.designer.metrics import headline as headline_metrics
+from sim.designer.metrics import main_metric, metric_interval, metric_value
 from sim.designer.params import field_bounds, get_value, scenario_data, with_values
 from sim.designer.sensitivity import sensitivity_parameters
 from sim.errors import SimError
@@ -152,7 +153,7 @@ class Studio:
         value = metric_value(summary, self.metric)
         interval = metric_interval(summary, self.metric)
         headline = []
-        for m in HEADLINE.get(self.kind, [self.metric]):
+        for m in headline_metrics(self.kind) or [self.metric]:
             try:
                 v = metric_value(summary, m)
             except SimError:

@@ -93,3 +93,17 @@ def test_aggregate_keeps_each_declared_sum(played):
     fr = cols["freed_round"]
     assert np.array_equal(agg.freed, (fr > 0).sum(axis=0))
     assert [s.shape for s in RUN_STATS if s.name == "freed_round"] == [CHAR]
+
+
+def test_the_kernel_numbers_its_statistics_from_the_declaration():
+    """Issue 39 item 5: the batch engine's statistic fields are the declared rows' names in their order (a new row
+    gets its column), each index looked up by name (no hand-numbered tuple)."""
+    from sim.escape import kernel as K
+    from sim.escape.columns import CHAR, CHAR_TIER, RUN, stat_names
+
+    assert K.CHAR_FIELDS == K.CHAR_STATE + stat_names(CHAR)
+    assert K.RUN_FIELDS == stat_names(RUN) and K.TIER_STATS == stat_names(CHAR_TIER)
+    for fields, names in ((K.CHAR_FIELDS, stat_names(CHAR)), (K.RUN_FIELDS, stat_names(RUN)),
+                          (K.TIER_STATS, stat_names(CHAR_TIER))):
+        for name in names:
+            assert getattr(K, name.upper()) == fields.index(name), name
