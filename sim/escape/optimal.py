@@ -168,9 +168,7 @@ def _solve_compiled(ex, p: EscapeParams, kind: str, horizon: int, max_states, ma
         if only:
             raise ExactUnsupported(f"the compiled exact engine does not cover this scenario: {exc}") from None
         return None
-    sol = Solution(p, kind, horizon, fwd.reps, fwd.layers, fwd.choices, fwd.trans, ids={},
-                   states=len(fwd.choices), branches=fwd.branches, engine="compiled")
-    _backward(sol)
+    sol = fwd.solution(kind, horizon)
     sol.seconds = time.perf_counter() - started
     return sol
 
@@ -282,21 +280,10 @@ def play_summary(sol: Solution) -> dict:
     forward pass with the best choice of each state and round). Under ``escape_by_round@K`` the pass
     stops at round K: ``timeout_rate`` is then the share still bound after round K."""
     p = sol.params
-    dist = {0: 1.0}
-    escaped_at = [0.0] * (p.max_rounds + 1)
-    caught = timeout = 0.0
-    for rnd in range(1, p.max_rounds + 1):
-        if rnd > sol.horizon:  # past the horizon of escape_by_round@K: the run is no longer scored
-            break
-        nxt: dict[int, float] = {}
-        for sid, w in dist.items():
-            succ, esc, cau = sol.trans[(sid, sol.best[(sid, rnd)])]
-            escaped_at[rnd] += w * esc
-            caught += w * cau
-            for s2, q in succ:
-                nxt[s2] = nxt.get(s2, 0.0) + w * q
-        dist = nxt
-    timeout = sum(dist.values())
+    if sol.engine == "compiled":  # the same pass on the solved arrays
+        escaped_at, caught, timeout = sol.summary()
+    else:
+        escaped_at, caught, timeout = _play(sol)
     rate = sum(escaped_at)
     by_round, acc = [], 0.0
     for rnd in range(1, sol.horizon + 1):
@@ -305,6 +292,23 @@ def play_summary(sol: Solution) -> dict:
     mean = sum(r * q for r, q in enumerate(escaped_at)) / rate if rate > 0 else None
     return {"escape_rate": rate, "caught_rate": caught, "timeout_rate": timeout, "mean_rounds": mean,
             "escape_by_round": by_round}
+
+
+def _play(sol: Solution) -> tuple[list[float], float, float]:
+    """Play the best choices forward: the probability escaped in each round, caught, and still bound at the end."""
+    dist = {0: 1.0}
+    escaped_at = [0.0] * (sol.params.max_rounds + 1)
+    caught = 0.0
+    for rnd in range(1, sol.horizon + 1):  # past the horizon of escape_by_round@K: the run is no longer scored
+        nxt: dict[int, float] = {}
+        for sid, w in dist.items():
+            succ, esc, cau = sol.trans[(sid, sol.best[(sid, rnd)])]
+            escaped_at[rnd] += w * esc
+            caught += w * cau
+            for s2, q in succ:
+                nxt[s2] = nxt.get(s2, 0.0) + w * q
+        dist = nxt
+    return escaped_at, caught, sum(dist.values())
 
 
 def first_actions(sol: Solution) -> list[str]:
