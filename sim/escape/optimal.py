@@ -457,7 +457,7 @@ def describe_state(p: EscapeParams, st: PartyState) -> str:
     return " | ".join(parts) + att
 
 
-__all__ = ["OBJECTIVES", "Solution", "compare", "optimal_exact", "parse_objective", "solve"]
+__all__ = ["OBJECTIVES", "Solution", "compare", "decision_table", "optimal_exact", "parse_objective", "solve"]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -522,12 +522,23 @@ def write_optimal_report(scenario, result: dict, out_dir) -> list:
     return [out / "optimal.json", page]
 
 
-def table_policy(sol: Solution):
+def decision_table(scenario: Scenario | EscapeParams):
+    """Optimal play (objective ``escape_rate``) solved for simulation: the compiled engine's
+    :class:`~sim.escape.optimal_fast.DecisionTable` (small, picklable: sent to every chunk), or the reference-driven
+    solver's :class:`Solution` where the compiled engine does not cover the scenario."""
+    sol = solve(scenario, engine="auto")
+    return sol.table() if sol.engine == "compiled" else sol
+
+
+def table_policy(sol):
     """The solved decision table as a policy for the scalar reference (Monte Carlo of optimal play): in
-    round ``r`` it declares the best choice of the state's number at ``r``. A state the table does not
-    know (past the objective's horizon) rests."""
+    round ``r`` it declares the best choice of the state at ``r``. A state the table does not know (past the
+    objective's horizon) rests. ``sol``: a :class:`Solution` of either engine or a compiled
+    :class:`~sim.escape.optimal_fast.DecisionTable` (the state found by its compiled row)."""
     from sim.escape.state import REST
 
+    if sol.engine == "compiled":
+        return (sol if not isinstance(sol, Solution) else sol.table()).policy()
     ex = _engine()
     ids = sol.ids
 
@@ -556,5 +567,5 @@ def play(view):
     p = view.params
     hit = _PLAY_CACHE.get(id(p))
     if hit is None or hit[0] is not p:
-        hit = _PLAY_CACHE[id(p)] = (p, table_policy(solve(p)))
+        hit = _PLAY_CACHE[id(p)] = (p, table_policy(decision_table(p)))
     return hit[1](view)

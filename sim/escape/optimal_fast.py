@@ -490,6 +490,8 @@ class DecisionTable:
     state rows, the layers and best choices by round and the joint choices by legality projection; small and
     picklable (sent to every chunk). A reference state is encoded into its row (:func:`row_of`) and found by it."""
 
+    engine = "compiled"
+
     def __init__(self, sol: CompiledSolution):
         f = sol.fwd
         self.params, self.horizon = sol.params, sol.horizon
