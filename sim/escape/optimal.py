@@ -142,16 +142,11 @@ def _solve_compiled(ex, p: EscapeParams, kind: str, horizon: int, max_states, ma
                     started: float, only: bool, forbidden: frozenset = frozenset()) -> Solution | None:
     """:func:`solve` with the rounds played by the compiled engine (:mod:`sim.escape.optimal_fast`); None where
     it does not cover the scenario (with ``only``, a refusal). Its budgets default to its own
-    (:data:`sim.escape.optimal_fast.OPTIMAL_MAX_STATES`, :data:`sim.escape.optimal_fast.OPTIMAL_MAX_BRANCHES`)."""
+    (:func:`sim.escape.optimal_fast.budgets`)."""
     from sim.escape.exact_fast import Uncovered
-    from sim.escape.optimal_fast import OPTIMAL_MAX_BRANCHES, OPTIMAL_MAX_STATES, CompiledForward
+    from sim.escape.optimal_fast import CompiledForward, budgets
 
-    budget = OPTIMAL_MAX_STATES if max_states is None else int(max_states)
-    if max_branches is not None:
-        branch_budget = int(max_branches)
-    else:  # a smaller state budget scales the replays with it, as the reference-driven solver's budgets do
-        branch_budget = OPTIMAL_MAX_BRANCHES if max_states is None else max(
-            1, OPTIMAL_MAX_BRANCHES * budget // OPTIMAL_MAX_STATES)
+    budget, branch_budget = budgets(max_states, max_branches, isinstance(max_states, ex.AutoBudget))
 
     def refuse(rnd, binds, states, branches, projected, eta):
         exc = ex.ExactBudgetExceeded(states, rnd, budget, branches, binds=binds, max_branches=branch_budget,

@@ -130,12 +130,33 @@ def row_of(p: EscapeParams, st: PartyState, played: int) -> bytes:
     return np.array(row, dtype=np.int16).tobytes()
 
 
-#: default budgets of optimal play on the compiled engine: states whose choices are played (the solved table is
-#: arrays: a state with its choices and their next states takes about 0.1-2 KB, so 1,000,000 stay under 2 GB in
-#: the issue's cases) and replays of every choice of every state (about 0.4 microseconds each: 50 million take
-#: about 20 s)
+#: default budgets of optimal play on the compiled engine (measured in bench/escape_exact.py): states whose choices
+#: are played, summed over the rounds (the solved table is arrays: about 1-7 KB a state with its choices and their
+#: next states, so 250,000 states stay under 2 GB), and replays of every choice of every state (0.5-1.3
+#: microseconds each with the merging: 50 million take 25-65 s)
+OPTIMAL_MAX_STATES = 250_000
 OPTIMAL_MAX_BRANCHES = 50_000_000
-OPTIMAL_MAX_STATES = 1_000_000
+#: replays allowed per state when a state budget is given without a branch budget (``--max-states`` alone)
+OPTIMAL_BRANCHES_PER_STATE = 800
+#: the budgets beside a simulation (report, studio, sweeps, tune; :class:`sim.escape.exact.AutoBudget`): about a
+#: second of CPU
+OPTIMAL_AUTO_MAX_STATES = 20_000
+OPTIMAL_AUTO_MAX_BRANCHES = 2_500_000
+
+
+def budgets(max_states: int | None, max_branches: int | None, beside_simulation: bool) -> tuple[int, int]:
+    """(states, replays) optimal play may use: the defaults, the budgets beside a simulation, or those given (a
+    state budget alone allows :data:`OPTIMAL_BRANCHES_PER_STATE` replays a state)."""
+    if beside_simulation and max_branches is None:
+        return OPTIMAL_AUTO_MAX_STATES, OPTIMAL_AUTO_MAX_BRANCHES
+    states = OPTIMAL_MAX_STATES if max_states is None else int(max_states)
+    if max_branches is not None:
+        return states, int(max_branches)
+    if max_states is None:
+        return states, OPTIMAL_MAX_BRANCHES
+    return states, max(1, OPTIMAL_BRANCHES_PER_STATE * states)
+
+
 PROBE_CHOICES = 16  # joint choices of a state played first to project the rest (:meth:`CompiledForward._project`)
 
 
