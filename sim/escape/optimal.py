@@ -274,7 +274,6 @@ def play_summary(sol: Solution) -> dict:
     """escape_rate, escape_by_round, caught_rate, timeout_rate and mean_rounds of the optimal table (a
     forward pass with the best choice of each state and round). Under ``escape_by_round@K`` the pass
     stops at round K: ``timeout_rate`` is then the share still bound after round K."""
-    p = sol.params
     if sol.engine == "compiled":  # the same pass on the solved arrays
         escaped_at, caught, timeout = sol.summary()
     else:

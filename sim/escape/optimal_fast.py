@@ -51,6 +51,7 @@ from sim.escape.optimal import Solution
 from sim.escape.params import N_SLOTS, EscapeParams
 from sim.escape.state import ACTION_INDEX, REST, CharState, PartyState
 
+
 def party_of(p: EscapeParams, st: K.Batch) -> PartyState:
     """Row 0 of a one-run batch as the reference's state (held items in item order)."""
     chars = []
