@@ -375,11 +375,11 @@ def number_row(table, rows, n, row):
 def expand_states(R, todo, proj, plans, plan_first, rounds, limit_on, st, sc, b, C, I, table, rows, n_rows,  # noqa: PLR0913
                   cfirst, ccount, c_first, c_esc, c_cau, n_ch, s_id, s_p, n_s, max_branches):
     """Every joint choice of each state ``todo[j]`` (its choices: the plans ``plan_first[proj[j]]`` ..
-    ``plan_first[proj[j] + 1] - 1``) played by :func:`play_choices`, stored as compressed rows: state ``sid``'s choices are ``cfirst[sid]`` ..
-    ``cfirst[sid] + ccount[sid] - 1``; choice ``c`` escapes with ``c_esc[c]``, is caught with ``c_cau[c]`` and goes to
-    the states ``s_id[c_first[c]:c_first[c + 1]]`` with probabilities ``s_p[...]`` (new states numbered in ``table``).
-    Returns the arrays (grown), their counts, the replays played, a status (OK, OVER_BRANCHES, OVER_EVENTS) and the
-    states done."""
+    ``plan_first[proj[j] + 1] - 1``) played by :func:`play_choices`, stored as compressed rows: state ``sid``'s
+    choices are ``cfirst[sid]`` .. ``cfirst[sid] + ccount[sid] - 1``; choice ``c`` escapes with ``c_esc[c]``, is
+    caught with ``c_cau[c]`` and goes to the states ``s_id[c_first[c]:c_first[c + 1]]`` with probabilities
+    ``s_p[...]`` (new states numbered in ``table``). Returns the arrays (grown), their counts, the replays played, a
+    status (OK, OVER_BRANCHES, OVER_EVENTS) and the states done."""
     branches = 0
     for j in range(todo.shape[0]):
         sid = todo[j]
