@@ -65,16 +65,6 @@ def party_of(p: EscapeParams, st: K.Batch) -> PartyState:
                       round=int(st.runs[0, K.ROUNDS]))
 
 
-def legality_key(st: PartyState) -> tuple:
-    """What the legal actions of a state read (R-ESC-6 through :mod:`sim.escape.actions` and the predicates of
-    :mod:`sim.escape.state`): every character's tiers, uses left (breath, rage, terrain, channel, ki, inspire), the
-    inspiration die held, the release items held and whether it is dazed; not composure, acc, streak, the
-    blessing or the attention. States with the same key share one list of joint choices (the tests compare the
-    optimal values with the reference-driven solver's, which enumerates every state)."""
-    return tuple((tuple(c.tiers), c.breath, c.rage, c.terrain, c.channel, c.ki, c.inspire, c.insp_die, tuple(c.held),
-                  c.dazed_left > 0) for c in st.chars)
-
-
 def plan_of(p: EscapeParams, st: PartyState, joint: tuple) -> np.ndarray:
     """A joint choice as the kernel's plan rows (P_KIND .. P_TERRAIN); a release item by its item number."""
     plan = np.full((p.n_chars, K.N_PLAN), -1, dtype=np.int64)
@@ -93,14 +83,17 @@ def char_width(p: EscapeParams) -> int:
     return 3 * N_SLOTS + N_DYN + p.n_items
 
 
-#: the kernel's character fields the legal actions read (R-ESC-6, R-ESC-14, R-ESC-14a, R-ESC-14b): uses left and the
-#: inspiration die held (as :func:`legality_key`); DAZED_LEFT is read as dazed or not
+#: the kernel's character fields the legal actions read (R-ESC-6 through :mod:`sim.escape.actions` and the
+#: predicates of :mod:`sim.escape.state`; R-ESC-14, R-ESC-14a, R-ESC-14b): uses left (breath, rage, terrain, channel,
+#: ki, inspire) and the inspiration die held; not composure, acc, streak, the blessing or the attention
 LEGALITY_FIELDS = (K.BREATH, K.RAGE, K.TERRAIN, K.CHANNEL_LEFT, K.KI, K.INSPIRE_LEFT, K.INSP_DIE)
 
 
 def legality_columns(p: EscapeParams) -> tuple[np.ndarray, np.ndarray]:
-    """The columns of a state row that :func:`legality_key` reads (tiers, :data:`LEGALITY_FIELDS`, held items per
-    item) and, apart, each character's dazed-rounds column (read as dazed or not)."""
+    """The columns of a state row the legal actions read (every character's tiers, :data:`LEGALITY_FIELDS`, held
+    items per item: R-ESC-10) and, apart, each character's dazed-rounds column (read as dazed or not, R-ESC-12).
+    States with the same projection share one list of joint choices (tests/escape/test_optimal_table.py compares it
+    with a direct call on every solved state)."""
     w, cols, dazed = char_width(p), [], []
     for i in range(p.n_chars):
         x = i * w
