@@ -6,6 +6,9 @@ resident memory (``ru_maxrss``). A refusal prints what bound and the projected t
 
     python bench/escape_exact.py [--cases rogue,rogue_optimal,...] [--engines reference,compiled]
     python bench/escape_exact.py --one CASE ENGINE      # one measurement (what the driver runs per process)
+
+Without ``--engines``, the optimal cases run on the compiled engine only: the reference-driven solver takes minutes
+on them or refuses (its figures are issue 35's, quoted in bench/README.md).
 """
 
 from __future__ import annotations
@@ -124,14 +127,15 @@ def one(case: str, engine: str) -> dict:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--cases", default=",".join(CASES))
-    ap.add_argument("--engines", default="reference,compiled")
+    ap.add_argument("--engines", default=None)
     ap.add_argument("--one", nargs=2, metavar=("CASE", "ENGINE"))
     args = ap.parse_args()
     if args.one:
         print(json.dumps(one(*args.one)))
         return
     for case in args.cases.split(","):
-        for engine in args.engines.split(","):
+        engines = args.engines or ("compiled" if CASES[case][1] == "optimal" else "reference,compiled")
+        for engine in engines.split(","):
             run = subprocess.run([sys.executable, __file__, "--one", case, engine], capture_output=True, text=True,
                                  cwd=ROOT)
             line = run.stdout.strip().splitlines()[-1] if run.stdout.strip() else run.stderr.strip()[-300:]

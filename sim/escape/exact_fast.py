@@ -324,3 +324,91 @@ class CompiledSearch:
 
 
 __all__ = ["CompiledSearch", "FIXED", "Uncovered"]
+
+
+# ---------------------------------------------------------------------------------------------
+# optimal play (sim/escape/optimal_fast.py): every joint choice of many states in one call, the next states numbered
+# in one table for the whole solve. Here, not there, because it inlines the kernel's round (the cache guard of
+# sim/escape/branching.py covers this module).
+
+
+@njit(cache=True)
+def _room(a, need):
+    """``a`` with room for ``need`` entries (doubled as needed; the entries kept)."""
+    if need <= a.shape[0]:
+        return a
+    cap = max(16, a.shape[0])
+    while cap < need:
+        cap *= 2
+    grown = np.empty(cap, dtype=a.dtype)
+    grown[:a.shape[0]] = a
+    return grown
+
+
+@njit(cache=True)
+def number_row(table, rows, n, row):
+    """The number of the state ``row`` among ``rows[:n]`` (open addressing in ``table``), a new one if it is not there:
+    (table, rows, n, its number), the arrays grown as needed."""
+    mask = table.shape[0] - 1
+    h = np.int64(row_hash(row) & np.uint64(mask))
+    while True:
+        idx = table[h]
+        if idx < 0:
+            break
+        if _same(rows[idx], row):
+            return table, rows, n, idx
+        h = (h + 1) & mask
+    if n == rows.shape[0]:
+        grown = np.empty((2 * n, rows.shape[1]), dtype=np.int16)
+        grown[:n] = rows[:n]
+        rows = grown
+    rows[n] = row
+    table[h] = n
+    n += 1
+    if 2 * n > table.shape[0]:
+        table = np.full(2 * table.shape[0], -1, dtype=np.int64)
+        _rehash(table, rows, 0, n)
+    return table, rows, n, n - 1
+
+
+@njit(cache=True)
+def expand_states(R, todo, proj, plans, plan_first, rounds, limit_on, st, sc, b, C, I, table, rows, n_rows,  # noqa: PLR0913
+                  cfirst, ccount, c_first, c_esc, c_cau, n_ch, s_id, s_p, n_s, max_branches):
+    """Every joint choice of each state ``todo[j]`` (its choices: the plans ``plan_first[proj[j]]`` ..
+    ``plan_first[proj[j] + 1] - 1``) played by :func:`play_choices`, stored as compressed rows: state ``sid``'s
+    choices are ``cfirst[sid]`` .. ``cfirst[sid] + ccount[sid] - 1``; choice ``c`` escapes with ``c_esc[c]``, is
+    caught with ``c_cau[c]`` and goes to the states ``s_id[c_first[c]:c_first[c + 1]]`` with probabilities
+    ``s_p[...]`` (new states numbered in ``table``). Returns the arrays (grown), their counts, the replays played, a
+    status (OK, OVER_BRANCHES, OVER_EVENTS) and the states done."""
+    branches = 0
+    for j in range(todo.shape[0]):
+        sid = todo[j]
+        lo, hi = plan_first[proj[j]], plan_first[proj[j] + 1]
+        out, out_p, first, esc, cau, played, overflow = play_choices(R, rows[sid], plans[lo:hi], rounds, limit_on,
+                                                                     st, sc, b, C, I)
+        if overflow:
+            return (table, rows, n_rows, c_first, c_esc, c_cau, n_ch, s_id, s_p, n_s, branches, OVER_EVENTS, j)
+        branches += played
+        nk = hi - lo
+        c_first = _room(c_first, n_ch + nk + 1)
+        c_esc = _room(c_esc, n_ch + nk)
+        c_cau = _room(c_cau, n_ch + nk)
+        s_id = _room(s_id, n_s + out.shape[0])
+        s_p = _room(s_p, n_s + out.shape[0])
+        cfirst[sid] = n_ch
+        ccount[sid] = nk
+        for k in range(nk):
+            c = n_ch + k
+            c_esc[c] = esc[k]
+            c_cau[c] = cau[k]
+            c_first[c] = n_s
+            for x in range(first[k], first[k + 1]):
+                table, rows, n_rows, idx = number_row(table, rows, n_rows, out[x])
+                s_id[n_s] = idx
+                s_p[n_s] = out_p[x]
+                n_s += 1
+        n_ch += nk
+        c_first[n_ch] = n_s
+        if branches > max_branches:
+            return (table, rows, n_rows, c_first, c_esc, c_cau, n_ch, s_id, s_p, n_s, branches, OVER_BRANCHES, j + 1)
+    return (table, rows, n_rows, c_first, c_esc, c_cau, n_ch, s_id, s_p, n_s, branches, OK, todo.shape[0])

@@ -142,16 +142,11 @@ def _solve_compiled(ex, p: EscapeParams, kind: str, horizon: int, max_states, ma
                     started: float, only: bool, forbidden: frozenset = frozenset()) -> Solution | None:
     """:func:`solve` with the rounds played by the compiled engine (:mod:`sim.escape.optimal_fast`); None where
     it does not cover the scenario (with ``only``, a refusal). Its budgets default to its own
-    (:data:`sim.escape.optimal_fast.OPTIMAL_MAX_STATES`, :data:`sim.escape.optimal_fast.OPTIMAL_MAX_BRANCHES`)."""
+    (:func:`sim.escape.optimal_fast.budgets`)."""
     from sim.escape.exact_fast import Uncovered
-    from sim.escape.optimal_fast import OPTIMAL_MAX_BRANCHES, OPTIMAL_MAX_STATES, CompiledForward
+    from sim.escape.optimal_fast import CompiledForward, budgets
 
-    budget = OPTIMAL_MAX_STATES if max_states is None else int(max_states)
-    if max_branches is not None:
-        branch_budget = int(max_branches)
-    else:  # a smaller state budget scales the replays with it, as the reference-driven solver's budgets do
-        branch_budget = OPTIMAL_MAX_BRANCHES if max_states is None else max(
-            1, OPTIMAL_MAX_BRANCHES * budget // OPTIMAL_MAX_STATES)
+    budget, branch_budget = budgets(max_states, max_branches, isinstance(max_states, ex.AutoBudget))
 
     def refuse(rnd, binds, states, branches, projected, eta):
         exc = ex.ExactBudgetExceeded(states, rnd, budget, branches, binds=binds, max_branches=branch_budget,
@@ -168,9 +163,7 @@ def _solve_compiled(ex, p: EscapeParams, kind: str, horizon: int, max_states, ma
         if only:
             raise ExactUnsupported(f"the compiled exact engine does not cover this scenario: {exc}") from None
         return None
-    sol = Solution(p, kind, horizon, fwd.reps, fwd.layers, fwd.choices, fwd.trans, ids={},
-                   states=len(fwd.choices), branches=fwd.branches, engine="compiled")
-    _backward(sol)
+    sol = fwd.solution(kind, horizon)
     sol.seconds = time.perf_counter() - started
     return sol
 
@@ -281,22 +274,10 @@ def play_summary(sol: Solution) -> dict:
     """escape_rate, escape_by_round, caught_rate, timeout_rate and mean_rounds of the optimal table (a
     forward pass with the best choice of each state and round). Under ``escape_by_round@K`` the pass
     stops at round K: ``timeout_rate`` is then the share still bound after round K."""
-    p = sol.params
-    dist = {0: 1.0}
-    escaped_at = [0.0] * (p.max_rounds + 1)
-    caught = timeout = 0.0
-    for rnd in range(1, p.max_rounds + 1):
-        if rnd > sol.horizon:  # past the horizon of escape_by_round@K: the run is no longer scored
-            break
-        nxt: dict[int, float] = {}
-        for sid, w in dist.items():
-            succ, esc, cau = sol.trans[(sid, sol.best[(sid, rnd)])]
-            escaped_at[rnd] += w * esc
-            caught += w * cau
-            for s2, q in succ:
-                nxt[s2] = nxt.get(s2, 0.0) + w * q
-        dist = nxt
-    timeout = sum(dist.values())
+    if sol.engine == "compiled":  # the same pass on the solved arrays
+        escaped_at, caught, timeout = sol.summary()
+    else:
+        escaped_at, caught, timeout = _play(sol)
     rate = sum(escaped_at)
     by_round, acc = [], 0.0
     for rnd in range(1, sol.horizon + 1):
@@ -305,6 +286,23 @@ def play_summary(sol: Solution) -> dict:
     mean = sum(r * q for r, q in enumerate(escaped_at)) / rate if rate > 0 else None
     return {"escape_rate": rate, "caught_rate": caught, "timeout_rate": timeout, "mean_rounds": mean,
             "escape_by_round": by_round}
+
+
+def _play(sol: Solution) -> tuple[list[float], float, float]:
+    """Play the best choices forward: the probability escaped in each round, caught, and still bound at the end."""
+    dist = {0: 1.0}
+    escaped_at = [0.0] * (sol.params.max_rounds + 1)
+    caught = 0.0
+    for rnd in range(1, sol.horizon + 1):  # past the horizon of escape_by_round@K: the run is no longer scored
+        nxt: dict[int, float] = {}
+        for sid, w in dist.items():
+            succ, esc, cau = sol.trans[(sid, sol.best[(sid, rnd)])]
+            escaped_at[rnd] += w * esc
+            caught += w * cau
+            for s2, q in succ:
+                nxt[s2] = nxt.get(s2, 0.0) + w * q
+        dist = nxt
+    return escaped_at, caught, sum(dist.values())
 
 
 def first_actions(sol: Solution) -> list[str]:
@@ -453,7 +451,7 @@ def describe_state(p: EscapeParams, st: PartyState) -> str:
     return " | ".join(parts) + att
 
 
-__all__ = ["OBJECTIVES", "Solution", "compare", "optimal_exact", "parse_objective", "solve"]
+__all__ = ["OBJECTIVES", "Solution", "compare", "decision_table", "optimal_exact", "parse_objective", "solve"]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -518,12 +516,23 @@ def write_optimal_report(scenario, result: dict, out_dir) -> list:
     return [out / "optimal.json", page]
 
 
-def table_policy(sol: Solution):
+def decision_table(scenario: Scenario | EscapeParams):
+    """Optimal play (objective ``escape_rate``) solved for simulation: the compiled engine's
+    :class:`~sim.escape.optimal_fast.DecisionTable` (small, picklable: sent to every chunk), or the reference-driven
+    solver's :class:`Solution` where the compiled engine does not cover the scenario."""
+    sol = solve(scenario, engine="auto")
+    return sol.table() if sol.engine == "compiled" else sol
+
+
+def table_policy(sol):
     """The solved decision table as a policy for the scalar reference (Monte Carlo of optimal play): in
-    round ``r`` it declares the best choice of the state's number at ``r``. A state the table does not
-    know (past the objective's horizon) rests."""
+    round ``r`` it declares the best choice of the state at ``r``. A state the table does not know (past the
+    objective's horizon) rests. ``sol``: a :class:`Solution` of either engine or a compiled
+    :class:`~sim.escape.optimal_fast.DecisionTable` (the state found by its compiled row)."""
     from sim.escape.state import REST
 
+    if sol.engine == "compiled":
+        return (sol if not isinstance(sol, Solution) else sol.table()).policy()
     ex = _engine()
     ids = sol.ids
 
@@ -552,5 +561,5 @@ def play(view):
     p = view.params
     hit = _PLAY_CACHE.get(id(p))
     if hit is None or hit[0] is not p:
-        hit = _PLAY_CACHE[id(p)] = (p, table_policy(solve(p)))
+        hit = _PLAY_CACHE[id(p)] = (p, table_policy(decision_table(p)))
     return hit[1](view)

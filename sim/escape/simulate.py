@@ -105,9 +105,9 @@ def simulate(scenario: Scenario, runs: int, seed: int, n_jobs: int = 1, engine: 
     engine = resolve_engine(p, engine)
     policy = p.policy
     if policy == OPTIMAL_POLICY:  # solved once here (or refused in one line), its table sent to every chunk
-        from sim.escape.optimal import solve
+        from sim.escape.optimal import decision_table
 
-        policy = solve(p)
+        policy = decision_table(p)  # on the compiled exact engine where it covers the scenario
     elif engine == "reference":
         load_policy(p.policy)  # fail early on a bad custom policy
     agg = EscapeAggregate.empty(p)
