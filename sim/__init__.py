@@ -9,8 +9,6 @@ Public API (SCENARIOS.md, "The output contract")::
 
 from __future__ import annotations
 
-__version__ = "0.1.0"
-
 from sim.numba_cache import ensure_numba_cache
 
 ensure_numba_cache()  # a read-only install: numba's cache goes to a private folder (before numba is imported)
@@ -19,6 +17,7 @@ from sim import kinds  # noqa: E402
 from sim.errors import ExactUnsupported, PolicyError, ScenarioError, SimError  # noqa: E402
 from sim.result import SimulationResult  # noqa: E402
 from sim.scenario import kind_module, load_scenario  # noqa: E402
+from sim.version import __version__  # noqa: E402
 
 
 def simulate(scenario, runs: int | None = None, seed: int | None = None, n_jobs: int = 1, **options):

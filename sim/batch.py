@@ -35,7 +35,12 @@ import numpy as np
 from sim import store_key
 from sim.errors import ScenarioError, SimError, one_line
 from sim.outputs import OUTPUT_MANIFEST, OwnedOutputs, read_output_manifest  # noqa: F401 - older imports
+from sim.version import __version__
 
+#: what --jobs means, for every command's help (README "Reproducibility": this module runs the compiled engines'
+#: chunks in threads, a Python policy's in processes)
+JOBS_HELP = ("parallel workers (-1: all cores): threads of one process for the compiled engines, worker processes "
+             "for a Python policy")
 CHUNK_RUNS = 10_000
 MAX_RUNS = 100_000_000
 BACKENDS = ("local", "dask")
@@ -628,8 +633,6 @@ def random_layout(kind: str) -> str:
 
 def fingerprint_of(scenario, seed: int, runs: int, **extra) -> dict[str, Any]:
     """What identifies a run: scenario hash, seed, runs, kind, random layout and package and numpy versions."""
-    from sim import __version__
-
     fp = {"scenario_hash": scenario.scenario_hash, "seed": int(seed), "runs": int(runs), "kind": scenario.kind,
           "sim_version": __version__, "numpy_version": np.__version__, "chunk_runs": CHUNK_RUNS,
           "random_layout": random_layout(scenario.kind)}

@@ -19,13 +19,10 @@ import math
 import sys
 from pathlib import Path
 
+from sim.batch import JOBS_HELP
 from sim.errors import ScenarioError, SimError, one_line, shown
 
 EXIT_INVALID = 2
-#: what --jobs means, for every command's help (README "Reproducibility": sim/batch.py runs the compiled engines'
-#: chunks in threads, a Python policy's in processes)
-JOBS_HELP = ("parallel workers (-1: all cores): threads of one process for the compiled engines, worker processes "
-             "for a Python policy")
 
 
 class _Parser(argparse.ArgumentParser):

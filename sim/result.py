@@ -9,10 +9,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from sim.version import __version__
+
 
 def package_version() -> str:
-    from sim import __version__
-
     return __version__
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from sim.campus.audit import audit_options, audit_runs
 from sim.campus.designer import balance_metrics
 from sim.campus.exact import AUTO_MAX_STATES, exact, supports_exact
+from sim.campus.limits import limit_rows  # the rows of docs/limits.md (sim/docs_gen.py)
 from sim.campus.model import Scenario, check_scenario
 from sim.campus.params import Params, compile_params
 from sim.campus.report import write_report
@@ -44,3 +45,5 @@ __all__ = [
     "write_report",
 ]
 __all__ += ["audit_options", "audit_runs"]
+
+__all__ += ["limit_rows"]

@@ -12,6 +12,7 @@ from sim.escape.designer import (
     tier_ladder,
 )
 from sim.escape.exact import AUTO_MAX_STATES, exact, supports_exact
+from sim.escape.limits import limit_rows  # the rows of docs/limits.md (sim/docs_gen.py)
 from sim.escape.model import Scenario, check
 from sim.escape.report import write_report
 from sim.escape.simulate import simulate
@@ -24,3 +25,5 @@ __all__ = ["AUTO_MAX_STATES", "Scenario", "balance_metrics", "check_scenario", "
            "rule_default", "rules_table", "sensitivity_parameters", "simulate", "supports_exact", "tier_ladder",
            "write_report"]
 __all__ += ["audit_evaluator", "audit_options"]
+
+__all__ += ["limit_rows"]

@@ -23,16 +23,19 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from sim.errors import ScenarioError, shown
+from sim.batch import JOBS_HELP
+from sim.errors import ScenarioError, SimError, one_line, shown
 from sim.escape import kernel as K
 from sim.escape.model import Scenario
 from sim.escape.params import compile_params
-from sim.escape.policy import require_code_opt_in
+from sim.escape.policy import names_code, require_code_opt_in
+from sim.escape.report import tier_ladder
 from sim.escape.simulate import KERNEL_POLICIES, kernel_chunk, simulate
 from sim.escape.state import ACTION_KINDS
 from sim.labels import fixed
 from sim.labels import points as points_text
 from sim.report import (
+    answer,
     atomic_write_text,
     chart_text,
     description_block,
@@ -41,6 +44,7 @@ from sim.report import (
     legend_outside,
     new_figure,
     save_figure,
+    scenario_question,
     section,
     summary_json,
     table,
@@ -48,7 +52,7 @@ from sim.report import (
     write_html,
 )
 from sim.result import SimulationResult, provenance
-from sim.scenario import parse_scenario, run_settings
+from sim.scenario import load_scenario, parse_scenario, run_settings
 from sim.stats import Z95, wilson_interval
 
 DEFAULT_POLICIES = ("greedy", "arms_first", "team")
@@ -232,8 +236,6 @@ def _diff_text(d, points: bool = False) -> str:
 
 
 def answer_block(scen, lines):
-    from sim.report import answer, scenario_question
-
     return answer(scenario_question(scen.description, "Which policy gets the party out most often?"), lines)
 
 
@@ -279,8 +281,6 @@ def action_table(res: ComparisonResult) -> pd.DataFrame:
 
 
 def _tier_ladder_html(scen):
-    from sim.escape.report import tier_ladder
-
     return tier_ladder(scen)
 
 
@@ -390,8 +390,6 @@ def add_compare_arguments(parser) -> None:
                              "[policy] settings, e.g. counter,best or rescue=true)")
     parser.add_argument("--runs", type=int, help="runs per policy (default: the scenario's run.runs)")
     parser.add_argument("--seed", type=int, help="seed shared by every policy (default: the scenario's run.seed)")
-    from sim.cli import JOBS_HELP
-
     parser.add_argument("--jobs", type=int, default=1, help=JOBS_HELP)
     parser.add_argument("--out", help="output folder (default reports/<scenario name>/compare/)")
     parser.add_argument("--allow-code", action="store_true",
@@ -420,9 +418,6 @@ def main_compare(args) -> int:
 def _default_policies(scenario, allow_code: bool) -> list[str]:
     """The built-in policies and the scenario's own (issue 28: never dropped silently). Its own policy naming
     code runs only with --allow-code; without it, it is left out and a line on stderr says so and why."""
-    from sim.errors import one_line
-    from sim.escape.policy import names_code
-
     own = scenario.policy.name
     policies = list(DEFAULT_POLICIES)
     if own in policies:
@@ -437,13 +432,10 @@ def _default_policies(scenario, allow_code: bool) -> list[str]:
 
 def run_compare(args) -> tuple[ComparisonResult, Path]:
     """Validate ``args``, compare and write the report; returns the result and the output folder."""
-    import sim
-    from sim.errors import SimError
-
     jobs = getattr(args, "jobs", 1)
     if jobs == 0 or jobs < -1:
         raise SimError(f"--jobs: expected -1 or an integer >= 1, got {jobs}")
-    scenario = sim.load_scenario(args.scenario)
+    scenario = load_scenario(args.scenario)
     try:
         policies = parse_policies(args.policies) if args.policies else _default_policies(
             scenario, getattr(args, "allow_code", False))

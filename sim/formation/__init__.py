@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from sim.formation.audit import audit_metric, audit_options, audit_runs
 from sim.formation.engine import exact, simulate, supports_exact
+from sim.formation.limits import limit_rows  # the rows of docs/limits.md (sim/docs_gen.py)
 from sim.formation.model import Scenario, check_scenario
 from sim.formation.report import write_report
 from sim.formation.targeting import targeting_table
@@ -25,3 +26,5 @@ STREAMS = True  # simulate(keep_runs=False, runs_sink=...) streams chunk by chun
 __all__ = ["Scenario", "check_scenario", "exact", "simulate", "supports_exact", "targeting_table",
            "write_report"]
 __all__ += ["audit_metric", "audit_options", "audit_runs"]
+
+__all__ += ["limit_rows"]

@@ -10,6 +10,7 @@
 
 from sim.restraint.audit import audit_options, audit_runs
 from sim.restraint.designer import balance_metrics, one_character
+from sim.restraint.limits import limit_rows  # the rows of docs/limits.md (sim/docs_gen.py)
 from sim.restraint.model import Scenario, check_scenario
 from sim.restraint.report import write_report
 from sim.restraint.simulate import exact, simulate, supports_exact
@@ -19,3 +20,5 @@ STREAMS = True  # simulate(keep_runs=False, runs_sink=...) streams chunk by chun
 __all__ = ["Scenario", "balance_metrics", "check_scenario", "exact", "one_character", "simulate", "supports_exact",
            "write_report"]
 __all__ += ["audit_options", "audit_runs"]
+
+__all__ += ["limit_rows"]
