@@ -27,9 +27,15 @@ from typing import Any
 
 import numpy as np
 
+import sim
 from sim import kinds
+from sim.designer.evaluate import exact_summary, resolve_runs_seed
+from sim.designer.matrix import CLASSES, _get, _variant, preset_scores
+from sim.designer.metrics import half_width, main_metric, metric_value
+from sim.designer.params import get_value, scenario_data
 from sim.errors import ScenarioError
 from sim.labels import fixed
+from sim.scenario import parse_scenario
 
 DEAD = 0.005
 MUST_PICK = 0.15
@@ -220,7 +226,6 @@ def class_spread(scenario, ev, spread: float, skipped: dict[str, str] | None = N
         char = one(scenario)
     except ScenarioError:
         return []
-    from sim.designer.matrix import CLASSES, _get
 
     level = int(_get(scenario, f"{char}.level"))
     variants = {}
@@ -241,9 +246,6 @@ def class_spread(scenario, ev, spread: float, skipped: dict[str, str] | None = N
 def _class_variant(scenario, char: str, class_name: str, level: int):
     """The matrix's class variant (sim/designer/matrix.py); a switch of another class's feature that the new class
     cannot have (a ranger's ``favoured_terrain = true``, R-RST-12) is switched off rather than refused."""
-    from sim.designer.matrix import _variant, preset_scores
-    from sim.designer.params import get_value, scenario_data
-
     try:
         return _variant(scenario, char, class_name, level, preset_scores(class_name), {})
     except ScenarioError as exc:
@@ -261,9 +263,6 @@ class MonteCarloAudit:
     metric per run: ``audit_runs``)."""
 
     def __init__(self, scenario, objective: str | None, runs: int | None, seed: int | None, n_jobs: int):
-        from sim.designer.evaluate import resolve_runs_seed
-        from sim.designer.metrics import main_metric
-
         self.scenario, self.kind = scenario, kinds.get(scenario.kind)
         self.metric = objective or self.kind.audit_metric(scenario) or main_metric(scenario.kind)
         self.runs, self.seed = resolve_runs_seed(scenario, runs, seed)
@@ -274,9 +273,6 @@ class MonteCarloAudit:
         self.baseline, self._base_se, self._base_runs, self._base_events = self._evaluate(scenario)
 
     def _exact(self, scenario) -> float | None:
-        from sim.designer.evaluate import exact_summary
-        from sim.designer.metrics import metric_value
-
         try:
             summary = exact_summary(scenario)
             return None if summary is None else float(metric_value(summary, self.metric))
@@ -291,12 +287,9 @@ class MonteCarloAudit:
         return self._cache[key]
 
     def _compute(self, scenario) -> tuple:
-        from sim.designer.metrics import half_width, metric_value
-
         value = self._exact(scenario) if self.method == "exact" else None
         if value is not None:
             return value, 0.0, None, {}
-        import sim  # simulated (a variant the exact engine does not cover is simulated too: its se says so)
 
         result = sim.simulate(scenario, runs=self.runs, seed=self.seed, n_jobs=self.n_jobs)
         per_run = self.kind.audit_runs(scenario, result.runs, self.metric)
@@ -349,9 +342,6 @@ def conditioned(outcome: np.ndarray, events: dict[str, np.ndarray]) -> list[dict
 
 def edited(scenario, edit: Callable[[dict], None]):
     """A validated copy of ``scenario`` with ``edit`` applied to its TOML mapping (for ``restrict``)."""
-    from sim.designer.params import scenario_data
-    from sim.scenario import parse_scenario
-
     data = scenario_data(scenario)
     edit(data)
     return parse_scenario(data, scenario.source)

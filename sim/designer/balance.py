@@ -28,14 +28,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from sim import kinds
 from sim.stats import spread, spread_from_counts  # noqa: F401 - moved to the foundation (the kinds use them)
 
 
 def balance_metrics(result, replay: bool = True) -> dict[str, Any]:
     """The balance metrics that apply to ``result``'s kind (module docstring). ``replay=False`` skips
     the metrics that need a second simulation (first-check / first-mover advantage)."""
-    from sim import kinds
-
     kind = result.summary.get("kind")
     own = kinds.get(kind).balance_metrics if kind in kinds.KINDS else None
     if own is not None:  # the kind's own metrics (sim/<kind>/designer.py)

@@ -40,13 +40,28 @@ from typing import Annotated, Any
 import numpy as np
 from pydantic import Field, ValidationError, field_validator
 
-import sim
+from sim import pipeline
 from sim.designer.evaluate import exact_summary
 from sim.designer.metrics import metric_interval, metric_value, parse_metric
 from sim.designer.params import field_bounds, split_key, with_values
+from sim.designer.scenario_text import variant_text
 from sim.errors import ScenarioError
 from sim.labels import format_value
+from sim.palette import EXACT, series_colour
+from sim.report import (
+    answer,
+    atomic_write_text,
+    items,
+    link,
+    new_figure,
+    save_figure,
+    section,
+    summary_json,
+    table,
+    write_html,
+)
 from sim.scenario import Strict, format_validation_errors, load_scenario, read_toml_file
+from sim.version import __version__
 
 MAX_PARAMS = 8
 MAX_TARGETS = 50
@@ -284,7 +299,7 @@ class Evaluator:
             base = self.spec.scenarios[s]
             runs = int(base.run.runs if self.runs is None else self.runs)
             seed = int(base.run.seed if self.seed is None else self.seed)
-            summary = sim.simulate(variant, runs=runs, seed=seed, n_jobs=self.n_jobs).summary
+            summary = pipeline.run(variant, runs=runs, seed=seed, n_jobs=self.n_jobs, exact=False).summary
             exact = False
             self.method[s] = f"simulation ({runs:,} runs, seed {seed}, common random numbers)" + (
                 " - exact refused on its budget" if notes else "")
@@ -437,7 +452,7 @@ class FitResult:
             "values": self.values, "loss": self.loss, "search": self.search, "evaluations": self.evaluations,
             "seconds": round(self.seconds, 3), "targets": self.targets, "params": self.spec.params,
             "increasing": self.spec.settings.increasing, "lo": self.spec.lo, "hi": self.spec.hi,
-            "sim_version": sim.__version__,
+            "sim_version": __version__,
         }
 
 
@@ -587,8 +602,6 @@ __all__ = ["FitSpec", "FitResult", "load_fit", "fit", "brute_force", "count_feas
 def fitted_toml(scenario_file: str | Path, values: dict[str, int], fit_file: str,
                 dest: str | Path | None = None) -> str:
     """The scenario file's text with the fitted values written in (see :mod:`sim.designer.scenario_text`)."""
-    from sim.designer.scenario_text import variant_text
-
     changes = ", ".join(f"{k} = {v}" for k, v in values.items())
     dest = dest if dest is not None else Path(scenario_file).with_suffix(".fitted.toml")
     return variant_text(scenario_file, {k: int(v) for k, v in values.items()},
@@ -614,9 +627,6 @@ def format_table(result: FitResult) -> str:
 
 
 def _chart(result: FitResult, out: Path) -> Path:
-    from sim.palette import EXACT, series_colour
-    from sim.report import new_figure, save_figure
-
     n = len(result.targets)
     fig, ax = new_figure("Targets and what the fitted values achieve", "metric value", "", size=(7.5, 1.2 + 0.5 * n))
     ys = np.arange(n)[::-1]
@@ -633,8 +643,6 @@ def _chart(result: FitResult, out: Path) -> Path:
 
 def write_fit(result: FitResult, out_dir: str | Path) -> list[Path]:
     """``fit.json``, ``fit.png``, one ``<scenario>.fitted.toml`` per scenario and ``report.html``."""
-    from sim.report import answer, atomic_write_text, items, link, section, summary_json, table, write_html
-
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     spec = result.spec

@@ -14,10 +14,30 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from sim.designer.metrics import HEADLINE, main_metric, metric_unit, present_metrics
+from sim.designer.metrics import HEADLINE, main_metric, metric_unit, present_metrics, scalar_metrics
 from sim.errors import ScenarioError
+from sim.labels import metric_label
 from sim.limits import bounded_folder_name
+from sim.palette import EXACT, outcome_colour
 from sim.pipeline import metric_row
+from sim.report import (
+    atomic_write_text,
+    chart_text,
+    fmt_exact,
+    fmt_num,
+    fmt_pct,
+    join,
+    key_label,
+    legend_outside,
+    link,
+    new_figure,
+    paragraph,
+    save_figure,
+    section,
+    summary_json,
+    table,
+    write_html,
+)
 
 
 def _is_fit_file(path: Path) -> bool:
@@ -83,8 +103,6 @@ def headline_metrics(summary: dict) -> list[str]:
     if kind in HEADLINE:
         names = HEADLINE[kind]
     else:
-        from sim.designer.metrics import scalar_metrics
-
         names = [main_metric(kind)] if main_metric(kind) else []
         names += [m for m in scalar_metrics(summary) if f"{m}_ci" in summary and m not in names]
     return present_metrics(summary, names)
@@ -111,10 +129,6 @@ def _metric_columns(df: pd.DataFrame) -> list[str]:
 def metric_chart(df: pd.DataFrame, metric: str, out: Path, rows: str = "scenario") -> Path:
     """``metric`` of every scenario (or policy: ``rows``) that has it, with 95% whiskers (and exact values as
     crosses)."""
-    from sim.labels import metric_label
-    from sim.palette import EXACT, outcome_colour
-    from sim.report import chart_text, legend_outside, new_figure, save_figure
-
     part = df[df[metric].notna()]
     height = max(3.0, 0.45 * len(part) + 1.6)
     fig, ax = new_figure(chart_text(metric_label(metric), 70), f"{chart_text(metric, 60)} ({metric_unit(metric)})",
@@ -139,8 +153,6 @@ def metric_chart(df: pd.DataFrame, metric: str, out: Path, rows: str = "scenario
 def _cell(row, m: str):
     """One index cell: the value with its interval at the precision the interval supports (percent for
     probabilities), and the exact value below it where known."""
-    from sim.report import fmt_exact, fmt_num, fmt_pct, join, paragraph
-
     v = row.get(m)
     if v is None or (isinstance(v, float) and math.isnan(v)):
         return "–"
@@ -155,9 +167,6 @@ def _cell(row, m: str):
 
 
 def _table(df: pd.DataFrame, metrics: list[str]):
-    from sim.labels import metric_label
-    from sim.report import key_label, link, table
-
     columns = ["scenario", "runs"] + [key_label(metric_label(m), m) for m in metrics]
     rows = []
     for _, row in df.iterrows():
@@ -168,9 +177,6 @@ def _table(df: pd.DataFrame, metrics: list[str]):
 
 def write_index(entries: list[dict], out_dir: Path, title: str = "Scenario comparison") -> list[Path]:
     """``index.html`` (table with links, one chart per metric), ``index.csv`` and ``index.json``."""
-    from sim.labels import metric_label
-    from sim.report import atomic_write_text, join, key_label, link, paragraph, section, summary_json, write_html
-
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     df = index_frame(entries)

@@ -30,10 +30,25 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from sim import kinds
 from sim.designer.evaluate import evaluate, resolve_runs_seed
 from sim.designer.metrics import Z95, main_metric, metric_interval, metric_unit, metric_value
+from sim.designer.pages import sensitivity_answer, sensitivity_table
 from sim.designer.params import get_value, scenario_data, with_values
 from sim.errors import ScenarioError
+from sim.palette import EXACT, series_colour
+from sim.report import (
+    atomic_write_text,
+    chart_text,
+    description_block,
+    legend_outside,
+    link,
+    new_figure,
+    paragraph,
+    save_figure,
+    section,
+    write_html,
+)
 
 KIND_PATTERNS = {
     "restraint": ["binder.scores.*", "target.scores.*"],
@@ -60,8 +75,6 @@ def _is_int(v: Any) -> bool:
 
 def sensitivity_parameters(scenario) -> list[tuple[str, int]]:
     """The (dotted key, current value) pairs the sensitivity moves (module docstring)."""
-    from sim import kinds
-
     data = scenario_data(scenario)
     own = kinds.get(scenario.kind).sensitivity_parameters
     if own is not None:  # the kind chooses its keys (escape: the tier ladder on the party's way)
@@ -199,9 +212,6 @@ def _effect_row(base: tuple, down: tuple | None, up: tuple | None) -> dict:
 def tornado_chart(df: pd.DataFrame, out: Path, top: int = 20) -> Path:
     """Bars from the baseline to the metric one step down and one step up of each parameter, with 95%
     whiskers."""
-    from sim.palette import EXACT, series_colour
-    from sim.report import chart_text, legend_outside, new_figure, save_figure
-
     metric = df.attrs["metric"]
     part = df.head(top).iloc[::-1]
     height = max(3.0, 0.38 * len(part) + 1.5)
@@ -228,8 +238,6 @@ def tornado_chart(df: pd.DataFrame, out: Path, top: int = 20) -> Path:
 
 def write_sensitivity(df: pd.DataFrame, out_dir: Path, scenario=None) -> list[Path]:
     """``sensitivity.csv``, ``tornado.png`` and ``report.html`` into ``out_dir``."""
-    from sim.report import atomic_write_text, section, write_html
-
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     atomic_write_text(out / "sensitivity.csv", df.to_csv(index=False))
@@ -239,8 +247,6 @@ def write_sensitivity(df: pd.DataFrame, out_dir: Path, scenario=None) -> list[Pa
             f"from seed {a['seed']} (common random numbers). The effect is the larger change of the two; the "
             "exact effect comes first where the kind solves the variants exactly. The simulated effect shows its "
             "95% half-width (an upper bound: independent samples), or 'within noise' when that interval holds 0.")
-    from sim.designer.pages import sensitivity_answer, sensitivity_table
-    from sim.report import description_block, link, paragraph
 
     sections = [sensitivity_answer(df, scenario),
                 description_block(scenario.description) if scenario is not None else "",

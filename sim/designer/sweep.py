@@ -19,9 +19,25 @@ import pandas as pd
 
 from sim.designer.evaluate import evaluate, resolve_runs_seed
 from sim.designer.metrics import main_metric, metric_unit, param_unit, scalar_metrics
+from sim.designer.pages import sweep_answer, sweep_table
 from sim.designer.params import GridAxis, parse_axis, with_values
 from sim.errors import ScenarioError
+from sim.labels import format_value, metric_label, param_label
+from sim.palette import EXACT, SERIES, outcome_colour
 from sim.pipeline import metric_row
+from sim.report import (
+    atomic_write_text,
+    chart_text,
+    description_block,
+    join,
+    legend_outside,
+    link,
+    new_figure,
+    paragraph,
+    save_figure,
+    section,
+    write_html,
+)
 
 MAX_POINTS = 2_000
 
@@ -121,10 +137,6 @@ def _x_positions(values: pd.Series) -> tuple[np.ndarray, list[str] | None]:
 def line_chart(df: pd.DataFrame, x_key: str, metric: str, out: Path, group_key: str | None = None,
                max_lines: int = 10) -> Path:
     """``metric`` against ``x_key`` with its 95% band (one line per value of ``group_key``)."""
-    from sim.labels import metric_label
-    from sim.palette import EXACT, outcome_colour
-    from sim.report import chart_text, legend_outside, new_figure, save_figure
-
     n = df.attrs.get("runs")
     title = chart_text(metric_label(metric), 60) + f"\nvs {chart_text(x_key, 50)}" + \
         (f" by {chart_text(group_key, 50)}" if group_key else "")
@@ -160,8 +172,6 @@ def line_chart(df: pd.DataFrame, x_key: str, metric: str, out: Path, group_key: 
 
 def _bars(ax, df: pd.DataFrame, x_key: str, metric: str, n) -> None:
     """One bar per categorical value with its 95% interval as an error bar, the exact value as a mark."""
-    from sim.palette import EXACT, SERIES, outcome_colour
-
     x = np.arange(len(df), dtype=float)
     y = df[metric].to_numpy(dtype=float)
     lo, hi = df[f"{metric}_lo"].to_numpy(dtype=float), df[f"{metric}_hi"].to_numpy(dtype=float)
@@ -175,8 +185,6 @@ def _bars(ax, df: pd.DataFrame, x_key: str, metric: str, n) -> None:
 
 def heat_map(df: pd.DataFrame, x_key: str, y_key: str, metric: str, out: Path) -> Path:
     """``metric`` over a two-parameter grid, each cell annotated with its value."""
-    from sim.report import new_figure, save_figure
-
     table = df.pivot_table(index=y_key, columns=x_key, values=metric, aggfunc="first", sort=False)
     fig, ax = new_figure(f"{metric} over {x_key} × {y_key}", f"{x_key} ({param_unit(x_key)})",
                          f"{y_key} ({param_unit(y_key)})", size=(7.5, 5.0))
@@ -199,8 +207,6 @@ def heat_map(df: pd.DataFrame, x_key: str, y_key: str, metric: str, out: Path) -
 
 def _title(text: str, scenario) -> str:
     """A chart title "<metric> vs <param>[ by <param>]" / "<metric> heat map" in plain words."""
-    from sim.labels import metric_label, param_label
-
     words = text.split(" ")
     out = []
     for i, w in enumerate(words):
@@ -215,9 +221,6 @@ def _title(text: str, scenario) -> str:
 
 def _unchanged_section(df: pd.DataFrame, unchanged: list[str]):
     """The metrics the swept values did not move, with their one value (they get no chart)."""
-    from sim.labels import format_value, metric_label
-    from sim.report import paragraph, section
-
     return section("Unchanged by this sweep", paragraph(
         "These metrics have the same value at every point (the swept values do not reach them; every point ran on "
         "the same random numbers), so they get no chart: " + "; ".join(
@@ -226,8 +229,6 @@ def _unchanged_section(df: pd.DataFrame, unchanged: list[str]):
 
 def write_sweep(df: pd.DataFrame, out_dir: Path, scenario=None) -> list[Path]:
     """``sweep.csv``, charts and ``report.html`` into ``out_dir``."""
-    from sim.report import atomic_write_text, section, write_html
-
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     written = []
@@ -259,9 +260,6 @@ def write_sweep(df: pd.DataFrame, out_dir: Path, scenario=None) -> list[Path]:
             "(common random numbers), so differences between points come from the rules, not from noise. "
             "Bands and brackets are 95% intervals; 'exact' is exact analysis where the kind supports it; sweep.csv "
             "has every metric.")
-    from sim.designer.pages import sweep_answer, sweep_table
-    from sim.labels import param_label
-    from sim.report import description_block, join, link, paragraph
 
     sections.append(sweep_answer(df, scenario))
     if scenario is not None:

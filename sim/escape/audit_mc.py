@@ -17,8 +17,18 @@ from dataclasses import replace
 
 import numpy as np
 
+from sim.batch import map_chunks
+from sim.designer.audit import conditioned
 from sim.errors import ExactUnsupported
+from sim.escape import kernel as K
 from sim.escape.actions import forbids, legal_actions
+from sim.escape.columns import allocate, copy_into
+from sim.escape.greedy import declared_numerator
+from sim.escape.model import BUILTIN_POLICIES
+from sim.escape.optimal import parse_objective
+from sim.escape.params import compile_params
+from sim.escape.policy import load_policy
+from sim.escape.simulate import reference_chunk
 from sim.escape.state import REST
 
 FALLBACK_KINDS = ("untie", "use_item", "assist", "guide", "search")
@@ -26,8 +36,6 @@ FALLBACK_KINDS = ("untie", "use_item", "assist", "guide", "search")
 
 def substitute(view, i: int, a, forbidden):
     """The allowed declaration nearest to ``a`` for character ``i`` (see the module docstring)."""
-    from sim.escape.greedy import declared_numerator
-
     p, st = view.params, view.state
     legal = legal_actions(p, st, i, view.round, forbidden)
     stripped = replace(a, breath=False, rage=False, terrain=False)
@@ -58,9 +66,6 @@ def restricted_policy(base, forbidden, counter: list[int]):
 
 
 def _task(params, n, rng):
-    from sim.escape.policy import load_policy
-    from sim.escape.simulate import reference_chunk
-
     p, name, forbidden = params
     counter = [0]
     cols = reference_chunk(p, n, rng, restricted_policy(load_policy(name), forbidden, counter), validate=True)
@@ -73,18 +78,15 @@ class EscapeMonteCarloAudit:
     method = "monte_carlo"
 
     def __init__(self, scenario, objective: str | None, runs: int | None, seed: int | None, n_jobs: int, why: str):
-        from sim.designer.evaluate import resolve_runs_seed
-        from sim.escape.model import BUILTIN_POLICIES
-        from sim.escape.optimal import parse_objective
-        from sim.escape.params import compile_params
-
         self.scenario, self.params = scenario, compile_params(scenario)
         self.metric = objective or "escape_rate"
         self._kind, self._horizon = parse_objective(objective, self.params.max_rounds)
         if self.params.policy not in BUILTIN_POLICIES:
             raise ExactUnsupported(f"the escape audit plays optimally and cannot here ({why}); its Monte Carlo "
                                    f"fallback restricts a built-in policy, not {self.params.policy!r}")
-        self.runs, self.seed = resolve_runs_seed(scenario, runs, seed)
+        # the flags, else the scenario's [run] (as sim.designer.evaluate.resolve_runs_seed)
+        self.runs = int(scenario.run.runs if runs is None else runs)
+        self.seed = int(scenario.run.seed if seed is None else seed)
         self.n_jobs = n_jobs
         self.engine = (f"Monte Carlo of the {self.params.policy} policy with each option removed, scalar reference "
                        f"(optimal play does not fit: {why})")
@@ -93,10 +95,6 @@ class EscapeMonteCarloAudit:
         self.baseline = float(self._base.mean())
 
     def _simulate(self, p, forbidden: frozenset):
-        from sim.batch import map_chunks
-        from sim.escape import kernel as K
-        from sim.escape.columns import allocate, copy_into
-
         key = (id(p), forbidden)
         if key not in self._cache:
             cols, used = allocate(p, self.runs), 0
@@ -133,8 +131,6 @@ class EscapeMonteCarloAudit:
         return self._paired(a.forbid | b.forbid)
 
     def value_of(self, scenario) -> tuple[float, float]:
-        from sim.escape.params import compile_params
-
         p = compile_params(scenario)
         won = self._simulate(p, frozenset())[0]
         self._cache.setdefault(("keep", id(p)), p)  # keeps p alive: its id stays its cache key
@@ -143,7 +139,5 @@ class EscapeMonteCarloAudit:
     def decided_by(self) -> list[dict]:
         """Round 1 from the per-run code of sim/escape/columns.py (``first_round``: no check, checks without a
         success, a success)."""
-        from sim.designer.audit import conditioned
-
         return conditioned(self._base, {"a check failed in round 1 (none succeeded)": self._first == 1,
                                         "a check succeeded in round 1": self._first == 2})

@@ -21,10 +21,15 @@ from dataclasses import dataclass, field
 
 from sim.errors import ExactUnsupported, ScenarioError
 from sim.escape.actions import canonical, describe, joint_actions
-from sim.escape.model import BUILTIN_POLICIES, Scenario
+from sim.escape.exact_fast import Uncovered
+from sim.escape.model import BUILTIN_POLICIES, SLOTS, TIER_IDS, Scenario
+from sim.escape.optimal_fast import OPTIMAL_MAX_BRANCHES, OPTIMAL_MAX_STATES, CompiledForward
 from sim.escape.params import EscapeParams, compile_params
-from sim.escape.state import PartyState, initial_state
+from sim.escape.policy import PolicyView, load_policy
+from sim.escape.state import REST, PartyState, initial_state
 from sim.labels import fixed
+from sim.report import answer, atomic_write_text, section, summary_json, table, write_html
+from sim.result import provenance
 
 OBJECTIVES = ("escape_rate", "escape_by_round@K", "not_caught")
 #: optimal play plays every legal choice of a state: its default branch budget is this many times the exact
@@ -143,9 +148,6 @@ def _solve_compiled(ex, p: EscapeParams, kind: str, horizon: int, max_states, ma
     """:func:`solve` with the rounds played by the compiled engine (:mod:`sim.escape.optimal_fast`); None where
     it does not cover the scenario (with ``only``, a refusal). Its budgets default to its own
     (:data:`sim.escape.optimal_fast.OPTIMAL_MAX_STATES`, :data:`sim.escape.optimal_fast.OPTIMAL_MAX_BRANCHES`)."""
-    from sim.escape.exact_fast import Uncovered
-    from sim.escape.optimal_fast import OPTIMAL_MAX_BRANCHES, OPTIMAL_MAX_STATES, CompiledForward
-
     budget = OPTIMAL_MAX_STATES if max_states is None else int(max_states)
     if max_branches is not None:
         branch_budget = int(max_branches)
@@ -341,8 +343,6 @@ def optimal_exact(scenario: Scenario, objective: str | None = None, max_states: 
                   max_branches: int | None = None, engine: str = "auto") -> dict:
     """The exact summary under optimal play (the keys of ``sim.exact``), with an ``optimal`` block: the
     objective, its optimal value, the optimal first actions and the work done."""
-    from sim.result import provenance
-
     sol = solve(scenario, objective, max_states, max_branches, engine=engine)
     out = {"kind": "escape", "name": scenario.name, "runs": None, "seed": None, "policy": "optimal"}
     played = play_summary(sol)
@@ -398,8 +398,6 @@ def compare(scenario: Scenario, objective: str | None = None, max_states: int | 
 def _losses(sol: Solution, policy_name: str, worst: int) -> list[dict]:
     """Where ``policy_name`` loses most against optimal play: a forward pass under the policy over the
     solved states, each decision weighed by the probability of reaching it."""
-    from sim.escape.policy import PolicyView, load_policy
-
     ex = _engine()
     p = sol.params
     policy = load_policy(policy_name)
@@ -434,8 +432,6 @@ def _losses(sol: Solution, policy_name: str, worst: int) -> list[dict]:
 
 def describe_state(p: EscapeParams, st: PartyState) -> str:
     """A state in words: each character's bound slots with their tiers, composure, and the attention."""
-    from sim.escape.model import SLOTS, TIER_IDS
-
     parts = []
     for i, c in enumerate(st.chars):
         def slot_text(s: int, t: int, c=c) -> str:
@@ -484,8 +480,6 @@ def write_optimal_report(scenario, result: dict, out_dir) -> list:
     """``optimal.json`` and ``optimal.html`` (through the report template) into ``out_dir``."""
     from pathlib import Path
 
-    from sim.report import answer, atomic_write_text, section, summary_json, table, write_html
-
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     atomic_write_text(out / "optimal.json", summary_json(result))
@@ -522,8 +516,6 @@ def table_policy(sol: Solution):
     """The solved decision table as a policy for the scalar reference (Monte Carlo of optimal play): in
     round ``r`` it declares the best choice of the state's number at ``r``. A state the table does not
     know (past the objective's horizon) rests."""
-    from sim.escape.state import REST
-
     ex = _engine()
     ids = sol.ids
 
