@@ -32,6 +32,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from sim.errors import SimError
 
 OUTPUT_MANIFEST = ".sim-outputs.json"
@@ -463,3 +465,23 @@ def atomic_write_bytes(path: Path, data: bytes, mode: int | None = None) -> None
             os.unlink(tmp)
         raise
     note_file(path, sig)  # what this write put in place: the command records exactly this (sim/outputs.py)
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    """``text`` (UTF-8) written as :func:`atomic_write_bytes` writes."""
+    atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def summary_json(summary: dict[str, Any]) -> str:
+    """A summary as ``summary.json`` holds it (numpy numbers as plain numbers)."""
+    return json.dumps(summary, indent=2, sort_keys=False, default=_json_default) + "\n"
+
+
+def _json_default(value):
+    if isinstance(value, np.integer):
+        return int(value)
+    if isinstance(value, np.floating):
+        return float(value)
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    raise TypeError(f"not JSON serialisable: {type(value)}")

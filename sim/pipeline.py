@@ -43,14 +43,16 @@ from sim.errors import ExactUnsupported, ScenarioError, SimError, one_line
 from sim.outputs import (
     FolderLock,
     OwnedOutputs,
+    atomic_write_bytes,
+    atomic_write_text,
     make_folder,
     prepare_folder,
     recorded_files,
     recording,
     remove_logged,
     remove_owned_file,
+    summary_json,
 )
-from sim.report import atomic_write_bytes, atomic_write_text, summary_json
 from sim.result import SimulationResult, with_summary
 from sim.scenario import ScenarioBase
 

@@ -32,9 +32,9 @@ KIND_PACKAGES = ("sim.escape", "sim.restraint", "sim.campus", "sim.formation")  
 
 #: (layer name, modules or packages in it); a module belongs to the longest entry that names it or a package above it
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("foundation", ("sim.errors", "sim.numba_cache", "sim.dice", "sim.dice_kernel", "sim.stats", "sim.labels",
-                    "sim.palette", "sim.frames", "sim.result", "sim.version", "sim.composure", "sim.store_key", "sim.limits",
-                    "sim.outputs", "sim.batch", "sim.report", "sim.report_folder", "sim.pages")),
+    ("foundation", ("sim.errors", "sim.version", "sim.numba_cache", "sim.dice", "sim.dice_kernel", "sim.stats",
+                    "sim.labels", "sim.palette", "sim.frames", "sim.result", "sim.composure", "sim.store_key",
+                    "sim.limits", "sim.outputs", "sim.batch", "sim.report", "sim.report_folder", "sim.pages")),
     ("scenario loading and the kind contract", ("sim.scenario", "sim.kinds", "sim.simulation",
                                                 # scenario values by dotted key, and the metric names of a summary:
                                                 # what the kinds' designer hooks and every tool read
