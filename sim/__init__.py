@@ -17,7 +17,6 @@ from sim.numba_cache import ensure_numba_cache
 ensure_numba_cache()  # a read-only install: numba's cache goes to a private folder (before numba is imported)
 
 from sim import kinds, pipeline, simulation  # noqa: E402
-from sim.designer.audit import audit as run_audit  # noqa: E402
 from sim.errors import ExactUnsupported, PolicyError, ScenarioError, SimError  # noqa: E402
 from sim.result import SimulationResult  # noqa: E402
 from sim.scenario import kind_module, load_scenario  # noqa: E402
@@ -44,6 +43,8 @@ def audit(scenario, **options):
     """Balance audit of ``scenario`` (sim/designer/audit.py): each option of play forbidden in turn, its delta and
     flag (dead, dominated, must_pick), the class spread and what decided the outcome; ``.as_json()`` is the
     ``audit --json`` shape."""
+    from sim.designer.audit import audit as run_audit  # lazy: entry-point start-up (`import sim` loads no pages)
+
     return run_audit(scenario, **options)
 
 

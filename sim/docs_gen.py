@@ -30,7 +30,6 @@ from typing import Any
 from pydantic.json_schema import GenerateJsonSchema, NoDefault
 
 from sim import batch, dice, kinds, limits
-from sim.designer import fit, params, sweep, tune
 from sim.scenario import KIND_NAMES
 
 ROOT = Path(__file__).resolve().parent.parent  # the project folder (docs/, scenarios/)
@@ -492,6 +491,8 @@ def _input_limit_rows() -> list[tuple[str, str, str]]:
 
 def _tool_limit_rows() -> list[tuple[str, str, str]]:
     """The limits of the designer tools (sweep, tune, fit)."""
+    from sim.designer import fit, params, sweep, tune  # lazy: CLI start-up (`schema`'s parser is built from here)
+
     return [
         ("sweep grid", f"at most {sweep.MAX_POINTS:,} points in all, {params.MAX_GRID_POINTS:,} values per parameter",
          "`sweep --param`"),

@@ -8,8 +8,6 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from sim.designer import fit as fitting
-from sim.designer import matrix as class_matrix
 from sim.errors import ScenarioError, shown
 from sim.pipeline import owned_folder as _owned
 from sim.report import summary_json
@@ -40,6 +38,8 @@ def add_parsers(sub, add_run_flags) -> None:
 
 
 def cmd_fit(args) -> int:
+    from sim.designer import fit as fitting  # lazy: CLI start-up (the parser is built from this module)
+
     spec = fitting.load_fit(args.fit_file)
     result = fitting.fit(spec, runs=args.runs, seed=args.seed, n_jobs=args.jobs)
     out = Path(args.out) if args.out else Path("reports") / "fit" / Path(args.fit_file).stem
@@ -56,6 +56,8 @@ def cmd_fit(args) -> int:
 
 def cmd_matrix(args) -> int:
     import math
+
+    from sim.designer import matrix as class_matrix  # lazy: CLI start-up (the parser is built from this module)
 
     scenario = load_scenario(args.scenario)
     if not (0 < args.threshold < 1) or math.isnan(args.threshold):
