@@ -508,8 +508,9 @@ def limit_rows() -> list[tuple[str, str, str]]:
     sim/dice.py), then each kind's rows as it declares them (``limit_rows`` of ``sim/<kind>/limits.py``, through
     :func:`sim.kinds.get`), then the designer tools'."""
     rows = _input_limit_rows()
-    for name in KIND_NAMES:
-        rows += kinds.get(name).module.limit_rows()
+    for name in KIND_NAMES:  # a kind without limits of its own declares none (``limit_rows`` is optional)
+        declared = getattr(kinds.get(name).module, "limit_rows", None)
+        rows += [] if declared is None else list(declared())
     return rows + _tool_limit_rows()
 
 
