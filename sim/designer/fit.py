@@ -40,7 +40,7 @@ from typing import Annotated, Any
 import numpy as np
 from pydantic import Field, ValidationError, field_validator
 
-from sim import pipeline
+from sim import pipeline, report
 from sim.designer.evaluate import exact_summary
 from sim.designer.metrics import metric_interval, metric_value, parse_metric
 from sim.designer.params import field_bounds, split_key, with_values
@@ -48,18 +48,6 @@ from sim.designer.scenario_text import variant_text
 from sim.errors import ScenarioError
 from sim.labels import format_value
 from sim.palette import EXACT, series_colour
-from sim.report import (
-    answer,
-    atomic_write_text,
-    items,
-    link,
-    new_figure,
-    save_figure,
-    section,
-    summary_json,
-    table,
-    write_html,
-)
 from sim.scenario import Strict, format_validation_errors, load_scenario, read_toml_file
 from sim.version import __version__
 
@@ -628,7 +616,8 @@ def format_table(result: FitResult) -> str:
 
 def _chart(result: FitResult, out: Path) -> Path:
     n = len(result.targets)
-    fig, ax = new_figure("Targets and what the fitted values achieve", "metric value", "", size=(7.5, 1.2 + 0.5 * n))
+    fig, ax = report.new_figure("Targets and what the fitted values achieve", "metric value", "",
+                                size=(7.5, 1.2 + 0.5 * n))
     ys = np.arange(n)[::-1]
     for y, t in zip(ys, result.targets, strict=True):
         lo, hi = t["interval"]
@@ -638,7 +627,7 @@ def _chart(result: FitResult, out: Path) -> Path:
         ax.plot([t["achieved"]], [y], "o", color=series_colour(0), label="achieved" if y == ys[0] else None)
     ax.set_yticks(ys, [f"{Path(t['scenario']).stem}: {t['metric']}" for t in result.targets])
     ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.25 if n > 2 else -0.45), ncol=3, frameon=False)
-    return save_figure(fig, out / "fit.png")
+    return report.save_figure(fig, out / "fit.png")
 
 
 def write_fit(result: FitResult, out_dir: str | Path) -> list[Path]:
@@ -649,12 +638,12 @@ def write_fit(result: FitResult, out_dir: str | Path) -> list[Path]:
     written = [out / "fit.json"]
     data = result.as_dict()
     data["fit_file"] = spec.file
-    atomic_write_text(out / "fit.json", summary_json(data))
+    report.atomic_write_text(out / "fit.json", report.summary_json(data))
     fitted = []
     for scenario in spec.scenarios:
         name = f"{Path(scenario.source).stem}.fitted.toml"
         text = fitted_toml(scenario.source, result.values, spec.file, out / name)
-        atomic_write_text(out / name, text)
+        report.atomic_write_text(out / name, text)
         fitted.append(out / name)
     written += fitted
     written.append(_chart(result, out))
@@ -673,14 +662,15 @@ def write_fit(result: FitResult, out_dir: str | Path) -> list[Path]:
                     f"{t['weight']:g}", f"{t['loss']:.3g}",
                     t["method"]] for t in result.targets]
     sections = [
-        answer("Which values bring every target closest?", lines),
-        section("Fitted values", table(["parameter", "fitted value", "lo", "hi"], value_rows)),
-        section("Targets", table(["scenario (name or file)", "metric", "target", "achieved", "95% interval", "weight",
-                                  "weighted squared error", "evaluated by"], target_rows)),
-        section("Targets and achieved values", image="fit.png",
-                alt="Chart: each target's value and what the fitted values achieve, with 95% intervals"),
-        section("Fitted scenarios", items(link(p.name, p.name) for p in fitted),
-                note="Each scenario file with the fitted values written in (comments kept)."),
+        report.answer("Which values bring every target closest?", lines),
+        report.section("Fitted values", report.table(["parameter", "fitted value", "lo", "hi"], value_rows)),
+        report.section("Targets", report.table(["scenario (name or file)", "metric", "target", "achieved",
+                                                "95% interval", "weight", "weighted squared error", "evaluated by"],
+                                               target_rows)),
+        report.section("Targets and achieved values", image="fit.png",
+                       alt="Chart: each target's value and what the fitted values achieve, with 95% intervals"),
+        report.section("Fitted scenarios", report.items(report.link(p.name, p.name) for p in fitted),
+                       note="Each scenario file with the fitted values written in (comments kept)."),
     ]
-    written.append(write_html(out / "report.html", "Ladder fit", sections))
+    written.append(report.write_html(out / "report.html", "Ladder fit", sections))
     return written
