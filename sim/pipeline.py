@@ -121,6 +121,8 @@ def run(scenario, out: str | Path | None = None, *, runs: int | None = None, see
     stays bounded whatever the run count. Invalid input leaves nothing behind (a folder this call created is
     removed again, and only the files this call wrote are removed from an existing one)."""
     if out is None:
+        if allow_code:  # the opt-in reaches the kind's simulate (sim.simulate(..., allow_code=True), tune --allow-code)
+            simulate_options = {**simulate_options, "allow_code": True}
         return _run_in_memory(scenario, runs, seed, n_jobs, simulate, exact, simulate_options)
 
     out = Path(out)
