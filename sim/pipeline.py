@@ -88,7 +88,6 @@ class PipelineResult:
     scenario: ScenarioBase
     summary: dict[str, Any] | None
     exact: dict[str, Any] | None
-    runs: pd.DataFrame | None
     params: object | None  # the kind's own parameters (escape: sim.escape.params.EscapeParams)
     simulation: SimulationResult | None
     out: Path | None = None
@@ -96,6 +95,13 @@ class PipelineResult:
     timings: Timings = Timings()
     precision: PrecisionInfo | None = None
     notes: tuple[str, ...] = ()
+    runs_in_memory: bool = True  # False when the runs were streamed to runs.parquet
+
+    @property
+    def runs(self) -> pd.DataFrame | None:
+        """The per-run frame when the runs were kept in memory (made when first read, as
+        :attr:`sim.result.SimulationResult.runs`: a caller of the summary alone never builds it), else None."""
+        return self.simulation.runs if self.runs_in_memory and self.simulation is not None else None
 
 
 # --------------------------------------------------------------------------------------------
@@ -151,8 +157,7 @@ def _run_in_memory(scenario, runs, seed, n_jobs, simulate, exact, options) -> Pi
     notes: list[str] = []
     exact_answer = exact_summary(scenario, notes) if exact else None
     t2 = time.perf_counter()
-    return PipelineResult(scenario, None if result is None else result.summary, exact_answer,
-                          None if result is None else result.runs, _params(result), result,
+    return PipelineResult(scenario, None if result is None else result.summary, exact_answer, _params(result), result,
                           timings=Timings(t1 - t0, t2 - t1), notes=tuple(notes))
 
 
@@ -188,9 +193,9 @@ def _run_and_write(scenario, out, runs, seed, n_jobs, write_runs, target_error, 
     if store is not None:
         store.remove()  # complete: the chunks are no longer needed
     t3 = time.perf_counter()
-    return PipelineResult(scenario, result.summary, exact_answer, result.runs if in_memory else None,
-                          _params(result), result, out, tuple(dict.fromkeys(written)),
-                          Timings(t1 - t0, t2 - t1, t3 - t2), precision, tuple(notes))
+    return PipelineResult(scenario, result.summary, exact_answer, _params(result), result, out,
+                          tuple(dict.fromkeys(written)), Timings(t1 - t0, t2 - t1, t3 - t2), precision, tuple(notes),
+                          runs_in_memory=in_memory)
 
 
 def _simulate_chunked(scenario, out: Path, runs: int, seed: int, n_jobs: int, write_runs: bool, streams: bool,
