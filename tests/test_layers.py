@@ -3,14 +3,15 @@ and the import graph has no cycle, with imports inside functions counted as much
 
 Layers, lowest first::
 
-    0 foundation         errors, dice, stats, labels, palette, frames, result, limits, outputs, batch, report, pages
-    1 scenario + contract  scenario loading, the kind registry and contract, scenario values by dotted key, metrics
-    2 kinds              sim.<kind> for every registered kind; a kind imports no other kind
-    3 run and tools      the public API (sim), the pipeline, reports across kinds, the designer tools
-    4 entry points       the command line, the studio, the docs generator
+    0 foundation           errors, dice, stats, labels, palette, frames, result, limits, outputs, batch, report, pages
+    1 scenario + contract  scenario loading, the kind registry, the one call into a kind (sim.simulation), scenario
+                           values by dotted key, metric names
+    2 kinds                sim.<kind> for every registered kind; a kind imports no other kind
+    3 run and tools        the pipeline, reports across kinds, the designer tools
+    4 entry points         the public API (sim itself), the command line, the studio, the docs generator
 
-An import inside a function is allowed only for the command line's start-up and optional extras (the studio, Dask),
-marked ``# lazy: <reason>`` on its line, at most :data:`MAX_LAZY` in the package.
+An import inside a function is allowed only for an entry point's start-up (the command line, ``import sim``) and
+optional extras (the studio), marked ``# lazy: <reason>`` on its line, at most :data:`MAX_LAZY` in the package.
 
 The graph is read with :mod:`ast` from every module under sim/ (nothing is imported): every ``import sim...`` and
 ``from sim... import ...`` at any depth, ``from sim.pkg import name`` counting as an import of ``sim.pkg.name`` where
