@@ -24,7 +24,6 @@ import re
 import secrets
 import stat
 import sys
-import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,8 +33,23 @@ import numpy as np
 
 from sim import store_key
 from sim.errors import ScenarioError, SimError, one_line
-from sim.outputs import OUTPUT_MANIFEST, OwnedOutputs, read_output_manifest  # noqa: F401 - older imports
+from sim.outputs import (  # noqa: F401 - older imports: atomic writes, umask and the manifest live in sim/outputs.py
+    OUTPUT_MANIFEST,
+    OwnedOutputs,
+    atomic_write_bytes,
+    file_mode,
+    make_folder,
+    note_dir,
+    note_file,
+    process_umask,
+    read_output_manifest,
+)
+from sim.version import __version__
 
+#: what --jobs means, for every command's help (README "Reproducibility": this module runs the compiled engines'
+#: chunks in threads, a Python policy's in processes)
+JOBS_HELP = ("parallel workers (-1: all cores): threads of one process for the compiled engines, worker processes "
+             "for a Python policy")
 CHUNK_RUNS = 10_000
 MAX_RUNS = 100_000_000
 BACKENDS = ("local", "dask")
@@ -264,8 +278,6 @@ class ChunkStore:
     def install_parts(self, runs_dir: Path) -> list[Path]:
         """Move the staged parts to ``runs_dir`` (which must not exist) in one rename; they are reported to the
         command's write log as what it wrote. Returns their paths."""
-        from sim.outputs import note_dir, note_file
-
         staged = {n[len(PARTS) + 1:]: sig for n, sig in self._written.items() if n.startswith(PARTS + "/")}
         parent = os.open(runs_dir.parent, os.O_RDONLY | _O_DIRECTORY | _O_CLOEXEC)
         try:
@@ -571,64 +583,14 @@ def decode_chunk(data: bytes, max_bytes: int = MAX_CHUNK_BYTES) -> Any:
     return dec(tree)
 
 
-def process_umask() -> int:
-    """The process umask."""
-    try:  # Linux reports the umask without changing it (thread-safe)
-        with open("/proc/self/status") as fh:
-            for line in fh:
-                if line.startswith("Umask:"):
-                    return int(line.split()[1], 8)
-    except (OSError, ValueError):
-        pass
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
 
 
-def file_mode() -> int:
-    """The mode a new file gets from the process umask (0o666 & ~umask), as ``open()`` would give it."""
-    return 0o666 & ~process_umask()
-
-
-def atomic_write_bytes(path: Path, data: bytes, mode: int | None = None) -> None:
-    """Write ``data`` so that ``path`` appears complete or not at all (write, fsync, rename). The file
-    gets the process umask's mode (a temporary file alone would be private, 0600), or ``mode``. The path and
-    signature of the file put in place are reported to the command's write log (:func:`sim.outputs.note_file`)."""
-    from sim.outputs import make_folder, note_file
-
-    path = Path(path)
-    make_folder(path.parent)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        os.fchmod(fd, file_mode() if mode is None else mode)
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-            sig = _file_sig(os.fstat(fh.fileno()))
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-    note_file(path, sig)  # what this write put in place: the command records exactly this (sim/outputs.py)
-
-
-def random_layout(kind: str) -> str:
-    """The version of ``kind``'s random layout (its kind object's ``random_layout``): chunks stored under another
-    layout are not reused."""
-    from sim import kinds
-
-    return str(kinds.get(kind).random_layout)
-
-
-def fingerprint_of(scenario, seed: int, runs: int, **extra) -> dict[str, Any]:
-    """What identifies a run: scenario hash, seed, runs, kind, random layout and package and numpy versions."""
-    from sim import __version__
-
+def fingerprint_of(scenario, seed: int, runs: int, random_layout: str = "1", **extra) -> dict[str, Any]:
+    """What identifies a run: scenario hash, seed, runs, kind, random layout (the kind object's ``random_layout``,
+    passed by the pipeline: chunks stored under another layout are not reused) and package and numpy versions."""
     fp = {"scenario_hash": scenario.scenario_hash, "seed": int(seed), "runs": int(runs), "kind": scenario.kind,
           "sim_version": __version__, "numpy_version": np.__version__, "chunk_runs": CHUNK_RUNS,
-          "random_layout": random_layout(scenario.kind)}
+          "random_layout": str(random_layout)}
     fp.update(extra)
     return fp
 

@@ -19,13 +19,39 @@ import math
 import sys
 from pathlib import Path
 
+import sim
+from sim import kinds, pipeline
+from sim.batch import JOBS_HELP, check_scheduler
+from sim.designer import commands
+from sim.designer.audit_report import add_parser as add_audit_parser  # `audit` (issue 36)
+from sim.designer.audit_report import cmd_audit
+from sim.designer.commands import add_parsers
+from sim.designer.metrics import (
+    format_estimate,
+    is_proportion,
+    main_metric,
+    metric_interval,
+    metric_label,
+    metric_value,
+    parse_metric,
+)
+from sim.designer.params import parse_axis, parse_value, with_values
+from sim.designer.policy_comparison import compare_policies, write_policy_report
+from sim.designer.scenario_comparison import headline_metrics, output_folders, scenario_files, write_index
+from sim.designer.sensitivity import format_table, sensitivity, write_sensitivity
+from sim.designer.sweep import sweep, write_sweep
+from sim.designer.tune import tune
+from sim.docs_gen import add_schema_command, cmd_schema  # `schema KIND [--markdown]` (docs/scenario-format/)
 from sim.errors import OPT_IN_HINT, ScenarioError, SimError, one_line, shown
+from sim.exact_report import write_exact_report
+from sim.limits import bounded_folder_name, bounded_int, check_jobs, check_max_states, check_runs
+from sim.pipeline import owned_folder, supports_exact
+from sim.report import atomic_write_text, summary_json
+from sim.report_folder import default_folder, note_source, replaced_notes
+from sim.studio import add_parser as add_studio_parser
+from sim.studio import cmd_studio
 
 EXIT_INVALID = 2
-#: what --jobs means, for every command's help (README "Reproducibility": sim/batch.py runs the compiled engines'
-#: chunks in threads, a Python policy's in processes)
-JOBS_HELP = ("parallel workers (-1: all cores): threads of one process for the compiled engines, worker processes "
-             "for a Python policy")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -76,7 +102,6 @@ def _checked(parse, unparsed: str, valid, invalid: str):
 
 def _int(text: str) -> int:
     """An integer argument bounded at :data:`sim.limits.MAX_ARGUMENT_INT` (a 400-digit number: one line)."""
-    from sim.limits import bounded_int
 
     try:
         return bounded_int(text)
@@ -94,7 +119,6 @@ _jobs = _checked(int, "an integer", lambda v: v == -1 or v >= 1, "-1 or an integ
 
 
 def _number(text: str) -> int | float:
-    from sim.designer.params import parse_value
 
     try:
         value = parse_value(text)
@@ -153,12 +177,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_tune_parser(sub)
     _add_sensitivity_parser(sub)
 
-    from sim.designer.commands import add_parsers
-    from sim.docs_gen import add_schema_command  # `schema KIND [--markdown]` (docs/scenario-format/)
-    from sim.studio import add_parser as add_studio_parser
-
     add_parsers(sub, _add_run_flags)
-    from sim.designer.audit_report import add_parser as add_audit_parser  # `audit` (issue 36)
 
     add_audit_parser(sub, _add_run_flags)
     add_studio_parser(sub)
@@ -236,7 +255,6 @@ def _with_params(args, scenario):
     specs = getattr(args, "param", None)
     if not specs:
         return scenario
-    from sim.designer.params import parse_axis, with_values
     values: dict = {}
     try:
         for spec in specs:
@@ -321,7 +339,6 @@ def _progress(args, label: str):
 
 def _load(path: str, command: str):
     """The scenario at ``path``; a folder is refused with what the command takes (run/validate take folders)."""
-    import sim
 
     if Path(path).is_dir():
         raise SimError(f"{path}: is a folder; {command} takes one scenario file (run and validate accept folders)")
@@ -330,7 +347,6 @@ def _load(path: str, command: str):
 
 def _owned(folder: Path | None, command: str):
     """:func:`sim.pipeline.owned_folder`: lock ``folder``, replace only what ``command`` wrote there before."""
-    from sim.pipeline import owned_folder
 
     return owned_folder(folder, command)
 
@@ -338,7 +354,6 @@ def _owned(folder: Path | None, command: str):
 def _report_folder(args, scenario, sub: str = "") -> Path:
     """``--out``, else ``reports/<scenario name>/[sub]`` unless that holds another file's report
     (:mod:`sim.report_folder`; the console says where the report went instead)."""
-    from sim.report_folder import default_folder
 
     folder, notes = default_folder(scenario, getattr(args, "out", None), sub)
     for line in notes:
@@ -347,13 +362,11 @@ def _report_folder(args, scenario, sub: str = "") -> Path:
 
 
 def _replaced(folder: Path, scenario, page: str) -> list[str]:
-    from sim.report_folder import replaced_notes
 
     return replaced_notes(folder, scenario, page)
 
 
 def _note_source(folder: Path, scenario) -> None:
-    from sim.report_folder import note_source
 
     note_source(folder, scenario)
 
@@ -392,8 +405,6 @@ def _rows_table(title: str | None, header: list[str], rows: list[list[str]], foo
 
 def _headline_rows(summary: dict, exact: dict | None = None) -> tuple[list[str], list[list[str]]]:
     """One row per headline metric: plain name (key), estimate with its 95% interval, exact value if known."""
-    from sim.designer.metrics import format_estimate, is_proportion, metric_interval, metric_label, metric_value
-    from sim.designer.scenario_comparison import headline_metrics
 
     rows = []
     for m in headline_metrics(summary):
@@ -411,8 +422,6 @@ def _headline_rows(summary: dict, exact: dict | None = None) -> tuple[list[str],
 
 
 def _cmd_run(args) -> int:
-    import sim
-    from sim import pipeline
 
     if args.jobs == 0 or args.jobs < -1:
         raise SimError(f"--jobs: expected -1 or an integer >= 1, got {args.jobs}")
@@ -445,14 +454,12 @@ def _cmd_run(args) -> int:
 
 def _kind_info(scenario):
     """What the CLI asks of the scenario's kind (its object, sim/kinds.py): reading a fact imports no engine."""
-    from sim import kinds
 
     return kinds.get(scenario.kind)
 
 
 def _kinds_with(fact: str) -> str:
     """The kinds for which the fact ``fact`` of the kind object is true, for a refusal ("escape", "a and b")."""
-    from sim import kinds
 
     names = [kind.name for kind in kinds.all_kinds() if getattr(kind, fact)]
     return " and ".join(names) if len(names) < 3 else ", ".join(names[:-1]) + " and " + names[-1]
@@ -474,7 +481,6 @@ def _check_backend(args) -> None:
     if getattr(args, "backend", "local") == "dask" and not args.scheduler:
         raise SimError("--backend dask needs --scheduler ADDRESS (e.g. tcp://127.0.0.1:8786)")
     if getattr(args, "backend", "local") == "dask":
-        from sim.batch import check_scheduler
 
         args.scheduler = check_scheduler(args.scheduler)
 
@@ -489,7 +495,6 @@ def _pipeline_options(args) -> dict:
 
 
 def _check_metric(args, scenario) -> None:
-    from sim.designer.metrics import main_metric, parse_metric
 
     if args.metric is not None:
         parse_metric(args.metric)
@@ -516,9 +521,6 @@ def _print_precision(summary: dict) -> None:
 
 
 def _cmd_run_batch(args) -> int:
-    import sim
-    from sim import pipeline
-    from sim.designer.scenario_comparison import output_folders, scenario_files, write_index
 
     files = scenario_files(args.scenarios)
     scenarios = [_with_policy(args, sim.load_scenario(f)) for f in files]  # all validated before any writing
@@ -528,7 +530,6 @@ def _cmd_run_batch(args) -> int:
     if args.out:
         base = Path(args.out)
     elif len(args.scenarios) == 1:
-        from sim.limits import bounded_folder_name
 
         base = Path("reports") / bounded_folder_name(f"compare_{Path(args.scenarios[0]).resolve().name}")
     else:
@@ -562,8 +563,6 @@ def _headline_keys(summary: dict) -> list[str]:
 
 
 def _cmd_exact(args) -> int:
-    import sim
-    from sim.report import atomic_write_text, summary_json
 
     scenario = _with_params(args, _load(args.scenario, "exact"))
     options = {}
@@ -578,7 +577,6 @@ def _cmd_exact(args) -> int:
     except sim.ExactUnsupported as exc:
         raise sim.ExactUnsupported(f"{scenario.source}: {exc}") from None
     text = summary_json(result)
-    from sim.exact_report import write_exact_report
 
     out = _report_folder(args, scenario)  # as run does
     for line in _replaced(out, scenario, "exact.html"):
@@ -604,8 +602,6 @@ def _cmd_exact(args) -> int:
 
 
 def _cmd_optimal(args) -> int:
-    import sim
-    from sim.report import summary_json
 
     scenario = _with_params(args, _load(args.scenario, "optimal"))
     kind = _kind_info(scenario)
@@ -634,8 +630,6 @@ def _cmd_optimal(args) -> int:
 
 
 def _cmd_validate(args) -> int:
-    import sim
-    from sim.designer.scenario_comparison import scenario_files
 
     for path in scenario_files(args.scenarios):
         scenario = sim.load_scenario(path)
@@ -644,8 +638,6 @@ def _cmd_validate(args) -> int:
 
 
 def _cmd_sweep(args) -> int:
-    from sim.designer.params import parse_axis
-    from sim.designer.sweep import sweep, write_sweep
 
     scenario = _load(args.scenario, "sweep")
     try:
@@ -666,7 +658,6 @@ def _cmd_sweep(args) -> int:
 def _print_sweep(df, scenario) -> None:
     """The sweep's result table on stdout: one row per grid point, the metric with its 95% interval (and the
     exact value where the kind solves the variant exactly)."""
-    from sim.designer.metrics import format_estimate, is_proportion, metric_label
 
     metric, params = df.attrs["metric"], df.attrs["params"]
     col = metric if metric in df else f"{metric}.last"
@@ -686,8 +677,6 @@ def _print_sweep(df, scenario) -> None:
 
 
 def _cmd_tune(args) -> int:
-    from sim.designer.tune import tune
-    from sim.report import atomic_write_text, summary_json
 
     scenario = _with_policy(args, _load(args.scenario, "tune"))
     res = tune(scenario, args.param, args.target, metric=args.metric, lo=args.lo, hi=args.hi, runs=args.runs,
@@ -719,7 +708,6 @@ def _span(data: dict) -> str:
 def _print_tune(data: dict, scenario=None) -> None:
     """The tune result as a table; the method (exact, or Monte Carlo with its 95% interval) in the table and in
     the answer line below it; then the next step: the ``optimal``/``exact`` command at the value found."""
-    from sim.designer.metrics import format_estimate, is_proportion
 
     ci = data.get("ci") or [math.nan, math.nan]
     lo, hi = (math.nan, math.nan) if ci[0] is None else ci
@@ -745,8 +733,6 @@ def _tune_next_step(data: dict, scenario) -> list[str]:
         return []
     import shlex
 
-    from sim.pipeline import supports_exact
-
     info = _kind_info(scenario)
     optimal = info.supports_optimal and supports_exact(scenario)  # the kind's optimal play answers this scenario
     command = "optimal" if optimal else "exact" if data.get("method") == "exact" else "run"
@@ -765,7 +751,6 @@ def _tune_next_step(data: dict, scenario) -> list[str]:
 
 
 def _cmd_sensitivity(args) -> int:
-    from sim.designer.sensitivity import format_table, sensitivity, write_sensitivity
 
     scenario = _load(args.scenario, "sensitivity")
     df = sensitivity(scenario, metric=args.metric, runs=args.runs, seed=args.seed, n_jobs=args.jobs,
@@ -789,7 +774,6 @@ def _with_file(exc: SimError, file: str) -> SimError:
 
 
 def _cmd_compare(args) -> int:
-    from sim.designer.metrics import format_estimate, is_proportion, metric_interval, metric_value
 
     scenario = _load(args.scenario, "compare")
     out = _report_folder(args, scenario, "compare")
@@ -803,7 +787,6 @@ def _cmd_compare(args) -> int:
         if not args.quiet:
             _rows_table(title, header, rows, [f"report: {out}/compare.html"])
         return 0
-    from sim.designer.policy_comparison import compare_policies, write_policy_report
 
     res = compare_policies(scenario, args.policies, runs=args.runs, seed=args.seed, n_jobs=args.jobs)
     with _owned(out, "compare"):
@@ -825,19 +808,16 @@ COMMANDS = {"run": _cmd_run, "exact": _cmd_exact, "validate": _cmd_validate, "sw
 
 
 def _designer_command(name: str, args) -> int:
-    from sim.designer import commands
 
     return getattr(commands, name)(args)
 
 
 def _studio(args) -> int:
-    from sim.studio import cmd_studio
 
     return cmd_studio(args)
 
 
 def _cmd_schema(args) -> int:
-    from sim.docs_gen import cmd_schema
 
     return cmd_schema(args)
 
@@ -846,7 +826,6 @@ COMMANDS["schema"] = _cmd_schema
 
 
 def _cmd_audit(args) -> int:
-    from sim.designer.audit_report import cmd_audit
 
     return cmd_audit(args)
 
@@ -856,7 +835,6 @@ COMMANDS["audit"] = _cmd_audit
 
 def _check_limits(args) -> None:
     """Flags that bound work, checked before anything runs or is written (sim/limits.py, docs/limits.md)."""
-    from sim.limits import check_jobs, check_max_states, check_runs
 
     check_jobs(getattr(args, "jobs", None))
     check_max_states(getattr(args, "max_states", None))
@@ -870,7 +848,6 @@ def _opt_in_hint(args):
 
     if hasattr(args, "allow_code"):
         return contextlib.nullcontext()
-    from sim import kinds
 
     @contextlib.contextmanager
     def hinted():

@@ -14,6 +14,8 @@ from functools import cache
 
 import numpy as np
 
+from sim.limits import check_exact_dice
+
 ABILITIES = ("str", "dex", "con", "int", "wis", "cha")
 
 # --------------------------------------------------------------------------------------------
@@ -183,8 +185,6 @@ class DiceExpr:
 
     def distribution(self, modifiers: dict[str, int] | None = None) -> dict[int, float]:
         """Exact distribution ``value -> probability`` (refused beyond the exact-analysis dice limit)."""
-        from sim.limits import check_exact_dice
-
         check_exact_dice(self)
         counts = {self.constant + self.ability_part(modifiers): 1}
         denom = 1

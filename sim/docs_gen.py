@@ -29,7 +29,7 @@ from typing import Any
 
 from pydantic.json_schema import GenerateJsonSchema, NoDefault
 
-from sim import kinds
+from sim import batch, dice, kinds, limits
 
 ROOT = Path(__file__).resolve().parent.parent  # the project folder (docs/, scenarios/)
 SCHEMA_DIR = Path("docs") / "schema"
@@ -446,6 +446,104 @@ def markdown(kind: str, root: Path = ROOT) -> str:
 
 
 # --------------------------------------------------------------------------------------------
+# the limits page (docs/limits.md): generic rows, each kind's own, the designer tools'
+
+
+def _input_limit_rows() -> list[tuple[str, str, str]]:
+    """The limits of a scenario file, a run and a dice expression, whatever the kind: (what, limit, where)."""
+    n = "{:,}".format
+    return [
+        ("scenario file size", f"{n(limits.MAX_FILE_BYTES)} bytes, UTF-8 (the size is checked before the file is read)",
+         "`sim.limits.MAX_FILE_BYTES`"),
+        ("dotted key depth", f"{limits.MAX_KEY_DEPTH} parts (`a.b.c` has 3), checked before parsing",
+         "`sim.limits.MAX_KEY_DEPTH`"),
+        ("nesting", f"{limits.MAX_NESTING} tables or arrays inside one another", "`sim.limits.MAX_NESTING`"),
+        ("items of any one array", f"{n(limits.MAX_LIST_ITEMS)} (the escape search pool `search.items`, campus spawn "
+         "`locations`, ...)", "`sim.limits.MAX_LIST_ITEMS`"),
+        ("names and labels", "printable text: no control characters (C0, DEL, C1: terminal escapes, NUL); "
+         "`description` may hold line breaks and tabs", "every string of a scenario"),
+        ("scenario name", f"0 .. {limits.MAX_NAME_CHARS} characters (empty: the file name is used); descriptions up "
+         "to 10,000", "`name`, `description`"),
+        ("report folder name", f"at most {limits.MAX_FOLDER_NAME_BYTES} bytes (UTF-8): a longer name (100 letters of 4 "
+         "bytes) is cut at a letter and ends in `-` and 8 hex digits of the full name's hash, so two names "
+         "never share a folder", "`reports/<name>/`, batch and compare folders"),
+        ("runs per simulation", f"1 .. {n(batch.MAX_RUNS)}", "`run.runs`, `--runs`"),
+        ("runs per seed chunk", f"{n(batch.CHUNK_RUNS)} (fixed, R-GEN-7; not configurable, so results never depend "
+         "on it)", "`sim.batch.CHUNK_RUNS`"),
+        ("stored chunk", f"{n(batch.MAX_CHUNK_BYTES)} bytes, uncompressed members only (else computed again)",
+         "`OUT/.chunks/`"),
+        ("seed", "0 .. 2^63 − 1", "`run.seed`, `--seed`"),
+        ("parallel jobs", f"-1 (every core) or 1 .. {limits.JOBS_PER_CORE} × the machine's cores", "`--jobs`"),
+        ("dice expression", f"at most 200 characters, {dice.MAX_DICE_COUNT} dice, {n(dice.MAX_DIE_SIDES)} sides, "
+         f"constants up to {n(dice.MAX_CONSTANT)}", "R-GEN-5, `sim.dice`"),
+        ("dice for exact analysis", f"Σ count × sides at most {n(limits.MAX_EXACT_DICE_FACES)} per expression "
+         "(20d100, 2d1000); beyond it exact analysis is refused and Monte Carlo still runs",
+         "`sim.limits.MAX_EXACT_DICE_FACES`"),
+        ("problems printed per file", f"the first {limits.MAX_PROBLEMS} in file order, then one line saying how many "
+         "more (key positions are found in one pass)", "`sim.limits.MAX_PROBLEMS`"),
+        ("integers on the command line", "magnitude at most 2^63 − 1 (a longer digit string is refused before it "
+         "is converted)", "`--seed`, `--runs`, `sweep --param`, `tune --lo/--hi`, ..."),
+        ("Dask scheduler", f"`tcp://` or `tls://` (with certificates), host, port 1 .. 65,535; one handshake "
+         f"deadline of {batch.DASK_HANDSHAKE_SECONDS:.0f} s before anything is written", "`--scheduler`"),
+    ]
+
+
+def _tool_limit_rows() -> list[tuple[str, str, str]]:
+    """The limits of the designer tools (sweep, tune, fit)."""
+    from sim.designer import fit, params, sweep, tune  # lazy: CLI start-up (`schema`'s parser is built from here)
+
+    return [
+        ("sweep grid", f"at most {sweep.MAX_POINTS:,} points in all, {params.MAX_GRID_POINTS:,} values per parameter",
+         "`sweep --param`"),
+        ("tune evaluations", f"at most {tune.MAX_EVALUATIONS}", "`sim.designer.tune.MAX_EVALUATIONS`"),
+        ("fit search space", f"{fit.MAX_PARAMS} parameters of at most 1,001 values each; `method = \"exhaustive\"` "
+         f"at most {fit.MAX_EXHAUSTIVE_EVALUATIONS:,} evaluations (feasible points × target scenarios), counted "
+         "before any point is built", "`fit.method`, `sim.designer.fit.MAX_EXHAUSTIVE_EVALUATIONS`"),
+    ]
+
+
+def limit_rows() -> list[tuple[str, str, str]]:
+    """(what, limit, where) for every limit: a scenario file, a run and a dice expression (sim/limits.py, sim/batch.py,
+    sim/dice.py), then each kind's rows as it declares them (``limit_rows`` of ``sim/<kind>/limits.py``, through
+    :func:`sim.kinds.get`), then the designer tools'."""
+    rows = _input_limit_rows()
+    for name in kinds.names():  # a kind without limits of its own declares none (``limit_rows`` is optional)
+        rows += list(kinds.get(name).limit_rows())
+    return rows + _tool_limit_rows()
+
+
+def limits_markdown() -> str:
+    """The text of ``docs/limits.md``."""
+    lines = [
+        "# Limits",
+        "",
+        "<!-- generated by `python -m sim.docs_gen` from sim/limits.py and each kind's sim/<kind>/limits.py: edit the "
+        "code, not this file -->",
+        "",
+        "Every limit is enforced at the one validation boundary (`sim.load_scenario`, the CLI flags) and reported",
+        "like any invalid input: one line naming the file and the dotted key, exit status 2, nothing written.",
+        "Each is checked before the work it bounds starts (the file's size before it is read, key depth before",
+        "the TOML parser runs, dice before exact analysis convolves them), so a refusal takes well under a",
+        "second and little memory.",
+        "",
+        "| what | limit | where |",
+        "|---|---|---|",
+    ]
+    lines += [f"| {what} | {limit} | {where} |" for what, limit, where in limit_rows()]
+    lines += [
+        "",
+        "What a scenario file, an output folder and a local process can and cannot do: [security.md](security.md).",
+        "",
+        "Memory: the CLI streams chunk by chunk (`sim run`): summaries and reports are built from running sums",
+        "and per-run rows are written as one parquet part per chunk, so the peak memory is that of a few chunks",
+        "whatever the run count (`bench/memory.py` measures it). The Python API `sim.simulate` returns every",
+        "per-run row in memory as a DataFrame; for very large runs use the CLI or `keep_runs=False`.",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------------------------
 # files
 
 
@@ -455,9 +553,7 @@ def generated_files(root: Path = ROOT) -> dict[Path, str]:
     for kind in kinds.names():
         files[SCHEMA_DIR / f"{kind}.schema.json"] = schema_text(kind)
         files[FORMAT_DIR / f"{kind}.md"] = markdown(kind, root)
-    from sim.limits import limits_markdown
-
-    files[LIMITS_PAGE] = limits_markdown()  # the numbers of sim/limits.py and the models, never typed by hand
+    files[LIMITS_PAGE] = limits_markdown()  # the numbers of the code (sim/limits.py, each kind's), never typed by hand
     return files
 
 

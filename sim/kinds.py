@@ -139,6 +139,8 @@ class Kind:
     audit_evaluator: Callable[..., Any] | None = None  # the kind's own restricted play (escape: optimal play)
     audit_runs: Callable[[Any, Any, str], Any] = _none  # (metric per run, early events) from a run frame
     audit_metric: Callable[[Any], str | None] = _none  # the audit's metric where not the main metric
+    #: ``limit_rows()``: the kind's rows of docs/limits.md, (limit, value, what happens) (sim/docs_gen.py)
+    limit_rows: Callable[[], list[tuple[str, str, str]]] = _no_lines
 
     def __getattribute__(self, name: str) -> Any:  # a lazy field is imported when first read
         value = object.__getattribute__(self, name)

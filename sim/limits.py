@@ -4,16 +4,20 @@ Everything here is checked before the work it bounds starts: the file's size bef
 its dotted keys before the TOML parser sees it, list lengths and control characters before the model
 validates, ``--jobs`` and ``--max-states`` before anything runs, the dice of an expression before exact
 analysis convolves them. Each refusal is one line (exit status 2). ``docs/limits.md`` is generated from these
-numbers (:func:`limit_rows`, ``python -m sim.docs_gen``).
+numbers and each kind's own (``sim/<kind>/limits.py``) by ``python -m sim.docs_gen``.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import re
+import sys
 from typing import Any
 
-from sim.errors import ScenarioError, SimError
+from sim.batch import MAX_RUNS
+from sim.errors import ExactUnsupported, ScenarioError, SimError
 
 MAX_FILE_BYTES = 1_000_000  # a scenario file (stat first: a larger file is not read)
 MAX_KEY_DEPTH = 32  # parts of one dotted key or table header (a.b.c = 1 has 3)
@@ -65,8 +69,6 @@ def check_max_states(n: int | None) -> None:
 
 
 def check_runs(runs: int | None, flag: str = "--runs") -> None:
-    from sim.batch import MAX_RUNS
-
     if runs is not None and runs > MAX_RUNS:
         raise SimError(f"{flag}: expected at most {MAX_RUNS:,}, got {runs:,}")
 
@@ -75,8 +77,6 @@ def bounded_folder_name(name: str, max_bytes: int = MAX_FOLDER_NAME_BYTES) -> st
     """``name`` as a folder name of at most ``max_bytes`` UTF-8 bytes: unchanged when it fits, else cut at a
     character boundary and followed by ``-`` and 8 hex digits of the full name's sha256 (two long names that
     share their start still get two folders)."""
-    import hashlib
-
     raw = name.encode("utf-8")
     if len(raw) <= max_bytes:
         return name
@@ -136,8 +136,6 @@ _HEADER = re.compile(r"^[ \t]*\[\[?([^\]\n]*)\]\]?", re.M)
 def long_integer_error(text: str, file: str) -> ScenarioError:
     """The one line for an integer too long for Python to convert (more than ``sys.int_info``'s 4,300 digits,
     which the TOML parser raises as a plain ValueError): the file, the key the number stands for, its line."""
-    import sys
-
     limit = sys.get_int_max_str_digits() or 4300
     bare = _STRINGS.sub(lambda m: "" if m.group(0).startswith("#") else "S" + "\n" * m.group(0).count("\n"),
                         text)
@@ -158,10 +156,14 @@ def long_integer_error(text: str, file: str) -> ScenarioError:
 # the parsed data, before the model validates
 
 
-def _key_text(path: tuple) -> str:
-    from sim.scenario import _key_part
+def key_part(part: Any) -> str:
+    """One part of a dotted key as the one-line errors show it (quoted where it is not a plain name)."""
+    text = str(part)
+    return text if text and all(ch.isalnum() or ch in "_-" for ch in text) else json.dumps(text)
 
-    return ".".join(_key_part(p) for p in path) or "(top level)"
+
+def _key_text(path: tuple) -> str:
+    return ".".join(key_part(p) for p in path) or "(top level)"
 
 
 def check_data(data: Any, file: str) -> None:
@@ -201,148 +203,9 @@ def _first_control(text: str) -> str:
 def check_exact_dice(expr, key: str = "") -> None:
     """Exact analysis convolves every die of an expression: refuse one whose Σ count × sides exceeds
     :data:`MAX_EXACT_DICE_FACES` (its cost grows with the square of that) before convolving."""
-    from sim.errors import ExactUnsupported
-
     faces = sum(t.count * t.sides for t in expr.dice)
     if faces > MAX_EXACT_DICE_FACES:
         where = f"{key}: " if key else ""
         raise ExactUnsupported(f"{where}{expr.text!r} has {faces:,} faces in all (count x sides); exact analysis "
                                f"takes at most {MAX_EXACT_DICE_FACES:,} per expression; use Monte Carlo "
                                "(python -m sim run)")
-
-
-# --------------------------------------------------------------------------------------------
-# the limits page (docs/limits.md is generated from this)
-
-
-def limit_rows() -> list[tuple[str, str, str]]:
-    """(what, limit, where) for every limit, with the numbers of the code."""
-    return _input_limits() + _kind_limits()
-
-
-def _n(x: int) -> str:
-    return f"{x:,}"
-
-
-def _input_limits() -> list[tuple[str, str, str]]:
-    """The limits of a scenario file, a run and a dice expression, whatever the kind."""
-    from sim.batch import CHUNK_RUNS, DASK_HANDSHAKE_SECONDS, MAX_CHUNK_BYTES, MAX_RUNS
-    from sim.dice import MAX_CONSTANT, MAX_DICE_COUNT, MAX_DIE_SIDES
-
-    n = _n
-    return [
-        ("scenario file size", f"{n(MAX_FILE_BYTES)} bytes, UTF-8 (the size is checked before the file is read)",
-         "`sim.limits.MAX_FILE_BYTES`"),
-        ("dotted key depth", f"{MAX_KEY_DEPTH} parts (`a.b.c` has 3), checked before parsing",
-         "`sim.limits.MAX_KEY_DEPTH`"),
-        ("nesting", f"{MAX_NESTING} tables or arrays inside one another", "`sim.limits.MAX_NESTING`"),
-        ("items of any one array", f"{n(MAX_LIST_ITEMS)} (the escape search pool `search.items`, campus spawn "
-         "`locations`, ...)", "`sim.limits.MAX_LIST_ITEMS`"),
-        ("names and labels", "printable text: no control characters (C0, DEL, C1: terminal escapes, NUL); "
-         "`description` may hold line breaks and tabs", "every string of a scenario"),
-        ("scenario name", f"0 .. {MAX_NAME_CHARS} characters (empty: the file name is used); descriptions up "
-         "to 10,000", "`name`, `description`"),
-        ("report folder name", f"at most {MAX_FOLDER_NAME_BYTES} bytes (UTF-8): a longer name (100 letters of 4 "
-         "bytes) is cut at a letter and ends in `-` and 8 hex digits of the full name's hash, so two names "
-         "never share a folder", "`reports/<name>/`, batch and compare folders"),
-        ("runs per simulation", f"1 .. {n(MAX_RUNS)}", "`run.runs`, `--runs`"),
-        ("runs per seed chunk", f"{n(CHUNK_RUNS)} (fixed, R-GEN-7; not configurable, so results never depend "
-         "on it)", "`sim.batch.CHUNK_RUNS`"),
-        ("stored chunk", f"{n(MAX_CHUNK_BYTES)} bytes, uncompressed members only (else computed again)",
-         "`OUT/.chunks/`"),
-        ("seed", "0 .. 2^63 − 1", "`run.seed`, `--seed`"),
-        ("parallel jobs", f"-1 (every core) or 1 .. {JOBS_PER_CORE} × the machine's cores", "`--jobs`"),
-        ("dice expression", f"at most 200 characters, {MAX_DICE_COUNT} dice, {n(MAX_DIE_SIDES)} sides, "
-         f"constants up to {n(MAX_CONSTANT)}", "R-GEN-5, `sim.dice`"),
-        ("dice for exact analysis", f"Σ count × sides at most {n(MAX_EXACT_DICE_FACES)} per expression "
-         "(20d100, 2d1000); beyond it exact analysis is refused and Monte Carlo still runs",
-         "`sim.limits.MAX_EXACT_DICE_FACES`"),
-        ("problems printed per file", f"the first {MAX_PROBLEMS} in file order, then one line saying how many more "
-         "(key positions are found in one pass)", "`sim.limits.MAX_PROBLEMS`"),
-        ("integers on the command line", "magnitude at most 2^63 − 1 (a longer digit string is refused before it "
-         "is converted)", "`--seed`, `--runs`, `sweep --param`, `tune --lo/--hi`, ..."),
-        ("Dask scheduler", f"`tcp://` or `tls://` (with certificates), host, port 1 .. 65,535; one handshake "
-         f"deadline of {DASK_HANDSHAKE_SECONDS:.0f} s before anything is written", "`--scheduler`"),
-    ]
-
-
-def _kind_limits() -> list[tuple[str, str, str]]:
-    """The limits of each kind (party, rounds, exact analysis) and of the designer tools."""
-    import importlib
-
-    from sim.campus import model as campus
-    from sim.designer import fit
-    from sim.designer.params import MAX_GRID_POINTS
-    from sim.designer.sweep import MAX_POINTS
-    from sim.designer.tune import MAX_EVALUATIONS
-    from sim.escape import model as escape
-    from sim.formation import model as formation
-    from sim.restraint import model as restraint
-
-    escape_exact = importlib.import_module("sim.escape.exact")
-    exact_fast = importlib.import_module("sim.escape.exact_fast")
-    restraint_exact = importlib.import_module("sim.restraint.exact")
-    n = _n
-    return [
-        ("escape party", f"1 .. {escape.MAX_PARTY} characters", "`party`"),
-        ("escape rounds", f"1 .. {n(escape.MAX_ROUNDS)}", "`run.max_rounds`"),
-        ("escape exact analysis", f"1 .. {escape_exact.MAX_PARTY} characters, built-in policies; compiled engine "
-         f"(the default): {n(exact_fast.FAST_MAX_STATES)} states and {n(exact_fast.FAST_MAX_BRANCHES)} replays by "
-         f"default ({n(exact_fast.FAST_AUTO_MAX_STATES)} and {n(exact_fast.FAST_AUTO_MAX_BRANCHES)} next to a "
-         "simulation); reference-driven engine (optimal play, hand-over): state budget "
-         f"{n(escape_exact.DEFAULT_MAX_STATES)} by default "
-         f"({n(escape_exact.AUTO_MAX_STATES)} next to a simulation), at most {n(MAX_STATES)}, and "
-         f"{escape_exact.BRANCHES_PER_STATE} branches per state of the budget (`--max-branches`); refused as soon "
-         "as the projected work exceeds either", "`--max-states`, `--max-branches`, "
-         "`sim.exact(max_states=, max_branches=)`"),
-        ("escape optimal play", f"1 .. {escape_exact.MAX_PARTY} characters, the same budgets (every choice of "
-         "every state counts)", "`python -m sim optimal --max-states/--max-branches`"),
-        ("restraint rounds", f"1 .. {n(restraint.MAX_ROUNDS)}; party for the composure table 0 .. "
-         f"{restraint.MAX_PARTY}", "`run.rounds`, `composure.party`"),
-        ("restraint exact analysis", f"at most {n(restraint_exact.MAX_EXACT_STATES)} duel states and "
-         f"{n(restraint_exact.MAX_EXACT_WORK)} steps (one duel or composure state meeting one stimulus outcome in "
-         "one round), projected over the rounds to come and refused as soon as the projection exceeds it (a few "
-         "seconds at most); beside `run` the exact column is skipped with one line saying why",
-         "`sim.restraint.exact.MAX_EXACT_WORK`"),
-        ("campus turns", f"1 .. {n(campus.MAX_TURNS)}", "`rules.turns`"),
-        ("campus party / locations / spawn entries", f"{campus.MAX_PARTY} / {campus.MAX_LOCATIONS} / "
-         f"{campus.MAX_SPAWN_SLOTS}", "`party`, `locations`, `spawns`"),
-        ("formation units / rounds / checks per session", f"{formation.MAX_UNITS} / {n(formation.MAX_ROUNDS)} / "
-         f"{n(formation.MAX_CHECKS)}", "`units`, `skirmish.max_rounds`, `session.checks`"),
-        ("sweep grid", f"at most {n(MAX_POINTS)} points in all, {n(MAX_GRID_POINTS)} values per parameter",
-         "`sweep --param`"),
-        ("tune evaluations", f"at most {MAX_EVALUATIONS}", "`sim.designer.tune.MAX_EVALUATIONS`"),
-        ("fit search space", f"{fit.MAX_PARAMS} parameters of at most 1,001 values each; `method = \"exhaustive\"` "
-         f"at most {n(fit.MAX_EXHAUSTIVE_EVALUATIONS)} evaluations (feasible points × target scenarios), counted "
-         "before any point is built", "`fit.method`, `sim.designer.fit.MAX_EXHAUSTIVE_EVALUATIONS`"),
-    ]
-
-
-def limits_markdown() -> str:
-    """The text of ``docs/limits.md``."""
-    lines = [
-        "# Limits",
-        "",
-        "<!-- generated by `python -m sim.docs_gen` from sim/limits.py: edit the code, not this file -->",
-        "",
-        "Every limit is enforced at the one validation boundary (`sim.load_scenario`, the CLI flags) and reported",
-        "like any invalid input: one line naming the file and the dotted key, exit status 2, nothing written.",
-        "Each is checked before the work it bounds starts (the file's size before it is read, key depth before",
-        "the TOML parser runs, dice before exact analysis convolves them), so a refusal takes well under a",
-        "second and little memory.",
-        "",
-        "| what | limit | where |",
-        "|---|---|---|",
-    ]
-    lines += [f"| {what} | {limit} | {where} |" for what, limit, where in limit_rows()]
-    lines += [
-        "",
-        "What a scenario file, an output folder and a local process can and cannot do: [security.md](security.md).",
-        "",
-        "Memory: the CLI streams chunk by chunk (`sim run`): summaries and reports are built from running sums",
-        "and per-run rows are written as one parquet part per chunk, so the peak memory is that of a few chunks",
-        "whatever the run count (`bench/memory.py` measures it). The Python API `sim.simulate` returns every",
-        "per-run row in memory as a DataFrame; for very large runs use the CLI or `keep_runs=False`.",
-        "",
-    ]
-    return "\n".join(lines)

@@ -27,9 +27,12 @@ import contextvars
 import json
 import os
 import stat
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from sim.errors import SimError
 
@@ -255,8 +258,6 @@ def remove_owned_file(folder: Path, rel: str, sig: list[int], dirs: dict[str, li
 
 
 def _manifest_mode() -> int:
-    from sim.batch import file_mode
-
     return file_mode() & ~0o022  # writable by this user only: a manifest others can change is not trusted
 
 
@@ -331,8 +332,6 @@ class OwnedOutputs:
 
     def commit(self) -> list[str]:
         """Record this command's files, delete its stale ones of the previous manifest; returns those."""
-        from sim.batch import atomic_write_bytes
-
         self._stop()
         owned = {p: sig for p, sig in self.log.files.items()
                  if p != OUTPUT_MANIFEST and file_signature(self.folder / p) == sig}  # still the file written
@@ -423,3 +422,66 @@ class FolderLock:
             self.fd = None
 
 
+# --------------------------------------------------------------------------------------------
+# atomic writes (every file a command writes goes through here)
+
+
+def process_umask() -> int:
+    """The process umask."""
+    try:  # Linux reports the umask without changing it (thread-safe)
+        with open("/proc/self/status") as fh:
+            for line in fh:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def file_mode() -> int:
+    """The mode a new file gets from the process umask (0o666 & ~umask), as ``open()`` would give it."""
+    return 0o666 & ~process_umask()
+
+
+def atomic_write_bytes(path: Path, data: bytes, mode: int | None = None) -> None:
+    """Write ``data`` so that ``path`` appears complete or not at all (write, fsync, rename). The file
+    gets the process umask's mode (a temporary file alone would be private, 0600), or ``mode``. The path and
+    signature of the file put in place are reported to the command's write log (:func:`note_file`)."""
+    path = Path(path)
+    make_folder(path.parent)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        os.fchmod(fd, file_mode() if mode is None else mode)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+            sig = _file_sig(os.fstat(fh.fileno()))
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+    note_file(path, sig)  # what this write put in place: the command records exactly this (sim/outputs.py)
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    """``text`` (UTF-8) written as :func:`atomic_write_bytes` writes."""
+    atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def summary_json(summary: dict[str, Any]) -> str:
+    """A summary as ``summary.json`` holds it (numpy numbers as plain numbers)."""
+    return json.dumps(summary, indent=2, sort_keys=False, default=_json_default) + "\n"
+
+
+def _json_default(value):
+    if isinstance(value, np.integer):
+        return int(value)
+    if isinstance(value, np.floating):
+        return float(value)
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    raise TypeError(f"not JSON serialisable: {type(value)}")

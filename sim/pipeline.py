@@ -33,7 +33,28 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
+
+from sim import kinds, simulation
+from sim.batch import ChunkStore, chunks, execution, fingerprint_of
+from sim.designer.metrics import metric_interval, metric_value
+from sim.designer.precision import DEFAULT_MAX_RUNS, PrecisionInfo, simulate_to_error
 from sim.errors import ExactUnsupported, ScenarioError, SimError, one_line
+from sim.outputs import (
+    FolderLock,
+    OwnedOutputs,
+    atomic_write_bytes,
+    atomic_write_text,
+    make_folder,
+    prepare_folder,
+    recorded_files,
+    recording,
+    remove_logged,
+    remove_owned_file,
+    summary_json,
+)
+from sim.result import SimulationResult, with_summary
+from sim.scenario import ScenarioBase
 
 
 @dataclass(frozen=True)
@@ -59,19 +80,28 @@ class PipelineResult:
     simulated); ``params``: the kind's engine parameters where the kind exposes them (escape), else None;
     ``simulation``: the kind's :class:`~sim.result.SimulationResult` (what its report is drawn from);
     ``out`` and ``written``: the output folder and the files written there; ``precision``: the
-    ``--target-error`` outcome; ``notes``: why exact analysis is missing, when it was refused on its budget."""
+    ``--target-error`` outcome; ``notes``: why exact analysis is missing, when it was refused on its budget.
 
-    scenario: Any
-    summary: dict | None
-    exact: dict | None
-    runs: Any  # pandas.DataFrame | None
-    params: Any
-    simulation: Any  # sim.result.SimulationResult | None
+    Every dict is built before the result is made and never written afterwards: ``summary`` is
+    ``simulation.summary`` (the page's note and the ``--target-error`` outcome already in it)."""
+
+    scenario: ScenarioBase
+    summary: dict[str, Any] | None
+    exact: dict[str, Any] | None
+    params: object | None  # the kind's own parameters (escape: sim.escape.params.EscapeParams)
+    simulation: SimulationResult | None
     out: Path | None = None
     written: tuple[Path, ...] = ()
     timings: Timings = Timings()
-    precision: Any = None  # sim.designer.precision.PrecisionInfo | None
+    precision: PrecisionInfo | None = None
     notes: tuple[str, ...] = ()
+    runs_in_memory: bool = True  # False when the runs were streamed to runs.parquet
+
+    @property
+    def runs(self) -> pd.DataFrame | None:
+        """The per-run frame when the runs were kept in memory (made when first read, as
+        :attr:`sim.result.SimulationResult.runs`: a caller of the summary alone never builds it), else None."""
+        return self.simulation.runs if self.runs_in_memory and self.simulation is not None else None
 
 
 # --------------------------------------------------------------------------------------------
@@ -97,8 +127,9 @@ def run(scenario, out: str | Path | None = None, *, runs: int | None = None, see
     stays bounded whatever the run count. Invalid input leaves nothing behind (a folder this call created is
     removed again, and only the files this call wrote are removed from an existing one)."""
     if out is None:
+        if allow_code:  # the opt-in reaches the kind's simulate (sim.simulate(..., allow_code=True), tune --allow-code)
+            simulate_options = {**simulate_options, "allow_code": True}
         return _run_in_memory(scenario, runs, seed, n_jobs, simulate, exact, simulate_options)
-    from sim.outputs import make_folder, recording, remove_logged
 
     out = Path(out)
     created = not (out.exists() or out.is_symlink())
@@ -120,24 +151,18 @@ def run(scenario, out: str | Path | None = None, *, runs: int | None = None, see
 
 
 def _run_in_memory(scenario, runs, seed, n_jobs, simulate, exact, options) -> PipelineResult:
-    import sim
-
     t0 = time.perf_counter()
-    result = sim.simulate(scenario, runs=runs, seed=seed, n_jobs=n_jobs, **options) if simulate else None
+    result = simulation.simulate(scenario, runs=runs, seed=seed, n_jobs=n_jobs, **options) if simulate else None
     t1 = time.perf_counter()
     notes: list[str] = []
     exact_answer = exact_summary(scenario, notes) if exact else None
     t2 = time.perf_counter()
-    return PipelineResult(scenario, None if result is None else result.summary, exact_answer,
-                          None if result is None else result.runs, _params(result), result,
+    return PipelineResult(scenario, None if result is None else result.summary, exact_answer, _params(result), result,
                           timings=Timings(t1 - t0, t2 - t1), notes=tuple(notes))
 
 
 def _run_and_write(scenario, out, runs, seed, n_jobs, write_runs, target_error, max_runs, metric, progress,
                    backend, scheduler, allow_code, show_progress, exact, options, stores: list) -> PipelineResult:
-    from sim import kinds
-    from sim.batch import execution
-
     def settings(**store):  # the execution settings of every simulation below
         return execution(backend, scheduler, progress=show_progress, allow_code=allow_code, **store)
 
@@ -151,8 +176,6 @@ def _run_and_write(scenario, out, runs, seed, n_jobs, write_runs, target_error, 
     store = None
     # chunks -> aggregate -> summary
     if target_error is not None:
-        from sim.designer.precision import DEFAULT_MAX_RUNS, simulate_to_error
-
         with settings():
             result, precision = simulate_to_error(scenario, target_error, seed=seed, n_jobs=n_jobs, metric=metric,
                                                   start_runs=runs if runs != scenario.run.runs else None,
@@ -162,7 +185,7 @@ def _run_and_write(scenario, out, runs, seed, n_jobs, write_runs, target_error, 
         result, store = _simulate_chunked(scenario, out, runs, seed, n_jobs, write_runs, streams, settings,
                                           options, stores)
     t1 = time.perf_counter()
-    exact_answer, notes = _exact_beside(scenario, contract, result, exact)
+    result, exact_answer, notes = _exact_beside(scenario, contract, result, exact)
     t2 = time.perf_counter()
     in_memory = not (streams and target_error is None)
     _write_outputs(contract, result, out, exact_answer, write_runs and in_memory, written,
@@ -170,42 +193,41 @@ def _run_and_write(scenario, out, runs, seed, n_jobs, write_runs, target_error, 
     if store is not None:
         store.remove()  # complete: the chunks are no longer needed
     t3 = time.perf_counter()
-    return PipelineResult(scenario, result.summary, exact_answer, result.runs if in_memory else None,
-                          _params(result), result, out, tuple(dict.fromkeys(written)),
-                          Timings(t1 - t0, t2 - t1, t3 - t2), precision, tuple(notes))
+    return PipelineResult(scenario, result.summary, exact_answer, _params(result), result, out,
+                          tuple(dict.fromkeys(written)), Timings(t1 - t0, t2 - t1, t3 - t2), precision, tuple(notes),
+                          runs_in_memory=in_memory)
 
 
 def _simulate_chunked(scenario, out: Path, runs: int, seed: int, n_jobs: int, write_runs: bool, streams: bool,
                       settings, options: dict, stores: list):
     """(result, chunk store): the simulation with every finished chunk kept in ``out/.chunks`` (resumable); a
     kind that streams stages ``runs.parquet`` there as one part per chunk, moved into place once complete."""
-    import sim
-    from sim.batch import ChunkStore, fingerprint_of
-
     if write_runs:  # refused now, not after the work: an earlier runs.parquet this command cannot replace
         clear_runs(out / "runs.parquet", check_only=True, names=part_names(runs) if streams else ())
-    fp = fingerprint_of(scenario, seed, runs, streamed=streams, runs_written=bool(write_runs))
+    fp = fingerprint_of(scenario, seed, runs, kinds.get(scenario.kind).random_layout, streamed=streams,
+                        runs_written=bool(write_runs))
     store = ChunkStore(out / ".chunks", fp)
     stores.append(store)
     with settings(store=store):
         if not streams:
-            return sim.simulate(scenario, runs=runs, seed=seed, n_jobs=n_jobs, **options), store
-        result = sim.simulate(scenario, runs=runs, seed=seed, n_jobs=n_jobs, keep_runs=False,
+            return simulation.simulate(scenario, runs=runs, seed=seed, n_jobs=n_jobs, **options), store
+        result = simulation.simulate(scenario, runs=runs, seed=seed, n_jobs=n_jobs, keep_runs=False,
                               runs_sink=store.stage_part if write_runs else None, **options)
     return result, store
 
 
-def _exact_beside(scenario, contract, result, exact: bool) -> tuple[dict | None, list[str]]:
-    """(exact summary or None where unsupported or over budget, notes); the first note goes to the page."""
+def _exact_beside(scenario, contract, result, exact: bool) -> tuple[SimulationResult, dict | None, list[str]]:
+    """(the simulation, exact summary or None where unsupported or over budget, notes); the first note goes to
+    the page: into a copy of the simulation's summary (the kind's dict is not written)."""
     notes: list[str] = []
     exact_answer = exact_summary(scenario, notes) if exact else None
     if notes:  # the page says why the figures are Monte Carlo alone (issue 25)
-        result.summary["exact_note"] = notes[0]
+        result = with_summary(result, {**result.summary, "exact_note": notes[0]})
     if exact_answer is not None:  # optimal play beside the built-in policies, where the kind has it (escape)
         optimal = contract.optimal_comparison(scenario, max_states=contract.auto_max_states)
         if optimal is not None:
             exact_answer = {**exact_answer, "optimal": optimal}
-    return exact_answer, notes
+    return result, exact_answer, notes
 
 
 def _write_outputs(contract, result, out: Path, exact_answer: dict | None, runs_in_memory: bool,
@@ -213,9 +235,6 @@ def _write_outputs(contract, result, out: Path, exact_answer: dict | None, runs_
     """runs.parquet (one file when the runs are in memory and wanted; the parts ``staged`` in the resume store,
     moved into place), the report and summary.json, last. The earlier run's summary and report go first, so
     that an interruption never leaves one run's rows beside another run's summary (issue 45)."""
-    from sim.outputs import make_folder
-    from sim.report import atomic_write_bytes, atomic_write_text, summary_json
-
     make_folder(out)
     _retire_summary(out)
     runs_dir = out / "runs.parquet"
@@ -262,8 +281,6 @@ def _paths(written) -> list[Path]:
 
 def part_names(runs: int) -> set[str]:
     """The names of the parts of ``runs.parquet`` a streamed run of ``runs`` writes (one per chunk)."""
-    from sim.batch import chunks
-
     return {f"part-{c.index:06d}.parquet" for c in chunks(int(runs))}
 
 
@@ -275,8 +292,6 @@ def clear_runs(runs_dir: Path, check_only: bool, replace: bool = True, names=())
     ``names`` this run writes is replaced by this run's part; any other, with ``replace``, refuses the run,
     naming it (``check_only``: refuse before any work, delete nothing), so that no row of another run is left
     beside this run's; without ``replace`` (``--no-runs``) it stays."""
-    from sim.outputs import recorded_files, remove_owned_file
-
     try:
         st = os.lstat(runs_dir)
     except FileNotFoundError:
@@ -307,8 +322,6 @@ def clear_runs(runs_dir: Path, check_only: bool, replace: bool = True, names=())
 
 
 def supports_exact(scenario) -> bool:
-    from sim import kinds
-
     try:
         return bool(kinds.get(scenario.kind).supports_exact(scenario))
     except ExactUnsupported:
@@ -319,8 +332,6 @@ def exact_options(scenario) -> dict[str, Any]:
     """Options of ``sim.exact`` when exact analysis is tried alongside a simulation: the kind's
     smaller state budget where it has one (escape parties), so that a party too large for exact
     analysis costs a few seconds before it is reported by simulation alone."""
-    from sim import kinds
-
     budget = kinds.get(scenario.kind).auto_max_states
     return {} if budget is None else {"max_states": budget}
 
@@ -329,12 +340,10 @@ def exact_summary(scenario, notes: list[str] | None = None) -> dict | None:
     """The exact summary, or None where the kind (or this scenario, or its budget) has none. When the
     exact engine refused on its budget, a one-line note for the page ("exact analysis refused ...; Monte
     Carlo instead") is appended to ``notes``."""
-    import sim
-
     if not supports_exact(scenario):
         return None
     try:
-        return sim.exact(scenario, **exact_options(scenario))
+        return simulation.exact(scenario, **exact_options(scenario))
     except ExactUnsupported as exc:
         if notes is not None and getattr(exc, "binds", None):
             notes.append(refusal_note(exc))
@@ -357,8 +366,6 @@ def metric_row(summary: dict, exact: dict | None, metrics: list[str]) -> dict[st
     """``<m>``, ``<m>_lo``, ``<m>_hi`` for every metric of ``metrics`` (a metric missing from ``summary``
     raises the ScenarioError naming the available ones), and ``<m>_exact`` when an exact summary is given:
     NaN where the exact summary lacks that metric (the column is there, the cell is empty)."""
-    from sim.designer.metrics import metric_interval, metric_value
-
     row: dict[str, float] = {}
     for m in metrics:
         value = metric_value(summary, m)
@@ -386,7 +393,6 @@ def owned_folder(folder: Path | None, command: str):
     if folder is None:
         yield
         return
-    from sim.outputs import FolderLock, OwnedOutputs, prepare_folder
 
     created = prepare_folder(folder)
     lock = FolderLock(folder)

@@ -16,7 +16,6 @@ mathtext, bounded length, romanised Japanese terms when no CJK font is installed
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import re
@@ -30,9 +29,9 @@ import jinja2
 import matplotlib
 from markupsafe import Markup, escape
 
-from sim.batch import atomic_write_bytes
+from sim.batch import atomic_write_bytes  # noqa: F401 - tests and older callers patch or import it here
 from sim.labels import decimals_for, fixed
-from sim.outputs import note_file
+from sim.outputs import atomic_write_text, note_file, summary_json  # noqa: F401 - pages and commands import them here
 from sim.palette import SERIES
 
 matplotlib.use("Agg")
@@ -58,26 +57,6 @@ _BLOCKS = _ENV.get_template("blocks.html").module
 
 # ---------------------------------------------------------------------------------------------
 # files
-
-
-def atomic_write_text(path: Path, text: str) -> None:
-    atomic_write_bytes(path, text.encode("utf-8"))
-
-
-def summary_json(summary: dict[str, Any]) -> str:
-    return json.dumps(summary, indent=2, sort_keys=False, default=_json_default) + "\n"
-
-
-def _json_default(value):
-    import numpy as np
-
-    if isinstance(value, np.integer):
-        return int(value)
-    if isinstance(value, np.floating):
-        return float(value)
-    if isinstance(value, np.ndarray):
-        return value.tolist()
-    raise TypeError(f"not JSON serialisable: {type(value)}")
 
 
 # ---------------------------------------------------------------------------------------------

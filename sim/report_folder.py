@@ -12,6 +12,7 @@ import hashlib
 from pathlib import Path
 
 from sim.limits import bounded_folder_name
+from sim.report import atomic_write_text
 
 SOURCE_NOTE = ".sim-source"  # the absolute path of the scenario file whose report the folder holds
 
@@ -65,6 +66,4 @@ def note_source(folder: Path, scenario) -> None:
     """Record the scenario file whose report ``folder`` now holds."""
     mine = _source(scenario)
     if mine is not None:
-        from sim.report import atomic_write_text
-
         atomic_write_text(Path(folder) / SOURCE_NOTE, mine + "\n")

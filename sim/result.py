@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -9,10 +10,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from sim.version import __version__
+
 
 def package_version() -> str:
-    from sim import __version__
-
     return __version__
 
 
@@ -84,3 +85,11 @@ def _set_runs(self: SimulationResult, value: pd.DataFrame | DeferredFrame) -> No
 
 # ``runs`` stays a dataclass field (the constructor, fields(), repr and == see it); reading it makes a deferred frame
 SimulationResult.runs = property(_get_runs, _set_runs, doc="One row per run (made when first read if deferred).")
+
+
+def with_summary(result: SimulationResult, summary: dict[str, Any]) -> SimulationResult:
+    """A copy of ``result`` holding ``summary`` (a dict built by the caller), its runs (deferred or not) and ``extra``
+    shared: the pipeline adds to a summary this way instead of writing into the kind's dict."""
+    out = copy.copy(result)
+    out.summary = summary
+    return out

@@ -26,9 +26,11 @@ from sim.errors import ScenarioError
 from sim.limits import (
     MAX_FILE_BYTES,
     MAX_NAME_CHARS,
+    MAX_PROBLEMS,
     bounded_folder_name,
     check_data,
     check_toml_text,
+    key_part,
     long_integer_error,
 )
 
@@ -167,11 +169,6 @@ def _model_at(model: type[BaseModel], loc: tuple) -> type[BaseModel] | None:
 _TAG = re.compile(r"[a-z][a-z_-]*\[.*\]")  # pydantic's union and validator tags in an error location
 
 
-def _key_part(part: Any) -> str:
-    text = str(part)
-    return text if text and all(ch.isalnum() or ch in "_-" for ch in text) else json.dumps(text)
-
-
 def _short(value: Any, limit: int = 60) -> str:
     text = repr(value)
     return text if len(text) <= limit else text[: limit - 3] + "..."
@@ -221,7 +218,7 @@ def format_validation_error(model: type[BaseModel], error: dict, file: str, rena
                             ) -> ScenarioError:
     """One ScenarioError line from one pydantic error (``renamed``: the required key an unknown key stands for)."""
     loc = _clean_loc(error)
-    key = ".".join(_key_part(p) for p in loc) or "(top level)"
+    key = ".".join(key_part(p) for p in loc) or "(top level)"
     etype = error["type"]
     if etype == "extra_forbidden" and loc:
         valid = _valid_keys(model, loc)
@@ -265,8 +262,6 @@ def format_validation_errors(model: type[BaseModel], errors: list[dict], file: s
     """Every pydantic error of a file, one line each, in file order, at most :data:`sim.limits.MAX_PROBLEMS` of them
     and then one line saying how many more. A required key that is missing beside an unknown key close to its name
     (``dexterity`` for ``dex``) is one line: the unknown key, with the rename."""
-    from sim.limits import MAX_PROBLEMS
-
     missing = {_clean_loc(e): e for e in errors if e["type"] == "missing"}
     renames: dict[tuple, str] = {}
     for e in errors if missing else ():

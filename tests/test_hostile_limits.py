@@ -15,6 +15,7 @@ import pytest
 from examples import ROOT
 
 import sim
+from sim.docs_gen import limits_markdown
 from sim.errors import ScenarioError
 from sim.limits import (
     MAX_EXACT_DICE_FACES,
@@ -23,7 +24,6 @@ from sim.limits import (
     MAX_LIST_ITEMS,
     MAX_NAME_CHARS,
     MAX_STATES,
-    limits_markdown,
     max_jobs,
 )
 

@@ -302,7 +302,7 @@ def test_a_failing_run_removes_only_what_it_wrote(tmp_path, monkeypatch, cli):
     it made only when that leaves them empty."""
     import errno
 
-    from sim import report
+    from sim import outputs  # summary.json is written by sim.outputs.atomic_write_text
 
     out = tmp_path / "new"
 
@@ -314,14 +314,14 @@ def test_a_failing_run_removes_only_what_it_wrote(tmp_path, monkeypatch, cli):
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 
     _while_running(monkeypatch, other_command)
-    real_write = report.atomic_write_bytes
+    real_write = outputs.atomic_write_bytes
 
     def write_then_fail(path, data, mode=None):
         real_write(path, data, mode)
         if Path(path).name == "summary.json":  # the last output: everything else of the run is written
             full_disk()
 
-    monkeypatch.setattr(report, "atomic_write_bytes", write_then_fail)
+    monkeypatch.setattr(outputs, "atomic_write_bytes", write_then_fail)
     assert "No space left" in _refusal(_run(cli, out))
     assert (out / "sweep" / "report.html").read_text() == "the sweep's report"
     # the run's report, charts, rows and resume store are gone; the folder stays (it is not empty)

@@ -117,6 +117,53 @@ def test_the_command_line_and_the_designer_tools_call_the_pipeline(tmp_path, mon
     assert calls[1:] == [("formation", None), ("formation", None)]
 
 
+def test_sim_simulate_is_a_thin_wrapper_over_the_pipeline(monkeypatch):
+    """Issue 39 item 4: ``sim.simulate`` is ``pipeline.run(..., exact=False).simulation``, so every run of the public
+    API, the designer tools and the studio goes through the one pipeline."""
+    calls = []
+    real = pipeline.run
+
+    def spy(scenario, out=None, **kw):
+        calls.append((out, kw.get("runs"), kw.get("seed"), kw.get("exact")))
+        return real(scenario, out, **kw)
+
+    monkeypatch.setattr(pipeline, "run", spy)
+    result = sim.simulate(sim.load_scenario(DP), runs=800, seed=4)
+    assert calls == [(None, 800, 4, False)]
+    assert result.summary["runs"] == 800
+
+
+def test_the_pipeline_writes_into_no_dict_it_has_handed_out(monkeypatch):
+    """Issue 39 item 4: the page's note on a refused exact analysis and the ``--target-error`` outcome go into a new
+    summary dict (the kind's summary, which its result already holds, stays as the kind made it)."""
+    from sim.designer import precision
+
+    scenario = sim.load_scenario(DP)
+    kind_summaries = []
+    real = precision.simulation.simulate
+
+    def keep(*args, **kw):
+        result = real(*args, **kw)
+        kind_summaries.append((result.summary, dict(result.summary)))
+        return result
+
+    monkeypatch.setattr(precision.simulation, "simulate", keep)
+    result, info = precision.simulate_to_error(scenario, 0.05, seed=2)
+    assert result.summary["target_error"] == info.as_dict()
+    assert all(held == as_made and "target_error" not in held for held, as_made in kind_summaries)
+
+    def refused(scen, notes=None):
+        notes.append("exact analysis refused (a planted note)")
+        return None
+
+    monkeypatch.setattr(pipeline, "exact_summary", refused)
+    made = sim.simulate(scenario, runs=500, seed=1)
+    before = dict(made.summary)
+    noted, exact, notes = pipeline._exact_beside(scenario, kinds.get(scenario.kind), made, True)
+    assert exact is None and noted.summary["exact_note"] == notes[0]
+    assert made.summary == before and "exact_note" not in made.summary
+
+
 def test_the_studio_report_is_written_in_process(tmp_path, monkeypatch):
     """Report no longer starts the command line: it writes what ``run variant.toml --no-runs`` writes."""
     pytest.importorskip("panel")

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from sim.campus.model import STANCES
-from sim.designer.audit import AuditOption, edited, setting
+from sim.designer.audit_options import AuditOption, edited, setting
 
 
 def _forbid_stance(stance: str):

@@ -7,12 +7,12 @@ from typing import Any
 
 import numpy as np
 
+from sim.stats import spread, spread_from_counts
+
 
 def balance_metrics(result, replay: bool = True) -> dict[str, Any]:
     """The turn with the most captures (``failure_turn``) and the spread of the turn each PC's game ends
     (``run_length``); nothing to replay."""
-    from sim.designer.balance import spread, spread_from_counts
-
     s = result.summary
     out: dict[str, Any] = {}
     captures = np.asarray([v or 0.0 for v in s.get("capture_by_turn") or []], dtype=float)

@@ -600,7 +600,7 @@ def exact(scenario, max_states: int = DEFAULT_MAX_STATES, max_branches: int | No
         raise why
     rules = Rules(p)
     if policy == "optimal":
-        from sim.campus.optimal import OptimalPolicy
+        from sim.campus.optimal import OptimalPolicy  # lazy: campus/optimal.py imports this module (other branch)
 
         pol = OptimalPolicy(rules, Turn(rules), max_states=max_states)
     elif policy is None:

@@ -45,4 +45,5 @@ KIND = Kind(
     optimal=lazy("sim.campus.optimal"),
     balance_metrics=lazy("sim.campus.designer:balance_metrics"),
     **hooks("sim.campus.audit", "audit_options", "audit_runs"),
+    limit_rows=lazy("sim.campus.limits:limit_rows"),
 )

@@ -29,12 +29,14 @@ from sim.campus.exact import (
     Game,
     Rules,
     Turn,
+    exact,
     options,
     refusal,
 )
 from sim.campus.params import compile_params
 from sim.errors import ScenarioError
 from sim.labels import fixed
+from sim.report import answer, atomic_write_text, section, summary_json, table, write_html
 
 OBJECTIVES = ("clear_rate",)
 
@@ -336,8 +338,6 @@ def compare(scenario, objective: str | None = None, max_states: int | None = Non
             max_branches: int | None = None) -> dict:
     """The optimal clear rate beside the exact clear rate of the scenario's policy and of each built-in policy
     one key away from it, with the gap in points ("the built-in policy leaves X points")."""
-    from sim.campus.exact import exact
-
     parse_objective(objective)
     pol, best, cpu = solve(scenario, max_states)
     r = pol.r
@@ -362,8 +362,6 @@ def compare(scenario, objective: str | None = None, max_states: int | None = Non
 
 
 def optimal_exact(scenario, max_states: int | None = None) -> dict:
-    from sim.campus.exact import exact
-
     return exact(scenario, max_states=max_states or DEFAULT_MAX_STATES, policy="optimal")
 
 
@@ -380,8 +378,6 @@ def console_lines(result: dict) -> list[str]:
 def write_optimal_report(scenario, result: dict, out_dir) -> list:
     """``optimal.json`` and ``optimal.html`` into ``out_dir``."""
     from pathlib import Path
-
-    from sim.report import answer, atomic_write_text, section, summary_json, table, write_html
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)

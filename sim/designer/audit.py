@@ -27,7 +27,12 @@ from typing import Any
 
 import numpy as np
 
-from sim import kinds
+from sim import kinds, pipeline
+from sim.designer.audit_options import AuditOption, conditioned
+from sim.designer.evaluate import exact_summary, resolve_runs_seed
+from sim.designer.matrix import CLASSES, _get, _variant, preset_scores
+from sim.designer.metrics import half_width, main_metric, metric_value
+from sim.designer.params import get_value, scenario_data
 from sim.errors import ScenarioError
 from sim.labels import fixed
 
@@ -43,25 +48,6 @@ LOWER_IS_BETTER = ("incapacitated_or_arms_complete_by_round", "incapacitated_by_
 def helps(metric: str) -> float:
     """+1 where the player wants ``metric`` high, -1 where low (:data:`LOWER_IS_BETTER`)."""
     return -1.0 if metric.split("@")[0].split(".")[0] in LOWER_IS_BETTER else 1.0
-
-
-@dataclass(frozen=True)
-class AuditOption:
-    """One option of play a kind lists for the audit (``audit_options``)."""
-
-    option: str  # "search", "struggle:dex", "rescue", "buy:lockpick", "movement", ...
-    scope: str = "party"  # "party" (everyone) or a character's name
-    forbid: frozenset = frozenset()  # escape: pairs (option, character index or None) optimal play leaves out
-    restrict: Callable[[Any], Any] | None = field(default=None, compare=False)  # other kinds: the scenario without
-    #: other kinds: whether the option can come up in the scenario at all (None: assumed to)
-    arises: Callable[[Any], bool] | None = field(default=None, compare=False)
-    #: Monte Carlo: a per-run column of the kind's run frame counting the option's uses (campus:
-    #: ``duels_stance_hide``); the option then arises only when some baseline run uses it
-    used_in: str | None = None
-
-    @property
-    def label(self) -> str:
-        return self.option if self.scope == "party" else f"{self.scope}: {self.option}"
 
 
 @dataclass
@@ -225,7 +211,6 @@ def class_spread(scenario, ev, spread: float, skipped: dict[str, str] | None = N
         char = one(scenario)
     except ScenarioError:
         return []
-    from sim.designer.matrix import CLASSES, _get
 
     level = int(_get(scenario, f"{char}.level"))
     variants = {}
@@ -246,9 +231,6 @@ def class_spread(scenario, ev, spread: float, skipped: dict[str, str] | None = N
 def _class_variant(scenario, char: str, class_name: str, level: int):
     """The matrix's class variant (sim/designer/matrix.py); a switch of another class's feature that the new class
     cannot have (a ranger's ``favoured_terrain = true``, R-RST-12) is switched off rather than refused."""
-    from sim.designer.matrix import _variant, preset_scores
-    from sim.designer.params import get_value, scenario_data
-
     try:
         return _variant(scenario, char, class_name, level, preset_scores(class_name), {})
     except ScenarioError as exc:
@@ -269,9 +251,6 @@ class MonteCarloAudit:
     pairs_unused = True
 
     def __init__(self, scenario, objective: str | None, runs: int | None, seed: int | None, n_jobs: int):
-        from sim.designer.evaluate import resolve_runs_seed
-        from sim.designer.metrics import main_metric
-
         self.scenario, self.kind = scenario, kinds.get(scenario.kind)
         self.metric = objective or self.kind.audit_metric(scenario) or main_metric(scenario.kind)
         self.runs, self.seed = resolve_runs_seed(scenario, runs, seed)
@@ -283,9 +262,6 @@ class MonteCarloAudit:
         self.baseline, self._base_se, self._base_runs, self._base_events = self._evaluate(scenario)
 
     def _exact(self, scenario) -> float | None:
-        from sim.designer.evaluate import exact_summary
-        from sim.designer.metrics import metric_value
-
         try:
             summary = exact_summary(scenario)
             return None if summary is None else float(metric_value(summary, self.metric))
@@ -300,16 +276,13 @@ class MonteCarloAudit:
         return self._cache[key]
 
     def _compute(self, scenario) -> tuple:
-        from sim.designer.metrics import half_width, metric_value
-
         value = self._exact(scenario) if self.method == "exact" else None
         if value is not None:
             return value, 0.0, None, {}
-        import sim  # simulated (a variant the exact engine does not cover is simulated too: its se says so)
 
         if self.method == "exact" and "simulated" not in self.engine:  # say so on the engine line
             self.engine += f"; variants it does not take on simulated ({self.runs:,} runs, seed {self.seed})"
-        result = sim.simulate(scenario, runs=self.runs, seed=self.seed, n_jobs=self.n_jobs)
+        result = pipeline.run(scenario, runs=self.runs, seed=self.seed, n_jobs=self.n_jobs, exact=False).simulation
         if scenario is self.scenario:
             self._keep_totals(result.runs)
         per_run = self.kind.audit_runs(scenario, result.runs, self.metric)
@@ -328,9 +301,8 @@ class MonteCarloAudit:
         if o.used_in is None:
             return True
         if not self._totals:  # an exact baseline has no runs: the baseline simulated once, for the uses only
-            import sim
-
-            self._keep_totals(sim.simulate(self.scenario, runs=self.runs, seed=self.seed, n_jobs=self.n_jobs).runs)
+            self._keep_totals(pipeline.run(self.scenario, runs=self.runs, seed=self.seed, n_jobs=self.n_jobs,
+                                           exact=False).simulation.runs)
         return o.used_in not in self._totals or self._totals[o.used_in] > 0
 
     def _paired(self, variant) -> tuple[float, float]:
@@ -365,40 +337,3 @@ class MonteCarloAudit:
         if self._base_runs is None:
             return []
         return conditioned(self._base_runs, self._base_events)
-
-
-def conditioned(outcome: np.ndarray, events: dict[str, np.ndarray]) -> list[dict]:
-    """Per event: its share of the runs, the metric's mean over the runs with it and over the others."""
-    rows = []
-    for name, mask in events.items():
-        mask = np.asarray(mask, dtype=bool)
-        share = float(mask.mean()) if len(mask) else 0.0
-        given = float(outcome[mask].mean()) if mask.any() else None
-        other = float(outcome[~mask].mean()) if (~mask).any() else None
-        rows.append({"event": name, "share": share, "rate_given": given, "rate_otherwise": other})
-    return rows
-
-
-def edited(scenario, edit: Callable[[dict], None]):
-    """A validated copy of ``scenario`` with ``edit`` applied to its TOML mapping (for ``restrict``)."""
-    from sim.designer.params import scenario_data
-    from sim.scenario import parse_scenario
-
-    data = scenario_data(scenario)
-    edit(data)
-    return parse_scenario(data, scenario.source)
-
-
-def setting(path: str, value: Any) -> Callable[[Any], Any]:
-    """``restrict``: the scenario with the dotted table key ``path`` set to ``value`` (None: left out)."""
-    *tables, name = path.split(".")
-
-    def edit(data: dict) -> None:
-        for t in tables:
-            data = data.setdefault(t, {})
-        if value is None:
-            data.pop(name, None)
-        else:
-            data[name] = value
-
-    return lambda scenario: edited(scenario, edit)

@@ -7,9 +7,24 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from sim.designer.audit import DEAD, MUST_PICK, SPREAD, Audit
+from sim.designer.audit import DEAD, MUST_PICK, SPREAD, Audit, audit, check_thresholds
+from sim.designer.params import parse_axis, with_values
 from sim.errors import ScenarioError
 from sim.labels import fixed
+from sim.pipeline import owned_folder
+from sim.report import (
+    answer,
+    atomic_write_text,
+    chart_text,
+    items,
+    new_figure,
+    save_figure,
+    section,
+    summary_json,
+    table,
+    write_html,
+)
+from sim.scenario import load_scenario
 
 
 def add_parser(sub, add_run_flags) -> None:
@@ -35,8 +50,6 @@ def add_parser(sub, add_run_flags) -> None:
 
 def with_params(scenario, specs: list[str] | None):
     """The scenario with each ``KEY=VALUE`` set (the sweep's parser: one value per key)."""
-    from sim.designer.params import parse_axis, with_values
-
     values = {}
     for spec in specs or []:
         axis = parse_axis(spec)
@@ -47,13 +60,8 @@ def with_params(scenario, specs: list[str] | None):
 
 
 def cmd_audit(args) -> int:
-    import sim
-    from sim.designer.audit import audit, check_thresholds
-    from sim.pipeline import owned_folder
-    from sim.report import summary_json
-
     check_thresholds(args.dead, args.must_pick, args.spread)
-    scenario = with_params(sim.load_scenario(args.scenario), args.param)
+    scenario = with_params(load_scenario(args.scenario), args.param)
     result = audit(scenario, objective=args.objective, options=args.option, dead=args.dead,
                    must_pick=args.must_pick, spread=args.spread, runs=args.runs, seed=args.seed, n_jobs=args.jobs,
                    max_states=args.max_states, classes=not args.no_classes)
@@ -126,8 +134,6 @@ def format_table(a: Audit) -> str:
 def write_audit(a: Audit, out_dir) -> list[Path]:
     """``audit.json`` (the ``--json`` shape plus the scenario, thresholds, engine and the options that never
     arise) and ``report.html``."""
-    from sim.report import atomic_write_text, summary_json, write_html
-
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     data = {**a.as_json(), "scenario": a.scenario.name, "kind": a.scenario.kind, "thresholds": a.thresholds,
@@ -144,7 +150,6 @@ def delta_chart(a: Audit, out: Path) -> Path | None:
     """``audit.png``: each option's delta in points (3-SE whiskers where simulated) beside the two thresholds."""
     if not a.options:
         return None
-    from sim.report import chart_text, new_figure, save_figure
 
     labels = [chart_text(r["option"] if r["scope"] == "party" else f"{r['scope']}: {r['option']}") for r in a.options]
     fig, ax = new_figure(f"What each option is worth ({chart_text(a.metric)})", "points lost without it", "",
@@ -159,8 +164,6 @@ def delta_chart(a: Audit, out: Path) -> Path | None:
 
 
 def sections(a: Audit, chart: str | None = None) -> list:
-    from sim.report import answer, items, section, table
-
     out = [answer(f"Is any option of play dead, dominated or mandatory ({a.metric})?",
                   [*(s + "." for s in a.verdicts()), f"Baseline: {_pct(a.baseline)} with every option. "
                                                      + method_note(a)]),

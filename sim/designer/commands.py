@@ -8,8 +8,10 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from sim.errors import shown
+from sim.errors import ScenarioError, shown
 from sim.pipeline import owned_folder as _owned
+from sim.report import summary_json
+from sim.scenario import load_scenario
 
 
 def add_parsers(sub, add_run_flags) -> None:
@@ -36,18 +38,17 @@ def add_parsers(sub, add_run_flags) -> None:
 
 
 def cmd_fit(args) -> int:
-    from sim.designer.fit import fit, format_table, load_fit, write_fit
-    from sim.report import summary_json
+    from sim.designer import fit as fitting  # lazy: CLI start-up (the parser is built from this module)
 
-    spec = load_fit(args.fit_file)
-    result = fit(spec, runs=args.runs, seed=args.seed, n_jobs=args.jobs)
+    spec = fitting.load_fit(args.fit_file)
+    result = fitting.fit(spec, runs=args.runs, seed=args.seed, n_jobs=args.jobs)
     out = Path(args.out) if args.out else Path("reports") / "fit" / Path(args.fit_file).stem
     with _owned(out, "fit"):  # replaces only what an earlier fit wrote there
-        write_fit(result, out)
+        fitting.write_fit(result, out)
     if args.json:
         sys.stdout.write(summary_json(result.as_dict()))
     else:
-        print(format_table(result))
+        print(fitting.format_table(result))
     if not args.quiet:
         print(shown(f"wrote {out}/report.html, fit.json and the fitted scenarios"), file=sys.stderr)
     return 0
@@ -56,22 +57,20 @@ def cmd_fit(args) -> int:
 def cmd_matrix(args) -> int:
     import math
 
-    import sim
-    from sim.designer.matrix import format_table, matrix, parse_classes, parse_scores, write_matrix
-    from sim.errors import ScenarioError
+    from sim.designer import matrix as class_matrix  # lazy: CLI start-up (the parser is built from this module)
 
-    scenario = sim.load_scenario(args.scenario)
+    scenario = load_scenario(args.scenario)
     if not (0 < args.threshold < 1) or math.isnan(args.threshold):
         raise ScenarioError(f"expected a share between 0 and 1; given {args.threshold}", key="--threshold")
     if args.level is not None and not 1 <= args.level <= 20:
         raise ScenarioError(f"expected a level from 1 to 20; given {args.level}", key="--level")
-    m = matrix(scenario, classes=parse_classes(args.classes), vary=args.vary, level=args.level,
-               scores=parse_scores(args.scores), runs=args.runs, seed=args.seed, n_jobs=args.jobs,
-               threshold=args.threshold)
+    m = class_matrix.matrix(scenario, classes=class_matrix.parse_classes(args.classes), vary=args.vary,
+                            level=args.level, scores=class_matrix.parse_scores(args.scores), runs=args.runs,
+                            seed=args.seed, n_jobs=args.jobs, threshold=args.threshold)
     out = Path(args.out) if args.out else Path("reports") / scenario.slug / "matrix"
     with _owned(out, "matrix"):
-        write_matrix(m, out)
-    print(format_table(m))
+        class_matrix.write_matrix(m, out)
+    print(class_matrix.format_table(m))
     if not args.quiet:
         print(shown(f"wrote {out}/report.html and {out}/matrix.csv"), file=sys.stderr)
     return 0

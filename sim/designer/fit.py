@@ -40,13 +40,16 @@ from typing import Annotated, Any
 import numpy as np
 from pydantic import Field, ValidationError, field_validator
 
-import sim
+from sim import pipeline, report
 from sim.designer.evaluate import exact_summary
 from sim.designer.metrics import metric_interval, metric_value, parse_metric
 from sim.designer.params import field_bounds, split_key, with_values
+from sim.designer.scenario_text import variant_text
 from sim.errors import ScenarioError
 from sim.labels import format_value
+from sim.palette import EXACT, series_colour
 from sim.scenario import Strict, format_validation_errors, load_scenario, read_toml_file
+from sim.version import __version__
 
 MAX_PARAMS = 8
 MAX_TARGETS = 50
@@ -284,7 +287,7 @@ class Evaluator:
             base = self.spec.scenarios[s]
             runs = int(base.run.runs if self.runs is None else self.runs)
             seed = int(base.run.seed if self.seed is None else self.seed)
-            summary = sim.simulate(variant, runs=runs, seed=seed, n_jobs=self.n_jobs).summary
+            summary = pipeline.run(variant, runs=runs, seed=seed, n_jobs=self.n_jobs, exact=False).summary
             exact = False
             self.method[s] = f"simulation ({runs:,} runs, seed {seed}, common random numbers)" + (
                 " - exact refused on its budget" if notes else "")
@@ -437,7 +440,7 @@ class FitResult:
             "values": self.values, "loss": self.loss, "search": self.search, "evaluations": self.evaluations,
             "seconds": round(self.seconds, 3), "targets": self.targets, "params": self.spec.params,
             "increasing": self.spec.settings.increasing, "lo": self.spec.lo, "hi": self.spec.hi,
-            "sim_version": sim.__version__,
+            "sim_version": __version__,
         }
 
 
@@ -587,8 +590,6 @@ __all__ = ["FitSpec", "FitResult", "load_fit", "fit", "brute_force", "count_feas
 def fitted_toml(scenario_file: str | Path, values: dict[str, int], fit_file: str,
                 dest: str | Path | None = None) -> str:
     """The scenario file's text with the fitted values written in (see :mod:`sim.designer.scenario_text`)."""
-    from sim.designer.scenario_text import variant_text
-
     changes = ", ".join(f"{k} = {v}" for k, v in values.items())
     dest = dest if dest is not None else Path(scenario_file).with_suffix(".fitted.toml")
     return variant_text(scenario_file, {k: int(v) for k, v in values.items()},
@@ -614,11 +615,9 @@ def format_table(result: FitResult) -> str:
 
 
 def _chart(result: FitResult, out: Path) -> Path:
-    from sim.palette import EXACT, series_colour
-    from sim.report import new_figure, save_figure
-
     n = len(result.targets)
-    fig, ax = new_figure("Targets and what the fitted values achieve", "metric value", "", size=(7.5, 1.2 + 0.5 * n))
+    fig, ax = report.new_figure("Targets and what the fitted values achieve", "metric value", "",
+                                size=(7.5, 1.2 + 0.5 * n))
     ys = np.arange(n)[::-1]
     for y, t in zip(ys, result.targets, strict=True):
         lo, hi = t["interval"]
@@ -628,25 +627,23 @@ def _chart(result: FitResult, out: Path) -> Path:
         ax.plot([t["achieved"]], [y], "o", color=series_colour(0), label="achieved" if y == ys[0] else None)
     ax.set_yticks(ys, [f"{Path(t['scenario']).stem}: {t['metric']}" for t in result.targets])
     ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.25 if n > 2 else -0.45), ncol=3, frameon=False)
-    return save_figure(fig, out / "fit.png")
+    return report.save_figure(fig, out / "fit.png")
 
 
 def write_fit(result: FitResult, out_dir: str | Path) -> list[Path]:
     """``fit.json``, ``fit.png``, one ``<scenario>.fitted.toml`` per scenario and ``report.html``."""
-    from sim.report import answer, atomic_write_text, items, link, section, summary_json, table, write_html
-
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     spec = result.spec
     written = [out / "fit.json"]
     data = result.as_dict()
     data["fit_file"] = spec.file
-    atomic_write_text(out / "fit.json", summary_json(data))
+    report.atomic_write_text(out / "fit.json", report.summary_json(data))
     fitted = []
     for scenario in spec.scenarios:
         name = f"{Path(scenario.source).stem}.fitted.toml"
         text = fitted_toml(scenario.source, result.values, spec.file, out / name)
-        atomic_write_text(out / name, text)
+        report.atomic_write_text(out / name, text)
         fitted.append(out / name)
     written += fitted
     written.append(_chart(result, out))
@@ -665,14 +662,15 @@ def write_fit(result: FitResult, out_dir: str | Path) -> list[Path]:
                     f"{t['weight']:g}", f"{t['loss']:.3g}",
                     t["method"]] for t in result.targets]
     sections = [
-        answer("Which values bring every target closest?", lines),
-        section("Fitted values", table(["parameter", "fitted value", "lo", "hi"], value_rows)),
-        section("Targets", table(["scenario (name or file)", "metric", "target", "achieved", "95% interval", "weight",
-                                  "weighted squared error", "evaluated by"], target_rows)),
-        section("Targets and achieved values", image="fit.png",
-                alt="Chart: each target's value and what the fitted values achieve, with 95% intervals"),
-        section("Fitted scenarios", items(link(p.name, p.name) for p in fitted),
-                note="Each scenario file with the fitted values written in (comments kept)."),
+        report.answer("Which values bring every target closest?", lines),
+        report.section("Fitted values", report.table(["parameter", "fitted value", "lo", "hi"], value_rows)),
+        report.section("Targets", report.table(["scenario (name or file)", "metric", "target", "achieved",
+                                                "95% interval", "weight", "weighted squared error", "evaluated by"],
+                                               target_rows)),
+        report.section("Targets and achieved values", image="fit.png",
+                       alt="Chart: each target's value and what the fitted values achieve, with 95% intervals"),
+        report.section("Fitted scenarios", report.items(report.link(p.name, p.name) for p in fitted),
+                       note="Each scenario file with the fitted values written in (comments kept)."),
     ]
-    written.append(write_html(out / "report.html", "Ladder fit", sections))
+    written.append(report.write_html(out / "report.html", "Ladder fit", sections))
     return written

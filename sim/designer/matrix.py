@@ -25,9 +25,10 @@ import pandas as pd
 from sim import kinds
 from sim.designer.evaluate import evaluate, exact_summary
 from sim.designer.metrics import half_width, main_metric, metric_interval, metric_value
-from sim.designer.params import GridAxis, parse_axis, scenario_data, set_value
+from sim.designer.params import GridAxis, get_value, parse_axis, scenario_data, set_value
 from sim.errors import ScenarioError
 from sim.labels import metric_label
+from sim.report import answer, atomic_write_text, new_figure, save_figure, section, table, write_html
 from sim.scenario import parse_scenario
 
 #: the standard array, assigned to the abilities in each class's order of priority (highest first)
@@ -168,8 +169,6 @@ def matrix(scenario, classes: list[str] | None = None, vary: list[GridAxis | str
 
 
 def _get(scenario, key: str):
-    from sim.designer.params import get_value
-
     return get_value(scenario_data(scenario), key)
 
 
@@ -230,8 +229,6 @@ def outlier_sentences(m: Matrix) -> list[str]:
 
 
 def heat_map(m: Matrix, out: Path) -> Path:
-    from sim.report import new_figure, save_figure
-
     df = m.frame
     labels = ([_variant_label(r, m.vary) for _, r in df.drop_duplicates(m.vary).iterrows()] if m.vary
               else ["as written"])
@@ -258,8 +255,6 @@ def heat_map(m: Matrix, out: Path) -> Path:
 
 def write_matrix(m: Matrix, out_dir: str | Path) -> list[Path]:
     """``matrix.csv``, ``matrix.png`` and ``report.html``."""
-    from sim.report import answer, atomic_write_text, section, table, write_html
-
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     atomic_write_text(out / "matrix.csv", m.frame.to_csv(index=False))

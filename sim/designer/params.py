@@ -20,7 +20,9 @@ from typing import Any
 from pydantic import BaseModel
 from pydantic_core import PydanticUndefined
 
+from sim import kinds
 from sim.errors import ScenarioError
+from sim.limits import bounded_int
 from sim.scenario import parse_scenario
 
 _KEY_PART = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*|\d+")
@@ -176,8 +178,6 @@ def parse_value(text: str) -> Any:
     """A command-line value: integer, float, true/false, else the text itself."""
     text = text.strip()
     if re.fullmatch(r"[+-]?\d+", text):
-        from sim.limits import bounded_int
-
         try:
             return bounded_int(text)
         except ValueError as exc:
@@ -335,8 +335,6 @@ def effective_value(scenario, key: str) -> Any:
     """The value ``key`` has in effect: the scenario's own, else the rules' default for it (the kind's
     ``rule_default``: the escape tier ladder's DC for ``rules.tiers.<tier>.dc``), else the model's declared
     default; None if none is known."""
-    from sim import kinds
-
     value = get_value(scenario_data(scenario), key)
     if value is not None:
         return value

@@ -21,9 +21,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sim import kinds
+from sim import kinds, pipeline
 from sim.designer.metrics import headline, main_metric, metric_interval, metric_value, present_metrics
+from sim.designer.params import with_values
+from sim.designer.scenario_comparison import metric_chart
 from sim.errors import ScenarioError, SimError
+from sim.report import atomic_write_text, section, summary_json, table_html, write_html
+from sim.result import provenance
+from sim.scenario import run_settings
 from sim.stats import Z95
 
 
@@ -114,8 +119,6 @@ class PolicyComparison:
     differences: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
-        from sim.result import provenance
-
         rows = {}
         for label in self.labels:
             s = self.summaries[label]
@@ -143,14 +146,11 @@ def _metrics_of(summary: dict) -> list[str]:
 def compare_policies(scenario, policies: str | None = None, runs: int | None = None, seed: int | None = None,
                      n_jobs: int = 1) -> PolicyComparison:
     """Simulate ``scenario`` once per policy setting (same seed and runs: common random numbers)."""
-    import sim
-    from sim.designer.params import with_values
-    from sim.scenario import run_settings
-
     variants = parse_variants(scenario, policies)
     runs, seed = run_settings(scenario, runs, seed)
     built = {label: with_values(scenario, {f"policy.{fname}": value}) for label, fname, value in variants}
-    summaries = {label: sim.simulate(s, runs=runs, seed=seed, n_jobs=n_jobs).summary for label, s in built.items()}
+    summaries = {label: pipeline.run(s, runs=runs, seed=seed, n_jobs=n_jobs, exact=False).summary
+                 for label, s in built.items()}
     labels = [label for label, _, _ in variants]
     metrics = _metrics_of(summaries[labels[0]])
     res = PolicyComparison(scenario, runs, seed, labels, {label: {f: v} for label, f, v in variants}, summaries,
@@ -177,10 +177,6 @@ def difference(base: dict, other: dict, metric: str) -> dict[str, Any]:
 def write_policy_report(res: PolicyComparison, out_dir: Path) -> list[Path]:
     """compare.html, compare.json and one chart per headline metric in ``out_dir``."""
     import pandas as pd
-
-    from sim.designer.scenario_comparison import metric_chart
-    from sim.report import atomic_write_text, section, summary_json, table_html, write_html
-    from sim.result import provenance
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)

@@ -13,10 +13,11 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-import sim
+from sim import simulation
 from sim.batch import CHUNK_RUNS
 from sim.designer.metrics import half_width, main_metric, metric_value
 from sim.errors import ScenarioError
+from sim.result import with_summary
 
 DEFAULT_MAX_RUNS = 2_000_000
 
@@ -44,8 +45,8 @@ def simulate_to_error(scenario, target_error: float, seed: int | None = None, n_
                       metric: str | None = None, start_runs: int | None = None,
                       max_runs: int = DEFAULT_MAX_RUNS, progress=None, **options):
     """Simulate with more and more runs until ``metric``'s 95% half-width is <= ``target_error`` or
-    ``max_runs`` is reached. Returns ``(result, PrecisionInfo)``; the info is also put in the summary
-    as ``target_error``."""
+    ``max_runs`` is reached. Returns ``(result, PrecisionInfo)``; the info is also in the result's summary
+    as ``target_error`` (a new summary dict: the kind's is not written)."""
     if not (isinstance(target_error, int | float) and math.isfinite(target_error) and target_error > 0):
         raise ScenarioError(f"expected --target-error > 0; given {target_error!r}", key="--target-error")
     if max_runs < 1:
@@ -54,7 +55,7 @@ def simulate_to_error(scenario, target_error: float, seed: int | None = None, n_
     n = min(int(start_runs) if start_runs else CHUNK_RUNS, max_runs)
     steps = []
     while True:
-        result = sim.simulate(scenario, runs=n, seed=seed, n_jobs=n_jobs, **options)
+        result = simulation.simulate(scenario, runs=n, seed=seed, n_jobs=n_jobs, **options)
         metric_value(result.summary, metric)  # a clean error for an unknown metric
         width = half_width(result.summary, metric)
         steps.append(n)
@@ -65,5 +66,4 @@ def simulate_to_error(scenario, target_error: float, seed: int | None = None, n_
         predicted = n * (width / target_error) ** 2 * 1.1
         n = min(max_runs, max(_chunks_up(predicted), _chunks_up(n + 1)))
     info = PrecisionInfo(metric, float(target_error), width, n, width <= target_error, int(max_runs), steps)
-    result.summary["target_error"] = info.as_dict()
-    return result, info
+    return with_summary(result, {**result.summary, "target_error": info.as_dict()}), info

@@ -14,9 +14,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from sim.designer.metrics import headline, main_metric, metric_unit, present_metrics
+from sim import report
+from sim.designer.metrics import headline, main_metric, metric_unit, present_metrics, scalar_metrics
 from sim.errors import ScenarioError
+from sim.labels import metric_label
 from sim.limits import bounded_folder_name
+from sim.palette import EXACT, outcome_colour
 from sim.pipeline import metric_row
 
 
@@ -82,8 +85,6 @@ def headline_metrics(summary: dict) -> list[str]:
     kind = summary.get("kind", "")
     names = headline(kind)
     if not names:
-        from sim.designer.metrics import scalar_metrics
-
         names = [main_metric(kind)] if main_metric(kind) else []
         names += [m for m in scalar_metrics(summary) if f"{m}_ci" in summary and m not in names]
     return present_metrics(summary, names)
@@ -110,14 +111,10 @@ def _metric_columns(df: pd.DataFrame) -> list[str]:
 def metric_chart(df: pd.DataFrame, metric: str, out: Path, rows: str = "scenario") -> Path:
     """``metric`` of every scenario (or policy: ``rows``) that has it, with 95% whiskers (and exact values as
     crosses)."""
-    from sim.labels import metric_label
-    from sim.palette import EXACT, outcome_colour
-    from sim.report import chart_text, legend_outside, new_figure, save_figure
-
     part = df[df[metric].notna()]
     height = max(3.0, 0.45 * len(part) + 1.6)
-    fig, ax = new_figure(chart_text(metric_label(metric), 70), f"{chart_text(metric, 60)} ({metric_unit(metric)})",
-                         rows, size=(8.0, height))
+    fig, ax = report.new_figure(report.chart_text(metric_label(metric), 70),
+                                f"{report.chart_text(metric, 60)} ({metric_unit(metric)})", rows, size=(8.0, height))
     y = np.arange(len(part))[::-1]
     v = part[metric].to_numpy(dtype=float)
     lo, hi = part[f"{metric}_lo"].to_numpy(dtype=float), part[f"{metric}_hi"].to_numpy(dtype=float)
@@ -127,49 +124,41 @@ def metric_chart(df: pd.DataFrame, metric: str, out: Path, rows: str = "scenario
     if f"{metric}_exact" in part and part[f"{metric}_exact"].notna().any():
         ax.plot(part[f"{metric}_exact"].to_numpy(dtype=float), y, "x", color=EXACT, markersize=9, markeredgewidth=2,
                 label="exact")
-    ax.set_yticks(y, [chart_text(s, 30) for s in part["scenario"]])
+    ax.set_yticks(y, [report.chart_text(s, 30) for s in part["scenario"]])
     if metric_unit(metric) == "probability":
         ax.set_xlim(0, 1.02)
-    legend_outside(ax)
+    report.legend_outside(ax)
     safe = "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in metric)
-    return save_figure(fig, out / f"index_{safe}.png")
+    return report.save_figure(fig, out / f"index_{safe}.png")
 
 
 def _cell(row, m: str):
     """One index cell: the value with its interval at the precision the interval supports (percent for
     probabilities), and the exact value below it where known."""
-    from sim.report import fmt_exact, fmt_num, fmt_pct, join, paragraph
-
     v = row.get(m)
     if v is None or (isinstance(v, float) and math.isnan(v)):
         return "–"
     lo, hi = row.get(f"{m}_lo"), row.get(f"{m}_hi")
     ci = (lo, hi) if lo is not None and not math.isnan(lo) and hi is not None and not math.isnan(hi) else None
     prob = metric_unit(m) == "probability"
-    text = fmt_pct(v, ci) if prob else fmt_num(v, ci)
+    text = report.fmt_pct(v, ci) if prob else report.fmt_num(v, ci)
     ex = row.get(f"{m}_exact")
     if ex is not None and not (isinstance(ex, float) and math.isnan(ex)):
-        return join(text, paragraph(f"exact {fmt_exact(ex, percent=prob)}", "key"))
+        return report.join(text, report.paragraph(f"exact {report.fmt_exact(ex, percent=prob)}", "key"))
     return text
 
 
 def _table(df: pd.DataFrame, metrics: list[str]):
-    from sim.labels import metric_label
-    from sim.report import key_label, link, table
-
-    columns = ["scenario", "runs"] + [key_label(metric_label(m), m) for m in metrics]
+    columns = ["scenario", "runs"] + [report.key_label(metric_label(m), m) for m in metrics]
     rows = []
     for _, row in df.iterrows():
-        rows.append([link(str(row["report"]), str(row["scenario"])), f"{int(row['runs']):,}"]
+        rows.append([report.link(str(row["report"]), str(row["scenario"])), f"{int(row['runs']):,}"]
                     + [_cell(row, m) for m in metrics])
-    return table(columns, rows)
+    return report.table(columns, rows)
 
 
 def write_index(entries: list[dict], out_dir: Path, title: str = "Scenario comparison") -> list[Path]:
     """``index.html`` (table with links, one chart per metric), ``index.csv`` and ``index.json``."""
-    from sim.labels import metric_label
-    from sim.report import atomic_write_text, join, key_label, link, paragraph, section, summary_json, write_html
-
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     df = index_frame(entries)
@@ -179,16 +168,18 @@ def write_index(entries: list[dict], out_dir: Path, title: str = "Scenario compa
     for kind in dict.fromkeys(df["kind"]):
         part = df[df["kind"] == kind]
         cols = [m for m in metrics if part[m].notna().any()]
-        tables.append(section(f"{kind}", _table(part, cols), level=3))
+        tables.append(report.section(f"{kind}", _table(part, cols), level=3))
     note = ("Headline metrics with 95% intervals in brackets (percentages for probabilities); each scenario's name "
             "links to its own report. Runs and seeds are per scenario (shown in each report).")
-    sections = [section("Headline metrics", join(*tables), note=note)]
-    sections += [section(key_label(metric_label(m), m), image=p.name, alt=f"Bar chart: {metric_label(m)} per scenario "
-                         "with 95% interval whiskers") for m, p in charts]
-    sections.append(paragraph(join(link("index.csv", "index.csv"), " · ", link("index.json", "index.json"))))
-    atomic_write_text(out / "index.csv", df.to_csv(index=False))
+    sections = [report.section("Headline metrics", report.join(*tables), note=note)]
+    sections += [report.section(report.key_label(metric_label(m), m), image=p.name,
+                                alt=f"Bar chart: {metric_label(m)} per scenario with 95% interval whiskers")
+                 for m, p in charts]
+    sections.append(report.paragraph(report.join(report.link("index.csv", "index.csv"), " · ",
+                                                 report.link("index.json", "index.json"))))
+    report.atomic_write_text(out / "index.csv", df.to_csv(index=False))
     records = [{k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in r.items()}
                for r in df.astype(object).to_dict(orient="records")]
-    atomic_write_text(out / "index.json", summary_json(records))
-    write_html(out / "index.html", title, sections)
+    report.atomic_write_text(out / "index.json", report.summary_json(records))
+    report.write_html(out / "index.html", title, sections)
     return [out / "index.html", out / "index.csv", out / "index.json"] + [p for _, p in charts]

@@ -31,11 +31,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from sim import kinds
+from sim import kinds, report
 from sim.designer.evaluate import evaluate, resolve_runs_seed
 from sim.designer.metrics import Z95, main_metric, metric_interval, metric_unit, metric_value
+from sim.designer.pages import sensitivity_answer, sensitivity_table
 from sim.designer.params import get_value, scenario_data, with_values
 from sim.errors import ScenarioError
+from sim.palette import EXACT, series_colour
 
 GENERIC_PARENTS = ("dc", "scores", "abilities")
 
@@ -195,14 +197,11 @@ def _effect_row(base: tuple, down: tuple | None, up: tuple | None) -> dict:
 def tornado_chart(df: pd.DataFrame, out: Path, top: int = 20) -> Path:
     """Bars from the baseline to the metric one step down and one step up of each parameter, with 95%
     whiskers."""
-    from sim.palette import EXACT, series_colour
-    from sim.report import chart_text, legend_outside, new_figure, save_figure
-
     metric = df.attrs["metric"]
     part = df.head(top).iloc[::-1]
     height = max(3.0, 0.38 * len(part) + 1.5)
-    fig, ax = new_figure(f"Sensitivity of {metric} (one step down / up)",
-                         f"{metric} ({metric_unit(metric)})", "parameter", size=(8.5, height))
+    fig, ax = report.new_figure(f"Sensitivity of {metric} (one step down / up)",
+                                f"{metric} ({metric_unit(metric)})", "parameter", size=(8.5, height))
     base = df.attrs["base"]
     y = np.arange(len(part))
     for col, lo, hi, colour, label, offset in (
@@ -216,38 +215,35 @@ def tornado_chart(df: pd.DataFrame, out: Path, top: int = 20) -> Path:
         ax.errorbar(vals[ok], y[ok] + offset, xerr=np.abs(err[:, ok]), fmt="none", ecolor=EXACT, capsize=3,
                     label="95% interval" if offset > 0 else None)
     ax.axvline(base, color=EXACT, lw=1, label=f"baseline {base:.4g}")
-    ax.set_yticks(y, [chart_text(f"{lab} ({v} ± {st})", 50) for lab, v, st in zip(part["label"], part["value"],
-                                                                                  part["step"], strict=True)])
-    legend_outside(ax)
-    return save_figure(fig, Path(out) / "tornado.png")
+    ax.set_yticks(y, [report.chart_text(f"{lab} ({v} ± {st})", 50) for lab, v, st in zip(part["label"], part["value"],
+                                                                                         part["step"], strict=True)])
+    report.legend_outside(ax)
+    return report.save_figure(fig, Path(out) / "tornado.png")
 
 
 def write_sensitivity(df: pd.DataFrame, out_dir: Path, scenario=None) -> list[Path]:
     """``sensitivity.csv``, ``tornado.png`` and ``report.html`` into ``out_dir``."""
-    from sim.report import atomic_write_text, section, write_html
-
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(out / "sensitivity.csv", df.to_csv(index=False))
+    report.atomic_write_text(out / "sensitivity.csv", df.to_csv(index=False))
     chart = tornado_chart(df, out)
     a = df.attrs
     note = (f"Each parameter moved one step down and up (ability scores by 2) with the same {a['runs']:,} runs "
             f"from seed {a['seed']} (common random numbers). The effect is the larger change of the two; the "
             "exact effect comes first where the kind solves the variants exactly. The simulated effect shows its "
             "95% half-width (an upper bound: independent samples), or 'within noise' when that interval holds 0.")
-    from sim.designer.pages import sensitivity_answer, sensitivity_table
-    from sim.report import description_block, link, paragraph
 
     sections = [sensitivity_answer(df, scenario),
-                description_block(scenario.description) if scenario is not None else "",
-                section("Ranked by the larger one-step effect", sensitivity_table(df, scenario), note=note),
-                section("Tornado chart", image=chart.name,
-                        alt="Tornado chart: the metric one step down and up of each parameter, with 95% whiskers"),
-                paragraph(link("sensitivity.csv", "sensitivity.csv"))]
+                report.description_block(scenario.description) if scenario is not None else "",
+                report.section("Ranked by the larger one-step effect", sensitivity_table(df, scenario), note=note),
+                report.section("Tornado chart", image=chart.name,
+                               alt="Tornado chart: the metric one step down and up of each parameter, with 95% "
+                                   "whiskers"),
+                report.paragraph(report.link("sensitivity.csv", "sensitivity.csv"))]
     meta = {"kind": a["kind"], "runs": a["runs"], "seed": a["seed"]}
     if scenario is not None:
         meta["scenario_hash"] = scenario.scenario_hash
-    page = write_html(out / "report.html", f"Sensitivity — {a['name']}", sections, meta)
+    page = report.write_html(out / "report.html", f"Sensitivity — {a['name']}", sections, meta)
     return [out / "sensitivity.csv", chart, page]
 
 

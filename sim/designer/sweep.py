@@ -17,10 +17,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from sim import report
 from sim.designer.evaluate import evaluate, resolve_runs_seed
 from sim.designer.metrics import main_metric, metric_unit, param_unit, scalar_metrics
+from sim.designer.pages import sweep_answer, sweep_table
 from sim.designer.params import GridAxis, parse_axis, with_values
 from sim.errors import ScenarioError
+from sim.labels import format_value, metric_label, param_label
+from sim.palette import EXACT, SERIES, outcome_colour
 from sim.pipeline import metric_row
 
 MAX_POINTS = 2_000
@@ -121,15 +125,11 @@ def _x_positions(values: pd.Series) -> tuple[np.ndarray, list[str] | None]:
 def line_chart(df: pd.DataFrame, x_key: str, metric: str, out: Path, group_key: str | None = None,
                max_lines: int = 10) -> Path:
     """``metric`` against ``x_key`` with its 95% band (one line per value of ``group_key``)."""
-    from sim.labels import metric_label
-    from sim.palette import EXACT, outcome_colour
-    from sim.report import chart_text, legend_outside, new_figure, save_figure
-
     n = df.attrs.get("runs")
-    title = chart_text(metric_label(metric), 60) + f"\nvs {chart_text(x_key, 50)}" + \
-        (f" by {chart_text(group_key, 50)}" if group_key else "")
-    fig, ax = new_figure(title, f"{chart_text(x_key, 50)} ({param_unit(x_key)})",
-                         f"{chart_text(metric, 50)} ({metric_unit(metric)})")
+    title = report.chart_text(metric_label(metric), 60) + f"\nvs {report.chart_text(x_key, 50)}" + \
+        (f" by {report.chart_text(group_key, 50)}" if group_key else "")
+    fig, ax = report.new_figure(title, f"{report.chart_text(x_key, 50)} ({param_unit(x_key)})",
+                                f"{report.chart_text(metric, 50)} ({metric_unit(metric)})")
     groups = [(None, df)] if group_key is None else list(df.groupby(group_key, sort=False))[:max_lines]
     labels = None
     if group_key is None and _x_positions(df[x_key])[1] is not None:  # text or true/false values: bars, no line
@@ -139,7 +139,7 @@ def line_chart(df: pd.DataFrame, x_key: str, metric: str, out: Path, group_key: 
     for gval, part in groups:
         x, labels = _x_positions(part[x_key])
         y = part[metric].to_numpy(dtype=float)
-        name = "simulated" if gval is None else chart_text(f"{group_key} = {gval}", 50)
+        name = "simulated" if gval is None else report.chart_text(f"{group_key} = {gval}", 50)
         colour = {"color": outcome_colour(metric.split(".")[0])} if gval is None and outcome_colour(
             metric.split(".")[0], "") else {}  # one line: its outcome's colour; several: the series cycle
         line = ax.plot(x, y, marker="o", label=f"{name} ({n:,} runs)" if gval is None else name, **colour)[0]
@@ -151,17 +151,15 @@ def line_chart(df: pd.DataFrame, x_key: str, metric: str, out: Path, group_key: 
             ax.plot(x, part[f"{metric}_exact"].to_numpy(dtype=float), "--", color=EXACT if gval is None else
                     line.get_color(), label="exact" if gval is None else None)
     if labels is not None:
-        ax.set_xticks(np.arange(len(labels)), [chart_text(lb, 20) for lb in labels])
+        ax.set_xticks(np.arange(len(labels)), [report.chart_text(lb, 20) for lb in labels])
     if metric_unit(metric) == "probability":
         ax.set_ylim(-0.02, 1.02)
-    legend_outside(ax)
-    return save_figure(fig, out / f"sweep_{_slug(metric)}{'_by_' + _slug(group_key) if group_key else ''}.png")
+    report.legend_outside(ax)
+    return report.save_figure(fig, out / f"sweep_{_slug(metric)}{'_by_' + _slug(group_key) if group_key else ''}.png")
 
 
 def _bars(ax, df: pd.DataFrame, x_key: str, metric: str, n) -> None:
     """One bar per categorical value with its 95% interval as an error bar, the exact value as a mark."""
-    from sim.palette import EXACT, SERIES, outcome_colour
-
     x = np.arange(len(df), dtype=float)
     y = df[metric].to_numpy(dtype=float)
     lo, hi = df[f"{metric}_lo"].to_numpy(dtype=float), df[f"{metric}_hi"].to_numpy(dtype=float)
@@ -175,11 +173,9 @@ def _bars(ax, df: pd.DataFrame, x_key: str, metric: str, n) -> None:
 
 def heat_map(df: pd.DataFrame, x_key: str, y_key: str, metric: str, out: Path) -> Path:
     """``metric`` over a two-parameter grid, each cell annotated with its value."""
-    from sim.report import new_figure, save_figure
-
     table = df.pivot_table(index=y_key, columns=x_key, values=metric, aggfunc="first", sort=False)
-    fig, ax = new_figure(f"{metric} over {x_key} × {y_key}", f"{x_key} ({param_unit(x_key)})",
-                         f"{y_key} ({param_unit(y_key)})", size=(7.5, 5.0))
+    fig, ax = report.new_figure(f"{metric} over {x_key} × {y_key}", f"{x_key} ({param_unit(x_key)})",
+                                f"{y_key} ({param_unit(y_key)})", size=(7.5, 5.0))
     ax.grid(False)
     data = table.to_numpy(dtype=float)
     prob = metric_unit(metric) == "probability"
@@ -194,13 +190,11 @@ def heat_map(df: pd.DataFrame, x_key: str, y_key: str, metric: str, out: Path) -
             if np.isfinite(v):
                 ax.text(c, r, f"{v:.2f}", ha="center", va="center", fontsize=7,
                         color="white" if prob and v < 0.5 else "black")
-    return save_figure(fig, out / f"heatmap_{_slug(metric)}.png")
+    return report.save_figure(fig, out / f"heatmap_{_slug(metric)}.png")
 
 
 def _title(text: str, scenario) -> str:
     """A chart title "<metric> vs <param>[ by <param>]" / "<metric> heat map" in plain words."""
-    from sim.labels import metric_label, param_label
-
     words = text.split(" ")
     out = []
     for i, w in enumerate(words):
@@ -215,23 +209,18 @@ def _title(text: str, scenario) -> str:
 
 def _unchanged_section(df: pd.DataFrame, unchanged: list[str]):
     """The metrics the swept values did not move, with their one value (they get no chart)."""
-    from sim.labels import format_value, metric_label
-    from sim.report import paragraph, section
-
-    return section("Unchanged by this sweep", paragraph(
+    return report.section("Unchanged by this sweep", report.paragraph(
         "These metrics have the same value at every point (the swept values do not reach them; every point ran on "
         "the same random numbers), so they get no chart: " + "; ".join(
-            f"{metric_label(m)} ({m}) {format_value(m, float(df[m].iloc[0]), 2)}" for m in unchanged) + "."))
+                   f"{metric_label(m)} ({m}) {format_value(m, float(df[m].iloc[0]), 2)}" for m in unchanged) + "."))
 
 
 def write_sweep(df: pd.DataFrame, out_dir: Path, scenario=None) -> list[Path]:
     """``sweep.csv``, charts and ``report.html`` into ``out_dir``."""
-    from sim.report import atomic_write_text, section, write_html
-
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     written = []
-    atomic_write_text(out / "sweep.csv", df.to_csv(index=False))
+    report.atomic_write_text(out / "sweep.csv", df.to_csv(index=False))
     written.append(out / "sweep.csv")
     params = df.attrs["params"]
     main = df.attrs["metric"]
@@ -259,24 +248,22 @@ def write_sweep(df: pd.DataFrame, out_dir: Path, scenario=None) -> list[Path]:
             "(common random numbers), so differences between points come from the rules, not from noise. "
             "Bands and brackets are 95% intervals; 'exact' is exact analysis where the kind supports it; sweep.csv "
             "has every metric.")
-    from sim.designer.pages import sweep_answer, sweep_table
-    from sim.labels import param_label
-    from sim.report import description_block, join, link, paragraph
 
     sections.append(sweep_answer(df, scenario))
     if scenario is not None:
-        sections.append(description_block(scenario.description))
-    sections.append(section("Sweep of " + ", ".join(param_label(p, scenario) for p in params),
-                            sweep_table(df, scenario), note=note, key=", ".join(params)))
+        sections.append(report.description_block(scenario.description))
+    sections.append(report.section("Sweep of " + ", ".join(param_label(p, scenario) for p in params),
+                                   sweep_table(df, scenario), note=note, key=", ".join(params)))
     for title, path in charts:
-        sections.append(section(_title(title, scenario), image=path.name, alt=f"Chart: {_title(title, scenario)}",
-                                key=title))
+        sections.append(report.section(_title(title, scenario), image=path.name,
+                                       alt=f"Chart: {_title(title, scenario)}", key=title))
     if unchanged:
         sections.append(_unchanged_section(df, unchanged))
-    sections.append(paragraph(join(link("sweep.csv", "sweep.csv"), ": every scalar metric with its interval.")))
+    sections.append(report.paragraph(report.join(report.link("sweep.csv", "sweep.csv"),
+                                                 ": every scalar metric with its interval.")))
     name = df.attrs.get("name", "")
     meta = {"kind": df.attrs.get("kind"), "runs": df.attrs["runs"], "seed": df.attrs["seed"]}
     if scenario is not None:
         meta["scenario_hash"] = scenario.scenario_hash
-    written.append(write_html(out / "report.html", f"Sweep — {name}", sections, meta))
+    written.append(report.write_html(out / "report.html", f"Sweep — {name}", sections, meta))
     return written

@@ -24,6 +24,7 @@ import dataclasses
 import itertools
 
 from sim.errors import PolicyError
+from sim.escape.model import SLOTS
 from sim.escape.params import ESCAPE_ABILITIES, N_SLOTS, STR, EscapeParams
 from sim.escape.state import (
     ACTION_KINDS,
@@ -297,8 +298,6 @@ def joint_actions(p: EscapeParams, st: PartyState, rnd: int | None, dazed: tuple
 
 def describe(p: EscapeParams, i: int, a: Action | None) -> str:
     """An action in words: "Mei struggles arms (dex)", "Ann assists Bo", ..."""
-    from sim.escape.model import SLOTS
-
     who = p.names[i]
     if a is None:
         return f"{who} is dazed"

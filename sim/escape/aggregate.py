@@ -4,6 +4,7 @@ updated chunk by chunk, so 10,000,000 runs need no more memory than one chunk.""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 from numba import njit
@@ -11,7 +12,9 @@ from numba import njit
 from sim.escape import kernel as K
 from sim.escape.columns import RUN_STATS, per_run_shape
 from sim.escape.kernel import CAUGHT, ESCAPED
+from sim.escape.model import TIER_IDS
 from sim.escape.params import EscapeParams
+from sim.stats import Z95, spread_from_counts, wilson_interval
 
 #: the sums over runs kept as they are (sim.escape.columns: the statistics whose ``total`` names an attribute)
 TOTALS = tuple(s for s in RUN_STATS if s.total)
@@ -195,3 +198,32 @@ def _sum_runs(x, out):
         for i in range(C):
             for k in range(K):
                 out[i, k] += x[j, i, k]
+
+
+def balance_from_aggregate(agg) -> dict[str, Any]:
+    """Balance metrics of a streamed escape result from its aggregate (``sim.escape.aggregate``): run-length
+    spread, timeout share, first-check advantage (escape rate after a round-1 success minus after round-1
+    failures) and the tier where most failed runs were held (R-ESC-2 tiers)."""
+    n = agg.runs
+    out: dict[str, Any] = {"run_length": spread_from_counts(agg.rounds_all),
+                           "run_length_success": spread_from_counts(agg.escaped_at)}
+    timeouts = int(agg.outcomes[3])
+    out["timeout_share"] = timeouts / n
+    out["timeout_share_ci"] = wilson_interval(timeouts, n)
+    fr = agg.first_round  # rows: no check, checks without success, a success; columns: not escaped, escaped
+    n1, n0 = int(fr[2].sum()), int(fr[1].sum())
+    if n1 and n0:
+        p1, p0 = fr[2, 1] / n1, fr[1, 1] / n0
+        se = float(np.sqrt(p1 * (1 - p1) / n1 + p0 * (1 - p0) / n0))
+        d = float(p1 - p0)
+        out["first_check_advantage"] = {"value": d, "ci": [d - Z95 * se, d + Z95 * se], "p_after_success": float(p1),
+                                        "p_after_failure": float(p0), "n_after_success": n1, "n_after_failure": n0,
+                                        "runs_with_a_round_1_check": n1 + n0}
+    failed = int(agg.failure_tiers.sum())
+    if failed:
+        shares = {TIER_IDS[t]: float(c / failed) for t, c in enumerate(agg.failure_tiers) if c > 0}
+        top = max(shares, key=shares.get)
+        out["failure_tier"], out["failure_tier_share"], out["failure_tiers"] = top, shares[top], shares
+    else:
+        out["failure_tier"] = None
+    return out

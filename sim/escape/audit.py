@@ -11,9 +11,11 @@ actions less those :func:`sim.escape.actions.forbids` takes away (:func:`sim.esc
 
 from __future__ import annotations
 
-from sim.designer.audit import AuditOption
+from sim.designer.audit_options import AuditOption
 from sim.errors import ExactUnsupported
-from sim.escape.actions import OPTIONS, forbids
+from sim.escape.actions import OPTIONS, forbids, options_of
+from sim.escape.audit_mc import EscapeMonteCarloAudit
+from sim.escape.optimal import solve
 from sim.escape.params import compile_params
 from sim.escape.state import CLASS_ACTIONS
 
@@ -35,7 +37,6 @@ def audit_evaluator(scenario, objective: str | None, max_states: int | None, run
     try:
         return EscapeAudit(scenario, objective, max_states)
     except ExactUnsupported as exc:  # beyond optimal play today (a bad objective is a ScenarioError: refused)
-        from sim.escape.audit_mc import EscapeMonteCarloAudit
 
         return EscapeMonteCarloAudit(scenario, objective, runs, seed, n_jobs, str(exc))
 
@@ -47,8 +48,6 @@ class EscapeAudit:
     runs = seed = None
 
     def __init__(self, scenario, objective: str | None, max_states: int | None):
-        from sim.escape.optimal import solve
-
         self.scenario, self.objective, self.max_states = scenario, objective, max_states
         self.metric = objective or "escape_rate"
         self.params = compile_params(scenario)
@@ -65,8 +64,6 @@ class EscapeAudit:
                    for joints in self.sol.choices.values() for joint in joints for i, a in enumerate(joint))
 
     def _value(self, forbid: frozenset) -> float:
-        from sim.escape.optimal import solve
-
         if forbid not in self._values:
             sol = solve(self.params, self.objective, self.max_states, forbidden=forbid, engine="auto")
             self._values[forbid], self._used[forbid] = sol.value[(0, 1)], _used(sol)
@@ -86,8 +83,6 @@ class EscapeAudit:
         return self._value(a.forbid | b.forbid), 0.0
 
     def value_of(self, scenario) -> tuple[float, float]:
-        from sim.escape.optimal import solve
-
         return solve(scenario, self.objective, self.max_states, engine="auto").value[(0, 1)], 0.0
 
     def decided_by(self) -> list[dict]:
@@ -101,8 +96,6 @@ def _uses(used: set, forbid: frozenset) -> bool:
 
 def _used(sol) -> set:
     """(option, character) pairs some best choice of the solved table uses (:func:`sim.escape.actions.options_of`)."""
-    from sim.escape.actions import options_of
-
     return {(o, i) for (sid, _), k in sol.best.items() for i, a in enumerate(sol.choices[sid][k]) if a is not None
             for o in options_of(a)}
 

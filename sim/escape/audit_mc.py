@@ -23,8 +23,17 @@ from dataclasses import replace
 
 import numpy as np
 
+from sim.batch import map_chunks
+from sim.designer.audit_options import conditioned
 from sim.errors import ExactUnsupported
+from sim.escape import kernel as K
 from sim.escape.actions import options_of
+from sim.escape.columns import allocate, copy_into
+from sim.escape.model import BUILTIN_POLICIES
+from sim.escape.optimal import parse_objective
+from sim.escape.params import compile_params
+from sim.escape.policy import load_policy
+from sim.escape.simulate import reference_chunk
 
 #: the per-character options are audited on this path up to this party size (measured, 300-500 runs: 1.6 times the
 #: party-wide audit's CPU with three characters, 3.3 with four, 4.3 with five); above it, only when named (--option)
@@ -45,9 +54,6 @@ def recording_policy(base, used: set):
 
 
 def _task(params, n, rng):
-    from sim.escape.policy import load_policy
-    from sim.escape.simulate import reference_chunk
-
     p, name = params
     used: set = set()
     cols = reference_chunk(p, n, rng, recording_policy(load_policy(name), used), validate=True)
@@ -69,18 +75,15 @@ class EscapeMonteCarloAudit:
     pairs_unused = True
 
     def __init__(self, scenario, objective: str | None, runs: int | None, seed: int | None, n_jobs: int, why: str):
-        from sim.designer.evaluate import resolve_runs_seed
-        from sim.escape.model import BUILTIN_POLICIES
-        from sim.escape.optimal import parse_objective
-        from sim.escape.params import compile_params
-
         self.scenario, self.params = scenario, compile_params(scenario)
         self.metric = objective or "escape_rate"
         self._kind, self._horizon = parse_objective(objective, self.params.max_rounds)
         if self.params.policy not in BUILTIN_POLICIES:
             raise ExactUnsupported(f"the escape audit plays optimally and cannot here ({why}); its Monte Carlo "
                                    f"fallback restricts a built-in policy, not {self.params.policy!r}")
-        self.runs, self.seed = resolve_runs_seed(scenario, runs, seed)
+        # the flags, else the scenario's [run] (as sim.designer.evaluate.resolve_runs_seed)
+        self.runs = int(scenario.run.runs if runs is None else runs)
+        self.seed = int(scenario.run.seed if seed is None else seed)
         self.n_jobs = n_jobs
         self.per_character = self.params.n_chars <= PER_CHARACTER_MAX
         self.engine = (f"Monte Carlo of the {self.params.policy} policy re-planned without each option, scalar "
@@ -91,10 +94,6 @@ class EscapeMonteCarloAudit:
 
     def _simulate(self, p, forbidden: frozenset):
         """(won per run, first-round code per run, options declared) of the policy on ``p`` less ``forbidden``."""
-        from sim.batch import map_chunks
-        from sim.escape import kernel as K
-        from sim.escape.columns import allocate, copy_into
-
         key = (id(p), forbidden)
         if key not in self._cache:
             restricted = replace(p, forbidden=frozenset(forbidden))
@@ -144,8 +143,6 @@ class EscapeMonteCarloAudit:
         return self._paired(a.forbid | b.forbid)
 
     def value_of(self, scenario) -> tuple[float, float]:
-        from sim.escape.params import compile_params
-
         p = compile_params(scenario)
         won = self._simulate(p, frozenset())[0]
         self._cache.setdefault(("keep", id(p)), p)  # keeps p alive: its id stays its cache key
@@ -154,7 +151,5 @@ class EscapeMonteCarloAudit:
     def decided_by(self) -> list[dict]:
         """Round 1 from the per-run code of sim/escape/columns.py (``first_round``: no check, checks without a
         success, a success)."""
-        from sim.designer.audit import conditioned
-
         return conditioned(self._base, {"a check failed in round 1 (none succeeded)": self._first == 1,
                                         "a check succeeded in round 1": self._first == 2})

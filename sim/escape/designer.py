@@ -7,48 +7,21 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
-from sim.errors import ScenarioError, SimError
+from sim.designer.params import with_values
+from sim.errors import ExactUnsupported, ScenarioError, SimError
+from sim.escape.aggregate import balance_from_aggregate
+from sim.escape.exact import exact as solve_exact
 from sim.escape.model import DEFAULT_BECOMES, DEFAULT_DC, MARKS, TIER_IDS
+from sim.escape.optimal import compare
+from sim.escape.report import dc_in_effect
+from sim.escape.report import tier_ladder as ladder_table
+from sim.report import fmt_exact
 
 
 def balance_metrics(result, replay: bool = True) -> dict[str, Any]:
     """The escape balance metrics (sim/designer/balance.py): every escape result carries its aggregate, so no
     replay is needed."""
     return balance_from_aggregate(result.aggregate)
-
-
-def balance_from_aggregate(agg) -> dict[str, Any]:
-    """Balance metrics of a streamed escape result from its aggregate (``sim.escape.aggregate``): run-length
-    spread, timeout share, first-check advantage (escape rate after a round-1 success minus after round-1
-    failures) and the tier where most failed runs were held (R-ESC-2 tiers)."""
-    from sim.designer.balance import spread_from_counts
-    from sim.stats import Z95, wilson_interval
-
-    n = agg.runs
-    out: dict[str, Any] = {"run_length": spread_from_counts(agg.rounds_all),
-                           "run_length_success": spread_from_counts(agg.escaped_at)}
-    timeouts = int(agg.outcomes[3])
-    out["timeout_share"] = timeouts / n
-    out["timeout_share_ci"] = wilson_interval(timeouts, n)
-    fr = agg.first_round  # rows: no check, checks without success, a success; columns: not escaped, escaped
-    n1, n0 = int(fr[2].sum()), int(fr[1].sum())
-    if n1 and n0:
-        p1, p0 = fr[2, 1] / n1, fr[1, 1] / n0
-        se = float(np.sqrt(p1 * (1 - p1) / n1 + p0 * (1 - p0) / n0))
-        d = float(p1 - p0)
-        out["first_check_advantage"] = {"value": d, "ci": [d - Z95 * se, d + Z95 * se], "p_after_success": float(p1),
-                                        "p_after_failure": float(p0), "n_after_success": n1, "n_after_failure": n0,
-                                        "runs_with_a_round_1_check": n1 + n0}
-    failed = int(agg.failure_tiers.sum())
-    if failed:
-        shares = {TIER_IDS[t]: float(c / failed) for t, c in enumerate(agg.failure_tiers) if c > 0}
-        top = max(shares, key=shares.get)
-        out["failure_tier"], out["failure_tier_share"], out["failure_tiers"] = top, shares[top], shares
-    else:
-        out["failure_tier"] = None
-    return out
 
 
 def sensitivity_parameters(scenario, data: dict) -> list[tuple[str, int]]:
@@ -110,8 +83,6 @@ def tier_ladder() -> dict[str, tuple[str, str]]:
 
 def rules_table(scenario) -> tuple[str, str, str]:
     """The tier ladder in effect (R-ESC-2) for a report section: title, table, note."""
-    from sim.escape.report import tier_ladder as ladder_table
-
     return ("Tier ladder in effect", ladder_table(scenario),
             "DCs and what a successful escape check makes of each tier (R-ESC-2); overrides from the scenario's "
             "[rules.tiers] are highlighted.")
@@ -141,11 +112,6 @@ def tiers_on_the_way(scenario) -> list[str]:
 def exact_answer(scenario, exact: dict[str, Any]) -> list[str]:
     """Which tier holds the party back most, exactly: for each tier on the way, the exact escape rate if that
     tier's checks always succeeded (its DC at the lowest allowed, -100); the largest gain names it."""
-    import sim
-    from sim.designer.params import with_values
-    from sim.escape.report import _dc_in_effect
-    from sim.report import fmt_exact
-
     if "escape_rate" not in exact:
         return []
     engine = exact.get("exact_engine") or {}
@@ -156,15 +122,15 @@ def exact_answer(scenario, exact: dict[str, Any]) -> list[str]:
     gains = []
     for tier in tiers:
         try:
-            v = sim.exact(with_values(scenario, {f"rules.tiers.{tier}.dc": -100}))["escape_rate"]
+            v = solve_exact(with_values(scenario, {f"rules.tiers.{tier}.dc": -100}))["escape_rate"]
         except SimError:
             return []
         gains.append((v - base, tier, v))
     gain, tier, v = max(gains)
     if len(tiers) == 1:
-        return [f"One tier stands in the way: {tier} (DC {_dc_in_effect(scenario, tier)})."]
+        return [f"One tier stands in the way: {tier} (DC {dc_in_effect(scenario, tier)})."]
     others = ", ".join(f"{t} {100 * g:+.1f}" for g, t, _ in sorted(gains, reverse=True)[1:])
-    return [f"The tier that holds the party back most: {tier} (DC {_dc_in_effect(scenario, tier)}). If its checks "
+    return [f"The tier that holds the party back most: {tier} (DC {dc_in_effect(scenario, tier)}). If its checks "
             f"always succeeded the party would escape in {fmt_exact(v)} of runs instead of {fmt_exact(base)} "
             f"({100 * gain:+.1f} points; the other tiers on the way: {others} points)."]
 
@@ -177,9 +143,6 @@ def optimal_comparison(scenario, max_states: int | None = None) -> dict | None:
     """Optimal play beside every built-in policy (sim/escape/optimal.py ``compare``: the optimal escape rate, each
     policy's exact rate and gap in points, and where each loses most), for the report's exact section; None when
     the decision problem does not fit the budget (the page then leaves the section out)."""
-    from sim.errors import ExactUnsupported
-    from sim.escape.optimal import compare
-
     try:
         return compare(scenario, max_states=max_states, worst=3)
     except ExactUnsupported:

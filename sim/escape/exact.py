@@ -40,8 +40,17 @@ import numpy as np
 
 from sim.dice import CHECK_DENOMINATOR, DiceExpr, check_numerator
 from sim.errors import ExactUnsupported
+from sim.escape.exact_fast import (
+    FAST_AUTO_MAX_BRANCHES,
+    FAST_AUTO_MAX_STATES,
+    FAST_MAX_BRANCHES,
+    FAST_MAX_STATES,
+    CompiledSearch,
+    Uncovered,
+)
 from sim.escape.exact_sym import Deferred, Fork, deferred_in
 from sim.escape.model import BUILTIN_POLICIES, OPTIMAL_POLICY, Scenario
+from sim.escape.optimal import optimal_exact
 from sim.escape.params import EscapeParams, compile_params
 from sim.escape.policy import load_policy
 from sim.escape.reference import play_round
@@ -577,8 +586,6 @@ def exact(scenario: Scenario, max_states: int | None = None, max_branches: int |
     projected time. The summary's ``exact_engine`` gives the states computed, the largest number of
     states alive in one round, the budgets, the branches and the time taken."""
     if policy == OPTIMAL_POLICY or (policy is None and scenario.policy.name == OPTIMAL_POLICY):
-        from sim.escape.optimal import optimal_exact
-
         return optimal_exact(scenario, objective, max_states, max_branches, engine)
     if objective is not None:
         raise ExactUnsupported("objective applies to policy='optimal'")
@@ -612,15 +619,6 @@ ENGINES = ("auto", "compiled", "reference")
 def _compiled(scenario: Scenario, max_states: int | None, max_branches: int | None, only: bool) -> dict | None:
     """The compiled engine's answer (:mod:`sim.escape.exact_fast`), or None where it does not cover the scenario
     (the reference-driven engine answers then; with ``only``, a refusal). Its budgets default to its own."""
-    from sim.escape.exact_fast import (
-        FAST_AUTO_MAX_BRANCHES,
-        FAST_AUTO_MAX_STATES,
-        FAST_MAX_BRANCHES,
-        FAST_MAX_STATES,
-        CompiledSearch,
-        Uncovered,
-    )
-
     if isinstance(max_states, AutoBudget) and max_branches is None:  # beside a simulation
         max_states, max_branches = FAST_AUTO_MAX_STATES, FAST_AUTO_MAX_BRANCHES
     states = FAST_MAX_STATES if max_states is None else int(max_states)

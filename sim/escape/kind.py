@@ -45,4 +45,5 @@ KIND = Kind(
             "one_character", "rule_default", "exact_answer", "rules_table", "tier_ladder"),
     round_limit=lambda scenario: scenario.run.max_rounds,
     **hooks("sim.escape.audit", "audit_options", "audit_evaluator"),
+    limit_rows=lazy("sim.escape.limits:limit_rows"),
 )

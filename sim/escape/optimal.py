@@ -17,14 +17,19 @@ from __future__ import annotations
 
 import re
 import time
-from dataclasses import dataclass, field
 
 from sim.errors import ExactUnsupported, ScenarioError
 from sim.escape.actions import canonical, describe, joint_actions
-from sim.escape.model import BUILTIN_POLICIES, Scenario
+from sim.escape.exact_fast import Uncovered
+from sim.escape.model import BUILTIN_POLICIES, SLOTS, TIER_IDS, Scenario
+from sim.escape.optimal_fast import CompiledForward, budgets
 from sim.escape.params import EscapeParams, compile_params
-from sim.escape.state import PartyState, initial_state
+from sim.escape.policy import PolicyView, load_policy
+from sim.escape.solution import Solution
+from sim.escape.state import REST, PartyState, initial_state
 from sim.labels import fixed
+from sim.report import answer, atomic_write_text, section, summary_json, table, write_html
+from sim.result import provenance
 
 OBJECTIVES = ("escape_rate", "escape_by_round@K", "not_caught")
 #: optimal play plays every legal choice of a state: its default branch budget is this many times the exact
@@ -62,40 +67,6 @@ def objective_value(summary: dict, objective: str | None) -> float:
     if name.startswith("escape_by_round@"):
         return summary["escape_by_round"][int(name.partition("@")[2]) - 1]
     return summary["escape_rate"]
-
-
-@dataclass
-class Solution:
-    """The solved decision problem: values, best choices and the transition table of every reachable
-    (state, round)."""
-
-    params: EscapeParams
-    objective: str
-    horizon: int
-    reps: dict[int, PartyState]  # state number -> a state with that key
-    layers: list[list[int]]  # layers[r]: the states reachable at the start of round r (1-based; [0] unused)
-    choices: dict[int, list[tuple]]  # state number -> its joint choices (by dazedness: same in every round)
-    trans: dict[tuple[int, int], tuple[list, float, float]]  # (state, choice) -> (succ [(state, q)], esc, caught)
-    value: dict[tuple[int, int], float] = field(default_factory=dict)  # (state, round) -> optimal value
-    best: dict[tuple[int, int], int] = field(default_factory=dict)  # (state, round) -> choice index
-    ids: dict[tuple, int] = field(default_factory=dict)  # state key -> state number
-    states: int = 0
-    branches: int = 0
-    seconds: float = 0.0
-    engine: str = "reference"  # the exact engine whose rounds were played (compiled: ``ids`` is left empty)
-
-    def q(self, sid: int, rnd: int, k: int) -> float:
-        """Value of choice ``k`` in state ``sid`` at round ``rnd``, optimal play after it."""
-        succ, esc, cau = self.trans[(sid, k)]
-        cont = 0.0
-        if rnd < self.horizon:
-            cont = sum(q * self.value[(s2, rnd + 1)] for s2, q in succ)
-        elif self.objective == "not_caught":
-            cont = sum(q for _, q in succ)  # neither caught nor escaped by the last round: not caught
-        return esc + cont
-
-    def first_choice(self) -> tuple:
-        return self.choices[0][self.best[(0, 1)]]
 
 
 def _dazed(st: PartyState) -> tuple[bool, ...]:
@@ -143,9 +114,6 @@ def _solve_compiled(ex, p: EscapeParams, kind: str, horizon: int, max_states, ma
     """:func:`solve` with the rounds played by the compiled engine (:mod:`sim.escape.optimal_fast`); None where
     it does not cover the scenario (with ``only``, a refusal). Its budgets default to its own
     (:func:`sim.escape.optimal_fast.budgets`)."""
-    from sim.escape.exact_fast import Uncovered
-    from sim.escape.optimal_fast import CompiledForward, budgets
-
     budget, branch_budget = budgets(max_states, max_branches, isinstance(max_states, ex.AutoBudget))
 
     def refuse(rnd, binds, states, branches, projected, eta):
@@ -339,8 +307,6 @@ def optimal_exact(scenario: Scenario, objective: str | None = None, max_states: 
                   max_branches: int | None = None, engine: str = "auto") -> dict:
     """The exact summary under optimal play (the keys of ``sim.exact``), with an ``optimal`` block: the
     objective, its optimal value, the optimal first actions and the work done."""
-    from sim.result import provenance
-
     sol = solve(scenario, objective, max_states, max_branches, engine=engine)
     out = {"kind": "escape", "name": scenario.name, "runs": None, "seed": None, "policy": "optimal"}
     played = play_summary(sol)
@@ -396,8 +362,6 @@ def compare(scenario: Scenario, objective: str | None = None, max_states: int | 
 def _losses(sol: Solution, policy_name: str, worst: int) -> list[dict]:
     """Where ``policy_name`` loses most against optimal play: a forward pass under the policy over the
     solved states, each decision weighed by the probability of reaching it."""
-    from sim.escape.policy import PolicyView, load_policy
-
     ex = _engine()
     p = sol.params
     policy = load_policy(policy_name)
@@ -432,8 +396,6 @@ def _losses(sol: Solution, policy_name: str, worst: int) -> list[dict]:
 
 def describe_state(p: EscapeParams, st: PartyState) -> str:
     """A state in words: each character's bound slots with their tiers, composure, and the attention."""
-    from sim.escape.model import SLOTS, TIER_IDS
-
     parts = []
     for i, c in enumerate(st.chars):
         def slot_text(s: int, t: int, c=c) -> str:
@@ -482,8 +444,6 @@ def write_optimal_report(scenario, result: dict, out_dir) -> list:
     """``optimal.json`` and ``optimal.html`` (through the report template) into ``out_dir``."""
     from pathlib import Path
 
-    from sim.report import answer, atomic_write_text, section, summary_json, table, write_html
-
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     atomic_write_text(out / "optimal.json", summary_json(result))
@@ -529,8 +489,6 @@ def table_policy(sol):
     round ``r`` it declares the best choice of the state at ``r``. A state the table does not know (past the
     objective's horizon) rests. ``sol``: a :class:`Solution` of either engine or a compiled
     :class:`~sim.escape.optimal_fast.DecisionTable` (the state found by its compiled row)."""
-    from sim.escape.state import REST
-
     if sol.engine == "compiled":
         return (sol if not isinstance(sol, Solution) else sol.table()).policy()
     ex = _engine()

@@ -47,8 +47,8 @@ from sim.escape.exact_fast import (
     play_choices,
     row_hash,
 )
-from sim.escape.optimal import Solution
 from sim.escape.params import N_SLOTS, EscapeParams
+from sim.escape.solution import Solution
 from sim.escape.state import ACTION_INDEX, REST, CharState, PartyState
 
 

@@ -23,16 +23,18 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from sim.errors import ScenarioError, shown
+from sim.errors import ScenarioError, SimError, one_line, shown
 from sim.escape import kernel as K
 from sim.escape.model import Scenario
 from sim.escape.params import compile_params
-from sim.escape.policy import require_code_opt_in
+from sim.escape.policy import names_code, require_code_opt_in
+from sim.escape.report import tier_ladder
 from sim.escape.simulate import KERNEL_POLICIES, kernel_chunk, simulate
 from sim.escape.state import ACTION_KINDS
 from sim.labels import fixed, format_estimate
 from sim.labels import points as points_text
 from sim.report import (
+    answer,
     atomic_write_text,
     chart_text,
     description_block,
@@ -41,6 +43,7 @@ from sim.report import (
     legend_outside,
     new_figure,
     save_figure,
+    scenario_question,
     section,
     summary_json,
     table,
@@ -48,7 +51,7 @@ from sim.report import (
     write_html,
 )
 from sim.result import SimulationResult, provenance
-from sim.scenario import parse_scenario, run_settings
+from sim.scenario import load_scenario, parse_scenario, run_settings
 from sim.stats import Z95, wilson_interval
 
 DEFAULT_POLICIES = ("greedy", "arms_first", "team")
@@ -232,8 +235,6 @@ def _diff_text(d, points: bool = False) -> str:
 
 
 def answer_block(scen, lines):
-    from sim.report import answer, scenario_question
-
     return answer(scenario_question(scen.description, "Which policy gets the party out most often?"), lines)
 
 
@@ -279,8 +280,6 @@ def action_table(res: ComparisonResult) -> pd.DataFrame:
 
 
 def _tier_ladder_html(scen):
-    from sim.escape.report import tier_ladder
-
     return tier_ladder(scen)
 
 
@@ -378,15 +377,7 @@ def _compare_sections(res: ComparisonResult, k) -> list:
 
 
 # ---------------------------------------------------------------------------------------------
-# command line (wired into sim/cli.py as ``python -m sim compare``)
-
-
-def add_compare_arguments(parser) -> None:
-    """The arguments of ``python -m sim compare`` on an argparse (sub)parser (sim/cli.py declares them, for every
-    kind)."""
-    from sim.cli import add_compare_arguments as shared
-
-    shared(parser)
+# command line (wired into sim/cli.py as ``python -m sim compare``; its arguments are sim.cli's)
 
 
 def main_compare(args) -> int:
@@ -409,9 +400,6 @@ def main_compare(args) -> int:
 def _default_policies(scenario, allow_code: bool) -> list[str]:
     """The built-in policies and the scenario's own (issue 28: never dropped silently). Its own policy naming
     code runs only with --allow-code; without it, it is left out and a line on stderr says so and why."""
-    from sim.errors import one_line
-    from sim.escape.policy import names_code
-
     own = scenario.policy.name
     policies = list(DEFAULT_POLICIES)
     if own in policies:
@@ -444,13 +432,10 @@ def console_compare(args) -> tuple[str, list[str], list[list[str]]]:
 
 def run_compare(args) -> tuple[ComparisonResult, Path]:
     """Validate ``args``, compare and write the report; returns the result and the output folder."""
-    import sim
-    from sim.errors import SimError
-
     jobs = getattr(args, "jobs", 1)
     if jobs == 0 or jobs < -1:
         raise SimError(f"--jobs: expected -1 or an integer >= 1, got {jobs}")
-    scenario = sim.load_scenario(args.scenario)
+    scenario = load_scenario(args.scenario)
     try:
         policies = parse_policies(args.policies) if args.policies else _default_policies(
             scenario, getattr(args, "allow_code", False))
@@ -466,7 +451,7 @@ def run_compare(args) -> tuple[ComparisonResult, Path]:
 
 
 __all__ = [
-    "ComparisonResult", "add_compare_arguments", "compare", "console_compare", "main_compare", "parse_policies",
+    "ComparisonResult", "compare", "console_compare", "main_compare", "parse_policies",
     "run_compare",
     "with_policy",
     "write_compare_report",

@@ -11,9 +11,11 @@ import numpy as np
 import pandas as pd
 from markupsafe import Markup
 
-from sim.designer.pages import balance_block
+from sim.escape.aggregate import balance_from_aggregate
 from sim.escape.model import DEFAULT_BECOMES, DEFAULT_DC, SLOTS, TIER_IDS
+from sim.escape.state import ACTION_INDEX, ACTION_KINDS, action_kinds
 from sim.labels import fixed
+from sim.pages import balance_block
 from sim.palette import BASELINE, EXACT, SERIES, outcome_colour, series_colour
 from sim.report import (
     answer,
@@ -68,8 +70,6 @@ def tier_table(result: SimulationResult) -> pd.DataFrame:
 def balance_metrics(result: SimulationResult) -> dict:
     """Balance metrics of an escape result from its aggregate (run-length spread, timeout share, first-check
     advantage, failure tier): sim/escape/designer.py, which sim.designer.balance asks through sim/kinds.py."""
-    from sim.escape.designer import balance_from_aggregate
-
     return balance_from_aggregate(result.aggregate)
 
 
@@ -78,8 +78,6 @@ ATTENTION_ACTIONS = (("assist", "assist"), ("guide", "guide"), ("search", "searc
 
 def _action_totals(result: SimulationResult) -> dict[str, float] | None:
     """Mean actions per run (party total) by action kind, when the engine counted them."""
-    from sim.escape.state import ACTION_KINDS, action_kinds
-
     agg = result.aggregate
     acts = getattr(agg, "actions", None)
     if acts is None:
@@ -93,7 +91,7 @@ def _party_block(scen) -> str:
     rows = []
     goal = set(scen.goal.slots)
     for c in scen.party:
-        restraints = [f"{slot} {tier} (DC {_dc_in_effect(scen, tier)})" for slot in SLOTS
+        restraints = [f"{slot} {tier} (DC {dc_in_effect(scen, tier)})" for slot in SLOTS
                       if (tier := getattr(c.restraints, slot)) is not None]
         scores = ", ".join(f"{k} {v}" for k, v in c.scores.as_dict().items())
         rows.append([c.name, c.class_, str(c.level), scores, "; ".join(restraints) or "none",
@@ -113,7 +111,7 @@ def _reading_text(scen) -> str:
                " (the reading before 2026-12)" if not r.volume1_features and r.self_untie == "hands_free" else ""))
 
 
-def _dc_in_effect(scen, tier: str) -> int:
+def dc_in_effect(scen, tier: str) -> int:
     t = TIER_IDS.index(tier)
     o = scen.rules.tiers.get(tier)
     return o.dc if o is not None and o.dc is not None else DEFAULT_DC[t]
@@ -148,8 +146,6 @@ def _tier_ladder(scen) -> str:
 def legs_may_draw(scen) -> bool:
     """Whether moving actions with bound legs can draw ``attention.legs`` in this scenario (R-ESC-10c): the switch
     on, ``attention.legs`` above 0 and someone starting with its legs bound below ``complete``."""
-    from sim.escape.model import TIER_IDS
-
     if not scen.rules.legs_hinder or scen.attention.legs <= 0:
         return False
     return any(ch.restraints.legs is not None and 0 < TIER_IDS.index(ch.restraints.legs) < TIER_IDS.index("complete")
@@ -238,8 +234,6 @@ def _caught_chart(result: SimulationResult, out: Path) -> Path | None:
     scen, agg = result.scenario, result.aggregate
     if scen.attention.limit is None or agg.caught_actions is None:
         return None
-    from sim.escape.state import ACTION_INDEX
-
     a = scen.attention
     size = len(agg.caught_attention)
     act = agg.caught_actions

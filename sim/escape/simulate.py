@@ -15,6 +15,7 @@ from sim.escape import kernel as K
 from sim.escape.aggregate import EscapeAggregate
 from sim.escape.columns import allocate, columns_from_batch, columns_from_states, copy_into, runs_frame
 from sim.escape.model import OPTIMAL_POLICY, Scenario
+from sim.escape.optimal import decision_table, table_policy
 from sim.escape.params import EscapeParams, compile_params
 from sim.escape.policy import load_policy, require_code_opt_in
 from sim.escape.reference import DrawSource, play_round
@@ -105,7 +106,6 @@ def simulate(scenario: Scenario, runs: int, seed: int, n_jobs: int = 1, engine: 
     engine = resolve_engine(p, engine)
     policy = p.policy
     if policy == OPTIMAL_POLICY:  # solved once here (or refused in one line), its table sent to every chunk
-        from sim.escape.optimal import decision_table
 
         policy = decision_table(p)  # on the compiled exact engine where it covers the scenario
     elif engine == "reference":
@@ -142,7 +142,6 @@ def _kernel_task(params, n, rng):
 def _reference_task(params, n, rng):
     p, policy = params
     if not isinstance(policy, str):  # policy "optimal": the solved decision table, every declaration checked
-        from sim.escape.optimal import table_policy
 
         return reference_chunk(p, n, rng, table_policy(policy), validate=True)
     custom = policy not in ("greedy", "arms_first", "team")

@@ -9,7 +9,7 @@ the skirmish won by the ambushing side; the ambush lost is its early event.
 
 from __future__ import annotations
 
-from sim.designer.audit import AuditOption, edited, setting
+from sim.designer.audit_options import AuditOption, edited, setting
 
 ATTACKS = ("melee", "ranged", "magic")
 

@@ -42,4 +42,5 @@ KIND = Kind(
                  "(rules: [formation](../rules/formation.md)).",
     leading_policy="name",
     **hooks("sim.formation.audit", "audit_options", "audit_runs", "audit_metric"),
+    limit_rows=lazy("sim.formation.limits:limit_rows"),
 )

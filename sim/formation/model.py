@@ -17,6 +17,7 @@ import numpy as np
 from pydantic import Field
 
 from sim.errors import ScenarioError
+from sim.formation.rules import ambush_bases, enslaved_reward_dp, session_reward_dp
 from sim.scenario import RunSettings, ScenarioBase, Strict
 
 MAX_UNITS = 32
@@ -294,8 +295,6 @@ class Params:
 def compile_params(s: Scenario) -> Params:
     """The validated scenario as flat arrays: the units' columns, who calls whom and the acting order, then the
     ambush, session and skirmish settings."""
-    from sim.formation.rules import ambush_bases, enslaved_reward_dp, session_reward_dp
-
     units = s.units
     columns = _unit_columns(s)
     master = columns["master"]

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from sim.formation.engine import simulate
 from sim.formation.model import Scenario, compile_params
 from sim.formation.rules import dp_per_session_exact
 
@@ -28,8 +29,6 @@ def _variant(scenario: Scenario, policy: dict, both_attacks: bool) -> Scenario:
 
 
 def _outcome(scenario: Scenario, runs: int, seed: int) -> dict:
-    from sim.formation.engine import simulate
-
     s = simulate(scenario, runs=runs, seed=seed).summary
     return {"win_a": s["skirmish_win_a"], "win_b": s["skirmish_win_b"], "rounds": s["skirmish_mean_rounds"],
             "withdrawn": s["skirmish_mean_withdrawn_a"] + s["skirmish_mean_withdrawn_b"]}

@@ -8,7 +8,7 @@ exactly (sim/restraint/exact.py, which reads the same ``rages`` as both engines)
 
 from __future__ import annotations
 
-from sim.designer.audit import AuditOption, edited, setting
+from sim.designer.audit_options import AuditOption, edited, setting
 
 
 def _escapes(scenario) -> bool:

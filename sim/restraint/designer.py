@@ -7,6 +7,11 @@ from typing import Any
 
 import numpy as np
 
+from sim.designer.metrics import main_metric, metric_value
+from sim.designer.params import with_values
+from sim.restraint.simulate import simulate
+from sim.stats import spread, spread_from_counts
+
 
 def one_character(scenario) -> str:
     """The class matrix's character: the target."""
@@ -17,9 +22,6 @@ def balance_metrics(result, replay: bool = True) -> dict[str, Any]:
     """The round in which most duels end with the target taken out (``failure_round``), the spread of that round
     (``taken_out_round``) and, with ``replay``, the first-mover advantage: the main metric with the binder acting
     first minus with the target acting first, with common random numbers."""
-    from sim.designer.balance import spread, spread_from_counts
-    from sim.designer.metrics import main_metric, metric_value
-
     s = result.summary
     out: dict[str, Any] = {}
     either = np.asarray(s.get("incapacitated_or_arms_complete_by_round") or [], dtype=float)
@@ -40,14 +42,12 @@ def balance_metrics(result, replay: bool = True) -> dict[str, Any]:
         counts[0] = 0
         out["taken_out_round"] = spread_from_counts(counts)
     if replay and s.get("seed") is not None and result.scenario is not None:
-        import sim
-        from sim.designer.params import with_values
-
         metric = main_metric("restraint")
         values = {}
         for who in ("binder", "target"):
             variant = with_values(result.scenario, {"target.initiative": who})
-            summary = sim.simulate(variant, runs=s["runs"], seed=s["seed"], keep_runs=False).summary  # only its summary
+            # the kind's own engine (a kind imports no pipeline): common random numbers, only its summary
+            summary = simulate(variant, runs=s["runs"], seed=s["seed"], keep_runs=False).summary
             values[who] = metric_value(summary, metric)
         out["first_mover_advantage"] = {"metric": metric, "value": values["binder"] - values["target"],
                                         "binder_first": values["binder"], "target_first": values["target"]}

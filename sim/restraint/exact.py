@@ -16,6 +16,7 @@ import numpy as np
 
 from sim.dice import CHECK_DENOMINATOR
 from sim.errors import ExactUnsupported
+from sim.limits import MAX_EXACT_DICE_FACES
 from sim.restraint import rules as R
 from sim.restraint.rules import Params
 
@@ -212,8 +213,6 @@ def duel_exact(p: Params, work: Work | None = None) -> dict:
 
 def damage_distribution(p: Params, pool: int) -> dict[int, float]:
     """Exact distribution of one round's stimulus for ``pool``; rolls below 0 count as 0."""
-    from sim.limits import MAX_EXACT_DICE_FACES
-
     if sum(p.die_sides) > MAX_EXACT_DICE_FACES:  # the convolution's cost grows with the square of this
         raise ExactUnsupported(f"composure.stimulus has {sum(p.die_sides):,} faces in all (count x sides); exact "
                                f"analysis takes at most {MAX_EXACT_DICE_FACES:,}; use Monte Carlo")

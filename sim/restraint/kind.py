@@ -50,4 +50,5 @@ KIND = Kind(
     **hooks("sim.restraint.designer", "balance_metrics", "one_character"),
     round_limit=lambda scenario: scenario.run.rounds,
     **hooks("sim.restraint.audit", "audit_options", "audit_runs"),
+    limit_rows=lazy("sim.restraint.limits:limit_rows"),
 )

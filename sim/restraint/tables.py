@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from sim.composure import CLASS_DIE, default_composure_ability
+from sim.composure import CLASS_DIE, composure_maximum, default_composure_ability
 from sim.dice import ability_modifier, d20_check_probability, proficiency_bonus
 from sim.restraint import rules as R
 from sim.restraint.exact import expected_rounds_to_overload
@@ -113,8 +113,6 @@ def combat_effect_table(attack_bonus: int, acs: list[int]) -> pd.DataFrame:
 def composure_table(scores: dict, levels: range = range(1, 21)) -> pd.DataFrame:
     """R-RST-24 / R-RST-25: composure maximum by class (rows) and level (columns) for one set of
     scores, each class with its default composure ability."""
-    from sim.composure import composure_maximum
-
     data = {cls: [composure_maximum(cls, lv, scores) for lv in levels] for cls in CLASSES}
     return pd.DataFrame.from_dict(data, orient="index", columns=list(levels))
 

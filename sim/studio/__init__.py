@@ -11,6 +11,8 @@ import socket
 import sys
 
 from sim.errors import ScenarioError, shown
+from sim.scenario import load_scenario
+from sim.studio.address import netloc
 
 DEFAULT_PORT = 5006
 
@@ -45,11 +47,6 @@ def check_address(address: str) -> None:
                             "origins as HOST:PORT): use 127.0.0.1 for this machine", key="--address")
 
 
-def netloc(address: str, port: int) -> str:
-    """``HOST:PORT`` as a URL and a Host header spell it (an IPv6 address in brackets: ``[::1]:5006``)."""
-    return f"[{address}]:{port}" if ":" in address else f"{address}:{port}"
-
-
 def check_port(address: str, port: int) -> None:
     """The studio can listen on ``address:port`` (IPv4); one line otherwise."""
     if not 1 <= port <= 65535:
@@ -66,9 +63,7 @@ def check_port(address: str, port: int) -> None:
 
 
 def cmd_studio(args) -> int:
-    import sim
-
-    scenario = sim.load_scenario(args.scenario)
+    scenario = load_scenario(args.scenario)
     check_address(args.address)
     if not _loopback(args.address):
         if not args.allow_remote:
@@ -81,11 +76,11 @@ def cmd_studio(args) -> int:
               "the network can copy it.", file=sys.stderr)
     check_port(args.address, args.port)
     try:
-        from sim.studio.app import serve
+        from sim.studio.app import serve  # lazy: optional extra (Panel), loaded only by the studio command
     except ImportError as exc:
         raise ScenarioError(f"the studio needs the optional extra: pip install 'sim[studio]' ({exc.name} is "
                             "missing)") from None
-    from sim.studio.security import new_token
+    from sim.studio.security import new_token  # lazy: optional extra (Bokeh, tornado), as above
 
     token = new_token()  # required by every page and websocket request (sim/studio/security.py)
     print(shown(f"studio for {scenario.source}: http://{netloc(args.address, args.port)}/studio?token={token} "

@@ -23,8 +23,9 @@ from sim import kinds
 from sim.errors import SimError
 from sim.labels import format_value, metric_label
 from sim.palette import BASELINE, outcome_colour, series_colour
+from sim.studio.address import netloc
 from sim.studio.model import Answer, Studio
-from sim.studio.security import TokenAuth, confined
+from sim.studio.security import TokenAuth, confined, new_token
 
 REFINE_SECONDS_CAP = 20.0
 TICK_MS = 300
@@ -358,15 +359,11 @@ def serve(scenario, port: int, address: str = "127.0.0.1", show: bool = True, ou
     import threading
     import webbrowser
 
-    from sim.studio.security import new_token
-
     token = token or new_token()
     studio = Studio(scenario)
 
     def page():
         return studio_app(scenario, out_dir=out_dir, studio=studio)
-
-    from sim.studio import netloc
 
     if show:
         url = f"http://{netloc('127.0.0.1' if address in ('0.0.0.0', '::') else address, port)}/studio?token={token}"
@@ -380,8 +377,6 @@ def serve(scenario, port: int, address: str = "127.0.0.1", show: bool = True, ou
 def studio_hosts(address: str, port: int) -> list[str]:
     """The ``HOST:PORT`` names the studio answers to: its own address and this machine's loopback names. The same
     list checks the websocket's Origin (Bokeh) and every request's Host header (TokenAuth: DNS rebinding)."""
-    from sim.studio import netloc
-
     return list(dict.fromkeys([netloc(address, port), f"localhost:{port}", f"127.0.0.1:{port}"]))
 
 

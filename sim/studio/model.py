@@ -15,14 +15,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import sim
 from sim import kinds, pipeline
 from sim.batch import CHUNK_RUNS as CHUNK_SIZE
 from sim.designer.metrics import headline as headline_metrics
 from sim.designer.metrics import main_metric, metric_interval, metric_value
 from sim.designer.params import field_bounds, get_value, scenario_data, with_values
+from sim.designer.scenario_text import variant_text
 from sim.designer.sensitivity import sensitivity_parameters
 from sim.errors import SimError
+from sim.report import atomic_write_text
+from sim.scenario import load_scenario
 
 FIRST_ANSWER_SECONDS = 1.0
 MAX_RUNS = 1_000_000
@@ -134,7 +136,7 @@ class Studio:
         """Runs that answer within ``first_answer_seconds`` (whole chunks when large; at least MIN_RUNS)."""
         if self._rate is None:
             start = time.perf_counter()
-            sim.simulate(self.scenario, runs=MIN_RUNS, seed=self.seed)
+            pipeline.run(self.scenario, runs=MIN_RUNS, seed=self.seed, exact=False)
             self._rate = MIN_RUNS / max(time.perf_counter() - start, 1e-6)
         runs = int(self._rate * self.first_answer_seconds)
         if runs >= CHUNK_SIZE:
@@ -203,9 +205,6 @@ class Studio:
     def save(self, values: dict[str, Any], path: str | Path) -> Path:
         """Write the variant as a scenario file: the original text with the changes written in and a first
         comment listing them; the written file is validated before it replaces anything."""
-        from sim.designer.scenario_text import variant_text
-        from sim.report import atomic_write_text
-
         self.variant(values)  # refuse an invalid variant before writing
         source = Path(self.scenario.source)
         changes = self.changes(values)
@@ -225,7 +224,7 @@ class Studio:
         out_dir = Path(out_dir)
         report_dir = out_dir / "report"
         saved = self.save(values, out_dir / "variant.toml")
-        variant = sim.load_scenario(saved)  # the report names the saved file, as the command line's would
+        variant = load_scenario(saved)  # the report names the saved file, as the command line's would
         with pipeline.owned_folder(report_dir, "run"):  # the lock and records `run` uses
             pipeline.run(variant, report_dir, runs=runs, write_runs=False)
         return report_dir / "report.html"

@@ -13,11 +13,11 @@ from escape_helpers import character, scenario
 from examples import ROOT
 
 import sim
+from sim.cli import add_compare_arguments
 from sim.errors import PolicyError, ScenarioError
 from sim.escape import examples
 from sim.escape.policy import load_policy
 from sim.escape.policy_comparison import (
-    add_compare_arguments,
     compare,
     main_compare,
     parse_policies,
