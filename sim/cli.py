@@ -169,7 +169,8 @@ def _add_run_parser(sub) -> None:
     run.add_argument("--max-runs", type=_positive_int, help="cap for --target-error (default 2,000,000)")
     run.add_argument("--metric", help="the metric --target-error applies to (default: the kind's main metric)")
     run.add_argument("--policy", help="run with this policy instead of the scenario's (escape; built-in or "
-                                      "package.module:callable, which counts as opting in to run that code)")
+                                      "package.module:callable, which counts as opting in to run that code; "
+                                      "escape and campus: optimal, the solved table of optimal play)")
     run.add_argument("--allow-code", action="store_true",
                      help="allow a module:callable policy named by the scenario file (importing it runs code)")
     run.add_argument("--backend", choices=("local", "dask"), default="local",
@@ -447,12 +448,16 @@ def _with_policy(args, scenario):
     """``--policy NAME`` replaces the scenario's policy; naming code on the command line is the opt-in."""
     if not getattr(args, "policy", None):
         return scenario
-    if not _kind_info(scenario).named_policies:
-        raise SimError(f"{scenario.source}: --policy applies to {_kinds_with('named_policies')} scenarios; this "
-                       f"one is {scenario.kind!r} (its [policy] table holds its settings; `compare` compares them)")
+    info = _kind_info(scenario)
+    table = args.policy == "optimal" and info.supports_optimal  # the solved table of the kind's optimal play
+    if not info.named_policies and not table:
+        raise SimError(f"{scenario.source}: --policy applies to {_kinds_with('named_policies')} scenarios (optimal: "
+                       f"{_kinds_with('supports_optimal')}); this one is {scenario.kind!r} (its [policy] table holds "
+                       "its settings; `compare` compares them)")
     import importlib
 
-    with_policy = importlib.import_module(f"sim.{scenario.kind}.policy_comparison").with_policy
+    where = "policy_comparison" if info.named_policies else "optimal"
+    with_policy = importlib.import_module(f"sim.{scenario.kind}.{where}").with_policy
     args.allow_code = True if ":" in args.policy else args.allow_code
     return with_policy(scenario, args.policy)
 

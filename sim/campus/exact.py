@@ -594,6 +594,8 @@ def exact(scenario, max_states: int = DEFAULT_MAX_STATES, max_branches: int | No
     if why is not None:
         raise why
     rules = Rules(p)
+    if policy is None and scenario.policy.name == "optimal":  # the scenario plays the solved table
+        policy = "optimal"
     if policy == "optimal":
         from sim.campus.optimal import OptimalPolicy
 

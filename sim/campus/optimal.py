@@ -301,6 +301,38 @@ class OptimalPolicy:
         return out
 
 
+class TablePolicy:
+    """The solved table as the declaration of the scalar reference engine (``policy.name = "optimal"``, Monte
+    Carlo of optimal play, :mod:`sim.campus.reference`): in turn t the PC in (vitality, gp, base) offered ``opts``
+    and seeing ``layout`` (early ears) goes, spends and takes the stance the table holds best (R-CAM-5 step 2-3,
+    R-CAM-51). The table's states have their abilities clipped to the caps and their gp to what makes the PC
+    unbeatable (see :class:`OptimalPolicy`); the declaration is read there and applied to the PC's own numbers as
+    the same raises. It draws nothing."""
+
+    def __init__(self, pol: OptimalPolicy):
+        self.pol = pol
+
+    def declare(self, t: int, vit: int, gp: int, base, opts, layout) -> tuple[int, int, tuple, int]:
+        """(destination, gp after growth, base after growth, stance)."""
+        pol = self.pol
+        cb = pol.clip(tuple(base))
+        g = min(gp, pol.g_star(cb)) if pol.gp_clip and gp > 0 else gp
+        _, at = pol.layouts(t)
+        _, dest, g2, b2, s = pol.best(t, (False, vit, g, cb, -1), tuple(opts),
+                                      layout if self.pol.r.ears else None, at)
+        raised = tuple(int(x) + (y - c) for x, y, c in zip(base, b2, cb, strict=True))
+        return dest, gp - (g - g2), raised, s
+
+
+def with_policy(scenario, name: str):
+    """A validated copy of ``scenario`` with ``policy.name = name`` (``run --policy optimal``: the solved table)."""
+    from sim.campus.model import check_scenario
+
+    out = scenario.model_copy(update={"policy": scenario.policy.model_copy(update={"name": name})})
+    check_scenario(out)
+    return out
+
+
 def solve(scenario, max_states: int | None = None) -> tuple[OptimalPolicy, float, float]:
     """The solved table, the optimal clear rate and the CPU seconds it took."""
     start = time.process_time()
@@ -322,7 +354,8 @@ def describe(r: Rules, decision) -> str:
 
 def policy_variants(scenario) -> list[tuple[str, object]]:
     """The scenario's own policy, then each built-in choice of one policy key changed from it (R-CAM-40)."""
-    pol = scenario.policy
+    pol = scenario.policy.model_copy(update={"name": "builtin"})  # the settings, also under policy.name = optimal
+    scenario = scenario.model_copy(update={"policy": pol})
     out = [("scenario policy", scenario)]
     for key, values in (("move", ("random", "avoid")), ("stance", ("random", "best", "counter", "equilibrium")),
                         ("growth", ("none", "lowest", "best"))):
