@@ -198,14 +198,24 @@ class OptimalPolicy:
             v = self._q[key] = self.worth(t, self.turn.free(t, vit, gp, base, dest, s, here, self.r.ears))
         return v
 
-    def worth(self, t: int, branches) -> float:
+    def worth(self, t: int, branches, clip: bool = False) -> float:
+        """The value of a turn's branches followed by optimal play (``clip``: states of another policy, put in
+        the table's terms first, :meth:`table_key`)."""
         out = 0.0
         for pr, outcome, _, _ in branches:
             if outcome[0] == "end":
                 out += pr * (outcome[1] == CLEARED)
             else:
-                out += pr * self.value(t + 1, outcome[1])
+                out += pr * self.value(t + 1, self.table_key(outcome[1]) if clip else outcome[1])
         return out
+
+    def table_key(self, state) -> tuple:
+        """A state in the table's terms: abilities clipped to the caps, gp to what makes the PC unbeatable."""
+        captured, vit, gp, base, room = state
+        base = self.clip(tuple(base))
+        if self.gp_clip and gp > 0:
+            gp = min(gp, self.g_star(base))
+        return (captured, vit, gp, base, room)
 
     def spends(self, t: int, gp: int, base, dest: int, s: int) -> list[tuple[int, tuple]]:
         """The growth spendings (R-CAM-5 step 3) that can be best in turn t at ``dest`` in stance s: every
@@ -315,11 +325,9 @@ class TablePolicy:
     def declare(self, t: int, vit: int, gp: int, base, opts, layout) -> tuple[int, int, tuple, int]:
         """(destination, gp after growth, base after growth, stance)."""
         pol = self.pol
-        cb = pol.clip(tuple(base))
-        g = min(gp, pol.g_star(cb)) if pol.gp_clip and gp > 0 else gp
+        _, _, g, cb, _ = key = pol.table_key((False, vit, gp, base, -1))
         _, at = pol.layouts(t)
-        _, dest, g2, b2, s = pol.best(t, (False, vit, g, cb, -1), tuple(opts),
-                                      layout if self.pol.r.ears else None, at)
+        _, dest, g2, b2, s = pol.best(t, key, tuple(opts), layout if self.pol.r.ears else None, at)
         raised = tuple(int(x) + (y - c) for x, y, c in zip(base, b2, cb, strict=True))
         return dest, gp - (g - g2), raised, s
 
@@ -352,6 +360,81 @@ def describe(r: Rules, decision) -> str:
             f"stance {STANCES[s]}")
 
 
+# ------------------------------------------------------------------------------------------ where a policy loses
+class Losses:
+    """Where a built-in policy loses most against optimal play: a forward pass under the policy (the exact
+    engine's turns), and at each of its decisions (turn, state, options offered, placements seen with early ears)
+    the value lost there: the optimal value of the decision minus the value of the policy's declaration followed
+    by optimal play (its advantage gap). Weighed by the probability of reaching the decision under the policy,
+    the gaps add up to the policy's whole gap to optimal play (the performance difference identity)."""
+
+    def __init__(self, pol: OptimalPolicy, variant):
+        self.pol, self.r = pol, pol.r
+        self.builtin = BuiltinPolicy(Rules(compile_params(variant)))
+        self.game = Game(self.r, self.builtin, pol.max_states)
+        self.game.turn = pol.turn  # the same turns (and caches) as the table's
+
+    def decisions(self, t: int, state, lay, at) -> list[tuple[float, float, tuple, object, tuple]]:
+        """(weight, value lost, options, layout seen or None, the optimal declaration) of each decision of the
+        policy at a free state."""
+        _, vit, gp, base, _ = state
+        key = self.pol.table_key(state)
+        views = lay if self.r.ears else [(1.0, None)]
+        out = []
+        for po, opts in self.pol.opts:
+            for pl, layout in views:
+                top = self.pol.best(t, key, opts, layout, at)
+                heres = (lambda d, L=layout: [(1.0, L[d])]) if layout is not None else (lambda d: at[d])
+                mine = self.game._declared(t, vit, gp, base, 1.0, self.builtin.moves(opts, layout), heres)
+                out.append((po * pl, top[0] - self.pol.worth(t, mine, clip=True), opts, layout, top))
+        return out
+
+    def run(self, worst: int) -> list[dict]:
+        r, found = self.r, []
+        states = {(False, r.vit0, 0, r.base0, -1): 1.0}
+        for t in range(1, r.T + 1):
+            lay, at = self.pol.layouts(t)
+            nxt: dict = {}
+            for state, mass in states.items():
+                if state[0]:
+                    branches = self.pol.turn.captive(t, state)
+                else:
+                    branches = self.game.free_branches(t, state, lay, at)
+                    found += [(mass * w, lost, t, state, opts, layout, top)
+                              for w, lost, opts, layout, top in self.decisions(t, state, lay, at) if lost > 1e-12]
+                for pr, outcome, _, _ in branches:
+                    if outcome[0] == "go":
+                        nxt[outcome[1]] = nxt.get(outcome[1], 0.0) + mass * pr
+            states = nxt
+        found.sort(key=lambda x: -x[0] * x[1])
+        return [self.row(*x) for x in found[:worst]]
+
+    def row(self, reach, lost, t, state, opts, layout, top) -> dict:
+        names = self.r.p.loc_names
+        seen = "" if layout is None else "; seen: " + (", ".join(
+            f"{names[loc]}: {', '.join(self.r.p.template_names[k] for k in here)}"
+            for loc, here in enumerate(layout) if here) or "nobody")
+        return {"turn": t, "reach": reach, "lost": lost, "weighted": reach * lost,
+                "state": describe_state(self.r, state) + f"; offered {', '.join(names[x] for x in opts)}" + seen,
+                "policy_action": self.policy_text(opts, layout, state), "optimal_action": describe(self.r, top)}
+
+    def policy_text(self, opts, layout, state) -> str:
+        """The built-in policy's declaration in words (its settings where it draws)."""
+        r, b = self.r, self.builtin
+        dests = sorted({d for _, d in b.moves(opts, layout)})
+        where = r.p.loc_names[dests[0]] if len(dests) == 1 else "one of " + ", ".join(r.p.loc_names[d] for d in dests)
+        g, base = b.grow(state[2], state[3])
+        stance = STANCES[r.best_stance(base)] if b.stance_policy == 2 else (
+            STANCES[int(r.p.stance_value)] if b.stance_policy == 0 else f"by its {b.r.p.scenario.policy.stance} rule")
+        return (f"go to {where}, abilities fight {base[0]} / flee {base[1]} / hide {base[2]} (gp left {g}), "
+                f"stance {stance}")
+
+
+def describe_state(r: Rules, state) -> str:
+    _, vit, gp, base, _ = state
+    return f"vitality {vit}, gp {gp}, abilities fight {base[0]} / flee {base[1]} / hide {base[2]}"
+
+
 def policy_variants(scenario) -> list[tuple[str, object]]:
     """The scenario's own policy, then each built-in choice of one policy key changed from it (R-CAM-40)."""
     pol = scenario.policy.model_copy(update={"name": "builtin"})  # the settings, also under policy.name = optimal
@@ -366,7 +449,7 @@ def policy_variants(scenario) -> list[tuple[str, object]]:
 
 
 def compare(scenario, objective: str | None = None, max_states: int | None = None,
-            max_branches: int | None = None) -> dict:
+            max_branches: int | None = None, worst: int = 5) -> dict:
     """The optimal clear rate beside the exact clear rate of the scenario's policy and of each built-in policy
     one key away from it, with the gap in points ("the built-in policy leaves X points")."""
     from sim.campus.exact import exact
@@ -384,7 +467,8 @@ def compare(scenario, objective: str | None = None, max_states: int | None = Non
     policies = []
     for name, variant in policy_variants(scenario):
         e = exact(variant, max_states=max_states or DEFAULT_MAX_STATES, max_branches=max_branches)
-        policies.append({"policy": name, "value": e["clear_rate"], "gap_points": 100.0 * (best - e["clear_rate"])})
+        policies.append({"policy": name, "value": e["clear_rate"], "gap_points": 100.0 * (best - e["clear_rate"]),
+                         "losses": Losses(pol, variant).run(worst)})
     return {
         "scenario": scenario.name, "kind": "campus", "objective": "clear_rate", "optimal_value": best,
         "first_actions": first, "policies": policies,
@@ -405,9 +489,32 @@ def console_lines(result: dict) -> list[str]:
              "optimal first turn: " + "; ".join(result["first_actions"])]
     for row in result["policies"]:
         lines.append(f"  {row['policy']:<22} {100 * row['value']:6.2f}%  leaves {fixed(row['gap_points'])} points")
+        lines += [f"      {loss_text(x)}" for x in row.get("losses", [])[:3]]
     eng = result["engine"]
     lines.append(f"({eng['states']:,} states, {eng['branches']:,} branches, {eng['seconds']:.2f} s CPU)")
     return lines
+
+
+def loss_text(x: dict) -> str:
+    """One decision where a policy loses, in words (console)."""
+    return (f"turn {x['turn']} (reached {100 * x['reach']:.1f}%): {x['state']}: {x['policy_action']} instead of "
+            f"{x['optimal_action']} (-{fixed(100 * x['lost'])} points there)")
+
+
+LOSS_COLUMNS = ("turn", "reached", "state (what the PC sees)", "the policy declares", "optimal play declares",
+                "value lost")
+
+
+def loss_sections(result: dict) -> list:
+    """Per built-in policy, the table of the decisions where it loses most (the page)."""
+    from sim.report import section, table
+
+    note = ("Decisions ranked by the probability of reaching them under the policy times the value lost there (the "
+            "optimal value of the decision minus the value of the policy's declaration followed by optimal play); "
+            "over every decision these add up to the policy's gap.")
+    return [section(f"Where {row['policy']} loses most", note=note, body=table(LOSS_COLUMNS, [
+        (str(x["turn"]), f"{100 * x['reach']:.1f}%", x["state"], x["policy_action"], x["optimal_action"],
+         f"{fixed(100 * x['lost'])} pp") for x in row["losses"]])) for row in result["policies"] if row.get("losses")]
 
 
 def write_optimal_report(scenario, result: dict, out_dir) -> list:
@@ -428,6 +535,7 @@ def write_optimal_report(scenario, result: dict, out_dir) -> list:
     sections = [answer("How much of this game's difficulty is the policy (clear rate)?", head),
                 section("Optimal clear rate beside the built-in policies", table(["policy", "clear rate",
                                                                                    "gap to optimal"], rows))]
+    sections += loss_sections(result)
     page = write_html(out / "optimal.html", f"Optimal play — {scenario.name or scenario.slug}", sections,
                       {"kind": "campus", "policy": "optimal"})
     return [out / "optimal.json", page]
