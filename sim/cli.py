@@ -200,6 +200,9 @@ def _add_optimal_parser(sub) -> None:
     opt.add_argument("--objective", default=None,
                      help="escape: escape_rate (default), escape_by_round@K (escaped by the end of round K) or "
                           "not_caught; campus: clear_rate (the only one)")
+    opt.add_argument("--adversary", choices=("random", "best"), default="random",
+                     help="campus: best also solves the robust value, the adversaries choosing their stances to "
+                          "minimise the clear rate (random: drawn from their weights, the rules)")
     opt.add_argument("--out", help="also write optimal.json and optimal.html into this folder")
     opt.add_argument("--json", action="store_true", help="print the comparison as JSON")
     opt.add_argument("--max-states", type=_positive_int, metavar="N", help="state budget (default 20,000)")
@@ -608,7 +611,11 @@ def _cmd_optimal(args) -> int:
     opt = kinds.get(scenario.kind).optimal  # the kind's optimal play (sim/kinds.py)
     try:
         opt.parse_objective(args.objective, getattr(scenario.run, "max_rounds", None))
-        result = opt.compare(scenario, args.objective, args.max_states, args.max_branches)
+        robust = {} if args.adversary == "random" else {"adversary": args.adversary}
+        if robust and args.adversary not in getattr(opt, "ADVERSARIES", ()):
+            raise SimError(f"{scenario.source}: --adversary {args.adversary}: this kind's optimal play has no "
+                           "robust mode")
+        result = opt.compare(scenario, args.objective, args.max_states, args.max_branches, **robust)
     except sim.ScenarioError as exc:
         raise SimError(f"{scenario.source}: --objective: {exc.detail}") from None
     except sim.ExactUnsupported as exc:

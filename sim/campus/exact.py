@@ -83,6 +83,7 @@ class Rules:
         self.rooms = tuple(int(x) for x in p.rooms)
         self.templates = self._templates(p)
         self._win: dict = {}
+        self._wins: dict = {}
 
     @staticmethod
     def _templates(p: Params) -> dict:
@@ -116,8 +117,13 @@ class Rules:
         return value(tp["base"][s], tp["bonus"][s], mult)
 
     def wins(self, base, s: int, k: int, s2: int) -> bool:
-        """R-CAM-4: the higher value wins; equal values: both lose (the PC does not win)."""
-        return self.pc_value(base, s, s2) > self.adv_value(k, s2, s)
+        """R-CAM-4: the higher value wins; equal values: both lose (the PC does not win). It depends on the
+        PC's base in stance s only (cached on it)."""
+        key = (base[s], s, k, s2)
+        hit = self._wins.get(key)
+        if hit is None:
+            hit = self._wins[key] = self.pc_value(base, s, s2) > self.adv_value(k, s2, s)
+        return hit
 
     def win_prob(self, base, s: int, k: int) -> float:
         """The PC's chance to beat template k, its stance drawn from its weights (R-CAM-21); it depends on the
@@ -220,7 +226,9 @@ class Turn:
         """Branches (prob, captured_by template or -1, reward, duels) of the confrontations at the destination:
         ``until_cleared`` (R-CAM-6): the PC, the only group, fights again and again, each time one of the
         adversaries it may still fight drawn uniformly (an ordinary one leaves won or lost, a boss fights each
-        group once a turn, R-CAM-7), until it is captured or none is left; ``once``: one draw, one duel."""
+        group once a turn, R-CAM-7), until it is captured or none is left; ``once``: one draw, one duel.
+        ``here`` holds templates (each draws its stance from its weights, R-CAM-21) or, in the robust mode of
+        :mod:`sim.campus.optimal`, (template, stance) pairs: stances the adversaries chose."""
         key = (base, s, here)
         if key not in self._fights:
             self._fights[key] = self._fight_branches(base, s, here, self.r.p.until_cleared)
@@ -231,12 +239,13 @@ class Turn:
             return [(1.0, -1, 0, ())]
         out = []
         n = len(here)
-        for k in sorted(set(here)):
-            pk = here.count(k) / n
-            q = float(self.r.win_prob(base, s, k))
+        for a in sorted(set(here)):  # a template, or (template, the stance it chose) in the robust mode
+            pk = here.count(a) / n
+            k, q = (a, float(self.r.win_prob(base, s, a))) if isinstance(a, int) else \
+                (a[0], float(self.r.wins(base, s, a[0], a[1])))
             if q > 0:
                 rest = list(here)
-                rest.remove(k)
+                rest.remove(a)
                 rest_branches = self._fight_branches(base, s, tuple(rest), again) if again else [(1.0, -1, 0, ())]
                 reward = self.r.templates[k]["reward"]
                 for pb, by, rw, duels in rest_branches:

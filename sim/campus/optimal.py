@@ -37,6 +37,9 @@ from sim.errors import ScenarioError
 from sim.labels import fixed
 
 OBJECTIVES = ("clear_rate",)
+#: how the adversaries take their stances: drawn from their weights (R-CAM-21, R-CAM-7 "random") or chosen to
+#: minimise the PC's value (the robust mode, ``python -m sim optimal --adversary best``)
+ADVERSARIES = ("random", "best")
 
 
 def parse_objective(objective: str | None, max_rounds: int | None = None) -> tuple[str, int | None]:
@@ -341,23 +344,114 @@ def with_policy(scenario, name: str):
     return out
 
 
-def solve(scenario, max_states: int | None = None) -> tuple[OptimalPolicy, float, float]:
-    """The solved table, the optimal clear rate and the CPU seconds it took."""
+class RobustPolicy(OptimalPolicy):
+    """Optimal play against adversaries who choose their stances to minimise the PC's clear rate (``--adversary
+    best``), instead of drawing them from their weights (R-CAM-21). Each free turn at the PC's destination is a
+    zero-sum game (docs/decisions.md, Campus robust mode): the PC declares its destination, growth spending and a
+    mixed stance (R-CAM-5 step 2); the adversaries know the state, that declaration and the mix, not the stance
+    drawn from it, and the placement; each chooses one stance for the turn among those its weights allow (with
+    one PC each adversary meets it at most once a turn, R-CAM-6/7). The payoff is the PC's value of what follows
+    (this turn's missions, confrontations and the later turns, played the same way). Without early ears the PC
+    mixes before knowing who is there, so it maximises the sum over the placements of the adversaries' minimum
+    (:func:`sim.campus.stances.maximin_float`, the vertex enumeration of the ``equilibrium`` stance policy in
+    floats). A declaration holds the mix instead of a stance."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._replies: dict = {}
+
+    def replies(self, here: tuple) -> list[tuple]:
+        """The adversaries' joint replies at a location: one stance per adversary among those with weight
+        (R-CAM-21), as (template, stance) pairs; the same template's adversaries met in random order (R-CAM-6)
+        count once per multiset of stances."""
+        hit = self._replies.get(here)
+        if hit is None:
+            per = []
+            for k in sorted(set(here)):
+                allowed = [c for c in range(3) if self.r.templates[k]["probs"][c]]
+                per.append([tuple((k, c) for c in cs) for cs in
+                            itertools.combinations_with_replacement(allowed, here.count(k))])
+            hit = self._replies[here] = [tuple(sorted(sum(parts, ()))) for parts in itertools.product(*per)]
+        return hit
+
+    def best_at(self, t: int, state, dest: int, seen, at) -> tuple[float, int, int, tuple, tuple]:
+        """The best declaration going to ``dest`` (value, destination, gp, base, mix)."""
+        from sim.campus.stances import maximin_float
+
+        key = (t, state, dest, seen)
+        hit = self._best.get(key)
+        if hit is not None:
+            return hit
+        _, vit, gp, base, _ = state
+        heres = [(1.0, seen)] if seen is not None else at[dest]
+        top = None
+        for g, b in self.mixed_spends(t, gp, base, dest):
+            ms = [[[ph * self.q(t, vit, g, b, dest, s, pairs) for pairs in self.replies(here)] for s in range(3)]
+                  for ph, here in heres]
+            x, v = maximin_float(ms)
+            if top is None or v > top[0] + 1e-12:
+                top = (v, dest, g, b, x)
+        self._best[key] = top
+        return top
+
+    def mixed_spends(self, t: int, gp: int, base, dest: int) -> list[tuple[int, tuple]]:
+        """The growth spendings that can be best with a mixed stance: all three abilities raised to a floor that
+        passes an escape check of a later turn (or not), and each ability to one of its own thresholds at once
+        (its duel thresholds, the targets of this turn's missions at ``dest`` in its stance) or not; every other
+        spending gives the same outcomes at more cost (:meth:`OptimalPolicy.spends`). With ability penalties from
+        missions every split up to the caps."""
+        if gp <= 0:
+            return [(gp, base)]
+        if self.penalised:
+            return self.splits(gp, base)
+        p = self.r.p
+        levels = []
+        for j in range(3):
+            need = set(self.duel_need[j]) | {self.mission_need[m] for m in range(p.M) if int(p.mis_stance[m]) == j
+                                             and int(p.mis_loc[m]) == dest and p.mis_first[m] <= t <= p.mis_last[m]}
+            levels.append([0] + sorted(v for v in need if v > base[j]))
+        out: dict[tuple, int] = {}
+        for floor in [0] + [lv for lv in self.escape_levels if t < lv]:
+            for need in itertools.product(*levels):
+                b = tuple(max(x, floor, n) for x, n in zip(base, need, strict=True))
+                cost = sum(b) - sum(base)
+                if cost <= gp:
+                    out[b] = gp - cost
+        return [(g, b) for b, g in out.items()]
+
+    def free_branches(self, *args):
+        raise CampusExactRefused("the robust mode (--adversary best) gives the value of optimal play against the "
+                                 "adversaries' best stances; it is not played forward", binds="adversary")
+
+
+def solve(scenario, max_states: int | None = None, adversary: str = "random") -> tuple[OptimalPolicy, float, float]:
+    """The solved table, the optimal clear rate and the CPU seconds it took; ``adversary = "best"``: against
+    adversaries choosing their stances to minimise it (:class:`RobustPolicy`)."""
     start = time.process_time()
     p = compile_params(scenario)
     why = refusal(p)
     if why is not None:
         raise why
+    if adversary not in ADVERSARIES:
+        raise ScenarioError(f"expected --adversary one of {', '.join(ADVERSARIES)}; given {adversary!r}",
+                            key="--adversary")
     r = Rules(p)
-    pol = OptimalPolicy(r, Turn(r), max_states or DEFAULT_MAX_STATES)
+    pol = (RobustPolicy if adversary == "best" else OptimalPolicy)(r, Turn(r), max_states or DEFAULT_MAX_STATES)
     v = pol.value(1, (False, r.vit0, 0, pol.clip(r.base0), -1))
     return pol, v, time.process_time() - start
 
 
 def describe(r: Rules, decision) -> str:
+    """A declaration in words; its stance, or a mix of stances (the robust mode)."""
     _, dest, g, b, s = decision
+    if not isinstance(s, int):
+        mixed = [f"{STANCES[j]} {100 * x:.0f}%" for j, x in enumerate(s) if x > 1e-9]
+        s = STANCES.index(mixed[0].split()[0]) if len(mixed) == 1 else None
+        stance = STANCES[s] if s is not None else "mixed " + " / ".join(mixed)
+    else:
+        stance = STANCES[s]
     return (f"go to {r.p.loc_names[dest]}, abilities fight {b[0]} / flee {b[1]} / hide {b[2]} (gp left {g}), "
-            f"stance {STANCES[s]}")
+            f"stance {stance}")
 
 
 # ------------------------------------------------------------------------------------------ where a policy loses
@@ -449,12 +543,13 @@ def policy_variants(scenario) -> list[tuple[str, object]]:
 
 
 def compare(scenario, objective: str | None = None, max_states: int | None = None,
-            max_branches: int | None = None, worst: int = 5) -> dict:
+            max_branches: int | None = None, worst: int = 5, adversary: str = "random") -> dict:
     """The optimal clear rate beside the exact clear rate of the scenario's policy and of each built-in policy
     one key away from it, with the gap in points ("the built-in policy leaves X points")."""
     from sim.campus.exact import exact
 
     parse_objective(objective)
+    robust = robust_value(scenario, max_states) if adversary == "best" else None  # refused before the rest
     pol, best, cpu = solve(scenario, max_states)
     r = pol.r
     start = (False, r.vit0, 0, pol.clip(r.base0), -1)
@@ -469,13 +564,30 @@ def compare(scenario, objective: str | None = None, max_states: int | None = Non
         e = exact(variant, max_states=max_states or DEFAULT_MAX_STATES, max_branches=max_branches)
         policies.append({"policy": name, "value": e["clear_rate"], "gap_points": 100.0 * (best - e["clear_rate"]),
                          "losses": Losses(pol, variant).run(worst)})
-    return {
+    out = {
         "scenario": scenario.name, "kind": "campus", "objective": "clear_rate", "optimal_value": best,
         "first_actions": first, "policies": policies,
         "engine": {"states": len(pol.memo), "branches": sum(len(v) for v in pol.turn._free.values()),
                    "seconds": round(cpu, 4)},
         "characters": list(r.p.pc_names),
     }
+    if robust is not None:
+        out["adversary_best"] = {**robust, "gap_points": 100.0 * (best - robust["optimal_value"])}
+    return out
+
+
+def robust_value(scenario, max_states: int | None = None) -> dict:
+    """Optimal play against adversaries choosing their stances (:class:`RobustPolicy`): its clear rate, the
+    PC's first-turn declarations and the work done."""
+    pol, v, cpu = solve(scenario, max_states, adversary="best")
+    r = pol.r
+    first = []
+    if not r.ears:
+        start = (False, r.vit0, 0, pol.clip(r.base0), -1)
+        at = pol.layouts(1)[1]
+        first = [f"offered {', '.join(r.p.loc_names[x] for x in o)}: {describe(r, pol.best(1, start, o, None, at))}"
+                 for _, o in pol.opts[:3]]
+    return {"optimal_value": v, "first_actions": first, "states": len(pol.memo), "seconds": round(cpu, 4)}
 
 
 def optimal_exact(scenario, max_states: int | None = None) -> dict:
@@ -490,9 +602,21 @@ def console_lines(result: dict) -> list[str]:
     for row in result["policies"]:
         lines.append(f"  {row['policy']:<22} {100 * row['value']:6.2f}%  leaves {fixed(row['gap_points'])} points")
         lines += [f"      {loss_text(x)}" for x in row.get("losses", [])[:3]]
+    lines += robust_lines(result)
     eng = result["engine"]
     lines.append(f"({eng['states']:,} states, {eng['branches']:,} branches, {eng['seconds']:.2f} s CPU)")
     return lines
+
+
+def robust_lines(result: dict) -> list[str]:
+    """The value under the adversaries' best stances beside the rules' random ones (``--adversary best``)."""
+    rb = result.get("adversary_best")
+    if rb is None:
+        return []
+    return [f"against adversaries choosing their stances to minimise it (--adversary best): optimal clear rate "
+            f"{100 * rb['optimal_value']:.2f}% ({fixed(rb['gap_points'])} points below the rules' random stances, "
+            f"{100 * result['optimal_value']:.2f}%; {rb['states']:,} states, {rb['seconds']:.2f} s CPU)",
+            *(["  its first turn: " + "; ".join(rb["first_actions"])] if rb["first_actions"] else [])]
 
 
 def loss_text(x: dict) -> str:
@@ -535,11 +659,21 @@ def write_optimal_report(scenario, result: dict, out_dir) -> list:
     sections = [answer("How much of this game's difficulty is the policy (clear rate)?", head),
                 section("Optimal clear rate beside the built-in policies", table(["policy", "clear rate",
                                                                                    "gap to optimal"], rows))]
+    if result.get("adversary_best"):
+        rb = result["adversary_best"]
+        sections.append(section("Adversaries choosing their stances (--adversary best)", note=(
+            "The adversaries know the PC's destination, growth and stance mix (not the stance drawn from it) and "
+            "choose their stances among those their weights allow to minimise its clear rate; each confrontation "
+            "is a zero-sum game solved exactly (docs/exact.md)."), body=table(
+            ["adversary stances", "optimal clear rate", "gap"],
+            [["drawn from their weights (the rules)", f"{100 * result['optimal_value']:.2f}%", "0.00 pp"],
+             ["chosen to minimise it", f"{100 * rb['optimal_value']:.2f}%", f"-{fixed(rb['gap_points'])} pp"]])))
     sections += loss_sections(result)
     page = write_html(out / "optimal.html", f"Optimal play — {scenario.name or scenario.slug}", sections,
                       {"kind": "campus", "policy": "optimal"})
     return [out / "optimal.json", page]
 
 
-__all__ = ["OBJECTIVES", "CAPTURED", "OptimalPolicy", "compare", "console_lines", "optimal_exact",
-           "parse_objective", "solve", "write_optimal_report"]
+__all__ = ["ADVERSARIES", "OBJECTIVES", "CAPTURED", "OptimalPolicy", "RobustPolicy", "TablePolicy", "compare",
+           "console_lines", "optimal_exact", "parse_objective", "robust_value", "solve", "with_policy",
+           "write_optimal_report"]
