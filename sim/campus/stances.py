@@ -169,9 +169,11 @@ def maximin_float(matrices) -> tuple[tuple[float, float, float], float]:
         vals = sum(m[:, 0] for m in ms)
         s = int(np.argmax(vals))  # the first of the best: ties fight, flee, hide
         return tuple(float(j == s) for j in range(3)), float(vals[s])
-    lines = [np.eye(3)] + [(m[:, i] - m[:, j]).T for m in ms for i, j in zip(*np.triu_indices(m.shape[1], 1))
-                           if m.shape[1] > 1]
-    a = np.vstack([np.atleast_2d(x) for x in lines])
+    lines = [np.eye(3)]
+    for m in ms:  # where two replies of one matrix pay the same
+        i, j = np.triu_indices(m.shape[1], 1)
+        lines.append((m[:, i] - m[:, j]).T)
+    a = np.vstack(lines)
     i, j = np.triu_indices(len(a), 1)
     x = np.cross(a[i], a[j])
     total = x.sum(axis=1)

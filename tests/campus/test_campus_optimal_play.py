@@ -8,6 +8,7 @@ import math
 import pytest
 from campus_helpers import example, make
 from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from test_campus_exact import small_games, two_turns
 
 import sim
@@ -126,3 +127,80 @@ def test_where_it_loses_most_in_console_json_and_page(tmp_path):
     write_optimal_report(s, res, tmp_path)
     page = (tmp_path / "optimal.html").read_text()
     assert "Where scenario policy loses most" in page and '"losses"' in (tmp_path / "optimal.json").read_text()
+
+
+# ------------------------------------------------------------------------------------------ robust mode
+def one_turn_duel(weights: dict):
+    """One turn (R-CAM-5: free after it, cleared); options = 1 of the hall and the cell (R-CAM-50: each 1/2); a
+    hound 8/8/8 always at the hall (R-CAM-20); A has 10 in every stance and meets it at the hall."""
+    return make(rules={"turns": 1, "options": 1},
+                adversaries=[{"name": "hound", "abilities": {"fight": 8, "flee": 8, "hide": 8}, "stance": weights}],
+                spawns=[{"adversary": "hound", "turns": [1, 1], "locations": ["hall"], "chance": 1}],
+                party=[{"name": "A", "abilities": {"fight": 10, "flee": 10, "hide": 10}}])
+
+
+def test_R_CAM_21_robust_mode_by_hand():
+    """R-CAM-2..4: A wins unless the hound's stance beats A's (beaten: 10 against 16; beating: 20 against 8; the
+    same stance: 10 against 8). Weights fight 2, flee 1, hide 1 (R-CAM-21): the best stance, fight, loses only to
+    flee, 1/4: at the hall 3/4, clear rate 1/2 (the cell) + 1/2 x 3/4 = 7/8. Adversaries choosing (R-CAM-7 robust
+    reading): they see A's mix x and take the stance that beats A's most likely stance, so A wins 1 - max(x) at
+    best 2/3 (the uniform mix): 1/2 + 1/2 x 2/3 = 5/6. With weight on fight and flee only the hound cannot choose
+    hide, so A's flee always wins: 1 either way."""
+    s = one_turn_duel({"fight": 2, "flee": 1, "hide": 1})
+    assert solve(s)[1] == pytest.approx(7 / 8, abs=1e-12)
+    assert solve(s, adversary="best")[1] == pytest.approx(5 / 6, abs=1e-9)
+    s = one_turn_duel({"fight": 1, "flee": 1, "hide": 0})
+    assert solve(s, adversary="best")[1] == pytest.approx(1.0, abs=1e-9)
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(small_games())
+def test_robust_value_is_at_most_the_random_one(scenario):
+    """The rules' stance weights are one way for the adversaries to play: choosing well cannot help the PC."""
+    _, v, _ = solve(scenario)
+    _, vb, _ = solve(scenario, adversary="best")
+    assert vb <= v + 1e-9
+
+
+def test_robust_mixed_spendings_equal_every_split():
+    """RobustPolicy.mixed_spends (thresholds and a common floor) gives the value of every split up to the caps."""
+    from sim.campus.exact import Rules
+    from sim.campus.optimal import RobustPolicy
+    from sim.campus.params import compile_params
+    from sim.designer.params import with_values
+
+    s = with_values(sim.load_scenario(example("solo_pc_small_map")), {"rules.turns": 5})
+    _, vb, _ = solve(s, adversary="best")
+    r = Rules(compile_params(s))
+    from sim.campus.exact import Turn
+
+    full = RobustPolicy(r, Turn(r))
+    full.penalised, full.gp_clip = True, False
+    assert full.value(1, (False, r.vit0, 0, full.clip(r.base0), -1)) == pytest.approx(vb, abs=1e-9)
+
+
+def test_cli_optimal_adversary_best(tmp_path, cli):
+    res = cli("optimal", two_turns_file(tmp_path), "--adversary", "best", "--out", tmp_path / "o")
+    assert res.code == 0 and "--adversary best" in res.out
+    import json
+
+    data = json.loads((tmp_path / "o" / "optimal.json").read_text())
+    assert data["adversary_best"]["optimal_value"] <= data["optimal_value"] + 1e-12
+    assert "Adversaries choosing their stances" in (tmp_path / "o" / "optimal.html").read_text()
+
+
+payoff = st.sampled_from([0.0, 0.25, 0.5, 1.0, 0.3, 0.7])
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(1, 5).flatmap(lambda n: st.lists(st.lists(payoff, min_size=n, max_size=n),
+                                                              min_size=3, max_size=3)), min_size=1, max_size=3))
+def test_maximin_float_equals_the_exact_maximin(ms):
+    """The robust mode's float solver against the equilibrium policy's exact one (sim.campus.stances.maximin, which
+    returns the mean over the matrices)."""
+    from sim.campus.stances import guarantee, maximin, maximin_float
+
+    x, v = maximin_float(ms)
+    _, exact_v = maximin(ms)
+    assert v == pytest.approx(float(exact_v) * len(ms), abs=1e-9)
+    assert float(guarantee(ms, x)) == pytest.approx(v, abs=1e-9) and sum(x) == pytest.approx(1.0)
