@@ -18,6 +18,7 @@ members present) and nursing has nobody to nurse (R-CAM-30): those rules cannot 
 
 from __future__ import annotations
 
+import math
 import time
 from fractions import Fraction
 from math import comb
@@ -163,6 +164,40 @@ def refusal(p: Params) -> CampusExactRefused | None:
             "exact analysis refused before the work: growth purchases (R-CAM-9a, policy.buy) bind: the exact "
             "engine does not follow bought skills; use Monte Carlo (python -m sim run)", binds="purchases")
     return None
+
+
+#: CPU seconds the projection of a party's joint states may take (each PC alone through the one-PC engine)
+PROJECTION_SECONDS = 2.0
+
+
+def party_refusal(scenario, why: CampusExactRefused, max_states: int) -> CampusExactRefused:
+    """The party-size refusal with the projected size of the joint state: each PC played alone by this engine
+    (its states per turn, within ``max_states`` and :data:`PROJECTION_SECONDS`); the party's (turn, state) pairs
+    are at least the sum over the turns of the product of those counts, before teams, rescues, nursing and miso
+    bombs couple the PCs (they only add states). The first refusal is kept where a PC alone is refused too."""
+    counts = []
+    for pc in scenario.party:
+        alone = scenario.model_copy(update={"party": [pc], "policy": scenario.policy.model_copy(
+            update={"rescue": False, "name": "builtin"})})
+        p = compile_params(alone)
+        if refusal(p) is not None:
+            return why
+        game = Game(Rules(p), BuiltinPolicy(Rules(p)), max_states)
+        try:  # its first turns, as many as its share of the time allows
+            game.play(deadline=time.process_time() + PROJECTION_SECONDS / len(scenario.party))
+        except CampusExactRefused:
+            return why
+        counts.append(game.per_turn)
+    turns = min(map(len, counts))
+    joint = sum(math.prod(c[t] for c in counts) for t in range(turns))
+    if not turns:
+        return why
+    return CampusExactRefused(
+        f"exact analysis refused before the work: the party size binds: {len(counts)} PCs, and the exact engine "
+        f"solves one PC; their joint game would need at least {joint:,} (turn, state) pairs in its first {turns} of "
+        f"{scenario.rules.turns} turns alone (each PC's own states per turn multiplied, before teams, rescues, "
+        f"nursing and miso bombs couple them; budget --max-states {max_states:,}); use Monte Carlo "
+        "(python -m sim run)", binds="party", estimate=joint)
 
 
 def supports_exact(scenario) -> bool:
@@ -460,6 +495,7 @@ class Game:
         self.opts = [(float(pr), o) for pr, o in options(rules)]
         self.states_done = 0
         self.peak = 0
+        self.per_turn: list[int] = []
 
     def layouts(self, t: int):
         """This turn's placements as floats, and per location the distribution of the templates placed there."""
@@ -496,11 +532,15 @@ class Game:
                                                                                self.r.ears)]
         return out
 
-    def play(self) -> Tally:
+    def play(self, deadline: float | None = None) -> Tally:
+        """The game, turn by turn; ``deadline`` (CPU seconds, ``time.process_time``): stop after the turn that
+        passes it (a partial tally: the party refusal's projection)."""
         r = self.r
         tally = Tally(r.T, r.p.n_templates)
         states = {(False, r.vit0, 0, r.base0, -1): 1.0}
         for t in range(1, r.T + 1):
+            if deadline is not None and time.process_time() > deadline:
+                break
             self.budget(t, len(states))
             lay, at = self.layouts(t) if any(not s[0] for s in states) else ([], [])
             nxt: dict = {}
@@ -537,6 +577,7 @@ class Game:
     def budget(self, t: int, n: int) -> None:
         """Refuse before turn t's work when its states would exceed the budget (``--max-states``)."""
         self.peak = max(self.peak, n)
+        self.per_turn.append(n)
         if self.states_done + n > self.max_states:
             raise CampusExactRefused(
                 f"exact analysis refused in turn {t}: the state budget binds: it would need at least "
@@ -601,7 +642,7 @@ def exact(scenario, max_states: int = DEFAULT_MAX_STATES, max_branches: int | No
     p = compile_params(scenario)
     why = refusal(p)
     if why is not None:
-        raise why
+        raise party_refusal(scenario, why, max_states) if why.binds == "party" else why
     rules = Rules(p)
     if policy is None and scenario.policy.name == "optimal":  # the scenario plays the solved table
         policy = "optimal"
