@@ -153,7 +153,7 @@ def test_R_CAM_21_robust_mode_by_hand():
     assert solve(s, adversary="best")[1] == pytest.approx(1.0, abs=1e-9)
 
 
-@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=5, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(small_games())
 def test_robust_value_is_at_most_the_random_one(scenario):
     """The rules' stance weights are one way for the adversaries to play: choosing well cannot help the PC."""
@@ -204,3 +204,20 @@ def test_maximin_float_equals_the_exact_maximin(ms):
     _, exact_v = maximin(ms)
     assert v == pytest.approx(float(exact_v) * len(ms), abs=1e-9)
     assert float(guarantee(ms, x)) == pytest.approx(v, abs=1e-9) and sum(x) == pytest.approx(1.0)
+
+
+def test_two_pcs_are_refused_with_the_projected_size_in_under_5_s():
+    """Two PCs on the one-PC example: refused before the work naming the party size, with a floor on the joint
+    game's (turn, state) pairs (each PC alone, its states per turn multiplied), well under 5 s of CPU."""
+    import time
+
+    from sim.designer.params import with_values
+
+    one = sim.load_scenario(example("solo_pc_small_map"))
+    party = [pc.model_dump(exclude_none=True) for pc in one.party]
+    party.append({"name": "PC15", "abilities": {"fight": 8, "flee": 10, "hide": 18}})
+    start = time.process_time()
+    with pytest.raises(CampusExactRefused) as exc:
+        exact(with_values(one, {"party": party}))
+    assert time.process_time() - start < 5
+    assert exc.value.binds == "party" and exc.value.estimate > 1_000 and "at least" in str(exc.value)
