@@ -283,17 +283,20 @@ class OptimalPolicy:
         """The best declaration going to ``dest``; ``seen``: the templates placed there (early ears) or None."""
         key = (t, state, dest, seen)
         hit = self._best.get(key)
-        if hit is not None:
-            return hit
-        _, vit, gp, base, _ = state
-        heres = [(1.0, seen)] if seen is not None else at[dest]
+        if hit is None:
+            _, vit, gp, base, _ = state
+            heres = [(1.0, seen)] if seen is not None else at[dest]
+            hit = self._best[key] = self.declare_at(t, vit, gp, base, dest, heres)
+        return hit
+
+    def declare_at(self, t: int, vit: int, gp: int, base, dest: int, heres) -> tuple[float, int, int, tuple, int]:
+        """The best (value, destination, gp, base, stance) going to ``dest``, who is there drawn from ``heres``."""
         top = None
         for s in range(3):
             for g, b in self.spends(t, gp, base, dest, s):
                 v = sum(ph * self.q(t, vit, g, b, dest, s, here) for ph, here in heres)
                 if top is None or v > top[0] + 1e-12:
                     top = (v, dest, g, b, s)
-        self._best[key] = top
         return top
 
     # --------------------------------------------------------------------- the table as a policy
@@ -374,16 +377,10 @@ class RobustPolicy(OptimalPolicy):
             hit = self._replies[here] = [tuple(sorted(sum(parts, ()))) for parts in itertools.product(*per)]
         return hit
 
-    def best_at(self, t: int, state, dest: int, seen, at) -> tuple[float, int, int, tuple, tuple]:
+    def declare_at(self, t: int, vit: int, gp: int, base, dest: int, heres) -> tuple[float, int, int, tuple, tuple]:
         """The best declaration going to ``dest`` (value, destination, gp, base, mix)."""
         from sim.campus.stances import maximin_float
 
-        key = (t, state, dest, seen)
-        hit = self._best.get(key)
-        if hit is not None:
-            return hit
-        _, vit, gp, base, _ = state
-        heres = [(1.0, seen)] if seen is not None else at[dest]
         top = None
         for g, b in self.mixed_spends(t, gp, base, dest):
             ms = [[[ph * self.q(t, vit, g, b, dest, s, pairs) for pairs in self.replies(here)] for s in range(3)]
@@ -391,7 +388,6 @@ class RobustPolicy(OptimalPolicy):
             x, v = maximin_float(ms)
             if top is None or v > top[0] + 1e-12:
                 top = (v, dest, g, b, x)
-        self._best[key] = top
         return top
 
     def mixed_spends(self, t: int, gp: int, base, dest: int) -> list[tuple[int, tuple]]:

@@ -17,6 +17,14 @@ from sim.campus.optimal import Losses, compare, console_lines, policy_variants, 
 from sim.errors import ScenarioError
 
 
+def on_generated_games(n: int):
+    """A test over ``n`` generated one-PC games (test_campus_exact.small_games)."""
+    def wrap(fn):
+        return settings(max_examples=n, deadline=None, suppress_health_check=[HealthCheck.too_slow])(
+            given(small_games())(fn))
+    return wrap
+
+
 def optimal_of(scenario):
     return with_policy(scenario, "optimal")
 
@@ -95,15 +103,13 @@ def test_monte_carlo_of_the_solved_table_agrees_with_its_exact_value_on_the_exam
 
 
 @pytest.mark.slow
-@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(small_games())
+@on_generated_games(8)
 def test_monte_carlo_of_the_solved_table_agrees_on_generated_small_games(scenario):
     assert_table_agrees(scenario, runs=1_500)
 
 
 # ------------------------------------------------------------------------------------------ where it loses most
-@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(small_games())
+@on_generated_games(10)
 def test_the_losses_of_every_decision_add_up_to_the_gap(scenario):
     """Over every decision the policy reaches, reach x (optimal value - value of its declaration then optimal
     play) adds up to the gap between optimal play and the policy's exact value (the performance difference
@@ -153,8 +159,7 @@ def test_R_CAM_21_robust_mode_by_hand():
     assert solve(s, adversary="best")[1] == pytest.approx(1.0, abs=1e-9)
 
 
-@settings(max_examples=5, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(small_games())
+@on_generated_games(5)
 def test_robust_value_is_at_most_the_random_one(scenario):
     """The rules' stance weights are one way for the adversaries to play: choosing well cannot help the PC."""
     _, v, _ = solve(scenario)
