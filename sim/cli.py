@@ -454,9 +454,9 @@ def _with_policy(args, scenario):
     info = _kind_info(scenario)
     table = args.policy == "optimal" and info.supports_optimal  # the solved table of the kind's optimal play
     if not info.named_policies and not table:
-        raise SimError(f"{scenario.source}: --policy applies to {_kinds_with('named_policies')} scenarios (optimal: "
-                       f"{_kinds_with('supports_optimal')}); this one is {scenario.kind!r} (its [policy] table holds "
-                       "its settings; `compare` compares them)")
+        raise SimError(f"{scenario.source}: --policy applies to {_kinds_with('named_policies')} scenarios; this one "
+                       f"is {scenario.kind!r} (its [policy] table holds its settings; `compare` compares them; "
+                       f"--policy optimal, the solved table, applies to {_kinds_with('supports_optimal')})")
     import importlib
 
     where = "policy_comparison" if info.named_policies else "optimal"
