@@ -203,7 +203,8 @@ def _add_run_parser(sub) -> None:
     run.add_argument("--max-runs", type=_positive_int, help="cap for --target-error (default 2,000,000)")
     run.add_argument("--metric", help="the metric --target-error applies to (default: the kind's main metric)")
     run.add_argument("--policy", help="run with this policy instead of the scenario's (escape; built-in or "
-                                      "package.module:callable, which counts as opting in to run that code)")
+                                      "package.module:callable, which counts as opting in to run that code; "
+                                      "escape and campus: optimal, the solved table of optimal play)")
     run.add_argument("--allow-code", action="store_true",
                      help="allow a module:callable policy named by the scenario file (importing it runs code)")
     run.add_argument("--backend", choices=("local", "dask"), default="local",
@@ -233,6 +234,9 @@ def _add_optimal_parser(sub) -> None:
     opt.add_argument("--objective", default=None,
                      help="escape: escape_rate (default), escape_by_round@K (escaped by the end of round K) or "
                           "not_caught; campus: clear_rate (the only one)")
+    opt.add_argument("--adversary", choices=("random", "best"), default="random",
+                     help="campus: best also solves the robust value, the adversaries choosing their stances to "
+                          "minimise the clear rate (random: drawn from their weights, the rules)")
     opt.add_argument("--out", help="also write optimal.json and optimal.html into this folder")
     opt.add_argument("--json", action="store_true", help="print the comparison as JSON")
     opt.add_argument("--max-states", type=_positive_int, metavar="N", help="state budget (default 20,000)")
@@ -469,11 +473,15 @@ def _with_policy(args, scenario):
     """``--policy NAME`` replaces the scenario's policy; naming code on the command line is the opt-in."""
     if not getattr(args, "policy", None):
         return scenario
-    if not _kind_info(scenario).named_policies:
-        raise SimError(f"{scenario.source}: --policy applies to {_kinds_with('named_policies')} scenarios; this "
-                       f"one is {scenario.kind!r} (its [policy] table holds its settings; `compare` compares them)")
+    info = _kind_info(scenario)
+    table = args.policy == "optimal" and info.supports_optimal  # the solved table of the kind's optimal play
+    if not info.named_policies and not table:
+        raise SimError(f"{scenario.source}: --policy applies to {_kinds_with('named_policies')} scenarios; this one "
+                       f"is {scenario.kind!r} (its [policy] table holds its settings; `compare` compares them; "
+                       f"--policy optimal, the solved table, applies to {_kinds_with('supports_optimal')})")
     args.allow_code = True if ":" in args.policy else args.allow_code
-    return _kind_info(scenario).with_policy(scenario, args.policy)
+    with_policy = info.with_policy if info.named_policies else info.optimal.with_policy
+    return with_policy(scenario, args.policy)
 
 
 def _check_backend(args) -> None:
@@ -602,7 +610,6 @@ def _cmd_exact(args) -> int:
 
 
 def _cmd_optimal(args) -> int:
-
     scenario = _with_params(args, _load(args.scenario, "optimal"))
     kind = _kind_info(scenario)
     if not kind.supports_optimal:
@@ -611,7 +618,11 @@ def _cmd_optimal(args) -> int:
     opt = kind.optimal  # the kind's optimal play (its kind object, sim/kinds.py)
     try:
         opt.parse_objective(args.objective, kind.round_limit(scenario))
-        result = opt.compare(scenario, args.objective, args.max_states, args.max_branches)
+        robust = {} if args.adversary == "random" else {"adversary": args.adversary}
+        if robust and args.adversary not in getattr(opt, "ADVERSARIES", ()):
+            raise SimError(f"{scenario.source}: --adversary {args.adversary}: this kind's optimal play has no "
+                           "robust mode")
+        result = opt.compare(scenario, args.objective, args.max_states, args.max_branches, **robust)
     except sim.ScenarioError as exc:
         raise SimError(f"{scenario.source}: --objective: {exc.detail}") from None
     except sim.ExactUnsupported as exc:

@@ -50,19 +50,6 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
 MAX_LAZY = 25
 LAZY_MARK = "# lazy:"
 
-#: upward imports that remain only because a kind-keyed table or a kind-specific spot moves when kinds become objects
-#: (branch kind-objects, issue 39 items 1-2): removed when kinds are objects
-TEMPORARY_UPWARD: dict[tuple[str, str], str] = {
-}
-#: upward imports and cycles in files other helpers edit at the same time (only their import lines are touched here):
-#: removed once those branches are merged and the type moves down
-TEMPORARY_OTHER_BRANCHES: dict[tuple[str, str], str] = {
-    # campus exact analysis plays optimal play (OptimalPolicy) and optimal play solves with exact analysis's game: a
-    # cycle inside one kind, in files the campus-exact branch edits; the shared game moves to its own module then
-    ("sim.campus.exact", "sim.campus.optimal"): "OptimalPolicy (a cycle)",
-}
-
-
 @dataclass(frozen=True)
 class Import:
     source: str  # the importing module
@@ -129,7 +116,7 @@ def upward(found: list[Import]) -> list[str]:
     """The imports from a lower layer into a higher one, and from one kind into another."""
     bad = []
     for imp in found:
-        if imp.source == imp.target or (imp.source, imp.target) in TEMPORARY_UPWARD | TEMPORARY_OTHER_BRANCHES:
+        if imp.source == imp.target:
             continue
         low, high = layer_of(imp.source), layer_of(imp.target)
         where = f"{imp.source} (line {imp.line}) imports {imp.target}"
@@ -145,10 +132,9 @@ def upward(found: list[Import]) -> list[str]:
 def cycle(found: list[Import]) -> list[str] | None:
     """One cycle of the import graph (function-level imports counted), or None."""
     graph: dict[str, set[str]] = {}
-    allowed = set(TEMPORARY_OTHER_BRANCHES)
     for imp in found:
         graph.setdefault(imp.source, set())
-        if imp.source != imp.target and (imp.source, imp.target) not in allowed:
+        if imp.source != imp.target:
             graph[imp.source].add(imp.target)
     try:
         graphlib.TopologicalSorter(graph).prepare()
@@ -199,12 +185,6 @@ def test_function_level_imports_are_few_and_explained(found):
         "\n".join(unexplained)
     statements = {(imp.source, imp.line) for imp in lazy}
     assert len(statements) <= MAX_LAZY, sorted(statements)
-
-
-def test_the_allow_lists_name_real_imports(found):
-    """An entry of the temporary allow-lists that no longer matches an import is deleted, not kept."""
-    pairs = {(imp.source, imp.target) for imp in found}
-    assert [p for p in (*TEMPORARY_UPWARD, *TEMPORARY_OTHER_BRANCHES) if p not in pairs] == []
 
 
 # -- the checks can fail: a planted upward import and a planted cycle (in a copy of the package's import list)

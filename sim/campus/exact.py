@@ -18,6 +18,7 @@ members present) and nursing has nobody to nurse (R-CAM-30): those rules cannot 
 
 from __future__ import annotations
 
+import math
 import time
 from fractions import Fraction
 from math import comb
@@ -83,6 +84,7 @@ class Rules:
         self.rooms = tuple(int(x) for x in p.rooms)
         self.templates = self._templates(p)
         self._win: dict = {}
+        self._wins: dict = {}
 
     @staticmethod
     def _templates(p: Params) -> dict:
@@ -116,8 +118,13 @@ class Rules:
         return value(tp["base"][s], tp["bonus"][s], mult)
 
     def wins(self, base, s: int, k: int, s2: int) -> bool:
-        """R-CAM-4: the higher value wins; equal values: both lose (the PC does not win)."""
-        return self.pc_value(base, s, s2) > self.adv_value(k, s2, s)
+        """R-CAM-4: the higher value wins; equal values: both lose (the PC does not win). It depends on the
+        PC's base in stance s only (cached on it)."""
+        key = (base[s], s, k, s2)
+        hit = self._wins.get(key)
+        if hit is None:
+            hit = self._wins[key] = self.pc_value(base, s, s2) > self.adv_value(k, s2, s)
+        return hit
 
     def win_prob(self, base, s: int, k: int) -> float:
         """The PC's chance to beat template k, its stance drawn from its weights (R-CAM-21); it depends on the
@@ -162,6 +169,40 @@ def refusal(p: Params) -> CampusExactRefused | None:
             "restricted play) bind: the exact engine plays every stance; use Monte Carlo (python -m sim run)",
             binds="forbid")
     return None
+
+
+#: CPU seconds the projection of a party's joint states may take (each PC alone through the one-PC engine)
+PROJECTION_SECONDS = 2.0
+
+
+def party_refusal(scenario, why: CampusExactRefused, max_states: int) -> CampusExactRefused:
+    """The party-size refusal with the projected size of the joint state: each PC played alone by this engine
+    (its states per turn, within ``max_states`` and :data:`PROJECTION_SECONDS`); the party's (turn, state) pairs
+    are at least the sum over the turns of the product of those counts, before teams, rescues, nursing and miso
+    bombs couple the PCs (they only add states). The first refusal is kept where a PC alone is refused too."""
+    counts = []
+    for pc in scenario.party:
+        alone = scenario.model_copy(update={"party": [pc], "policy": scenario.policy.model_copy(
+            update={"rescue": False, "name": "builtin"})})
+        p = compile_params(alone)
+        if refusal(p) is not None:
+            return why
+        game = Game(Rules(p), BuiltinPolicy(Rules(p)), max_states)
+        try:  # its first turns, as many as its share of the time allows
+            game.play(deadline=time.process_time() + PROJECTION_SECONDS / len(scenario.party))
+        except CampusExactRefused:
+            return why
+        counts.append(game.per_turn)
+    turns = min(map(len, counts))
+    joint = sum(math.prod(c[t] for c in counts) for t in range(turns))
+    if not turns:
+        return why
+    return CampusExactRefused(
+        f"exact analysis refused before the work: the party size binds: {len(counts)} PCs, and the exact engine "
+        f"solves one PC; their joint game would need at least {joint:,} (turn, state) pairs in its first {turns} of "
+        f"{scenario.rules.turns} turns alone (each PC's own states per turn multiplied, before teams, rescues, "
+        f"nursing and miso bombs couple them; budget --max-states {max_states:,}); use Monte Carlo "
+        "(python -m sim run)", binds="party", estimate=joint)
 
 
 def supports_exact(scenario) -> bool:
@@ -225,7 +266,9 @@ class Turn:
         """Branches (prob, captured_by template or -1, reward, duels) of the confrontations at the destination:
         ``until_cleared`` (R-CAM-6): the PC, the only group, fights again and again, each time one of the
         adversaries it may still fight drawn uniformly (an ordinary one leaves won or lost, a boss fights each
-        group once a turn, R-CAM-7), until it is captured or none is left; ``once``: one draw, one duel."""
+        group once a turn, R-CAM-7), until it is captured or none is left; ``once``: one draw, one duel.
+        ``here`` holds templates (each draws its stance from its weights, R-CAM-21) or, in the robust mode of
+        :mod:`sim.campus.optimal`, (template, stance) pairs: stances the adversaries chose."""
         key = (base, s, here)
         if key not in self._fights:
             self._fights[key] = self._fight_branches(base, s, here, self.r.p.until_cleared)
@@ -236,12 +279,13 @@ class Turn:
             return [(1.0, -1, 0, ())]
         out = []
         n = len(here)
-        for k in sorted(set(here)):
-            pk = here.count(k) / n
-            q = float(self.r.win_prob(base, s, k))
+        for a in sorted(set(here)):  # a template, or (template, the stance it chose) in the robust mode
+            pk = here.count(a) / n
+            k, q = (a, float(self.r.win_prob(base, s, a))) if isinstance(a, int) else \
+                (a[0], float(self.r.wins(base, s, a[0], a[1])))
             if q > 0:
                 rest = list(here)
-                rest.remove(k)
+                rest.remove(a)
                 rest_branches = self._fight_branches(base, s, tuple(rest), again) if again else [(1.0, -1, 0, ())]
                 reward = self.r.templates[k]["reward"]
                 for pb, by, rw, duels in rest_branches:
@@ -456,6 +500,7 @@ class Game:
         self.opts = [(float(pr), o) for pr, o in options(rules)]
         self.states_done = 0
         self.peak = 0
+        self.per_turn: list[int] = []
 
     def layouts(self, t: int):
         """This turn's placements as floats, and per location the distribution of the templates placed there."""
@@ -492,11 +537,15 @@ class Game:
                                                                                self.r.ears)]
         return out
 
-    def play(self) -> Tally:
+    def play(self, deadline: float | None = None) -> Tally:
+        """The game, turn by turn; ``deadline`` (CPU seconds, ``time.process_time``): stop after the turn that
+        passes it (a partial tally: the party refusal's projection)."""
         r = self.r
         tally = Tally(r.T, r.p.n_templates)
         states = {(False, r.vit0, 0, r.base0, -1): 1.0}
         for t in range(1, r.T + 1):
+            if deadline is not None and time.process_time() > deadline:
+                break
             self.budget(t, len(states))
             lay, at = self.layouts(t) if any(not s[0] for s in states) else ([], [])
             nxt: dict = {}
@@ -533,6 +582,7 @@ class Game:
     def budget(self, t: int, n: int) -> None:
         """Refuse before turn t's work when its states would exceed the budget (``--max-states``)."""
         self.peak = max(self.peak, n)
+        self.per_turn.append(n)
         if self.states_done + n > self.max_states:
             raise CampusExactRefused(
                 f"exact analysis refused in turn {t}: the state budget binds: it would need at least "
@@ -589,20 +639,23 @@ def summary_of(p: Params, tally: Tally) -> dict:
 
 
 def exact(scenario, max_states: int = DEFAULT_MAX_STATES, max_branches: int | None = None,
-          policy: str | None = None) -> dict:
+          policy: str | None = None, table=None) -> dict:
     """The exact campus summary of a one-PC game under its built-in policies (``policy="optimal"``: under
-    optimal play, :mod:`sim.campus.optimal`). Refuses (:class:`CampusExactRefused`) before the work where the
-    engine does not take the scenario on, and as soon as a turn would exceed ``max_states``."""
+    optimal play, the solved table ``table``, :class:`sim.campus.optimal.OptimalPolicy`: the kind's exact hook
+    is :func:`sim.campus.optimal.exact`, which passes it). Refuses (:class:`CampusExactRefused`) before the work
+    where the engine does not take the scenario on, and as soon as a turn would exceed ``max_states``."""
     start = time.perf_counter()
     p = compile_params(scenario)
     why = refusal(p)
     if why is not None:
-        raise why
+        raise party_refusal(scenario, why, max_states) if why.binds == "party" else why
     rules = Rules(p)
+    if policy is None and scenario.policy.name == "optimal":  # the scenario plays the solved table
+        policy = "optimal"
     if policy == "optimal":
-        from sim.campus.optimal import OptimalPolicy  # lazy: campus/optimal.py imports this module (other branch)
-
-        pol = OptimalPolicy(rules, Turn(rules), max_states=max_states)
+        if table is None:  # the solved table's class lives in sim/campus/optimal.py, which builds on this module
+            raise ExactUnsupported("campus exact analysis of optimal play goes through sim.campus.optimal.exact")
+        pol = table(rules, Turn(rules), max_states=max_states)
     elif policy is None:
         pol = BuiltinPolicy(rules)
     else:

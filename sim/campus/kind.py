@@ -11,7 +11,8 @@ KIND = Kind(
     scenario_model=lazy("sim.campus.model:Scenario"),
     check=lazy("sim.campus.model:check_scenario"),
     simulate=lazy("sim.campus.simulate:simulate"),
-    **hooks("sim.campus.exact", "exact", "supports_exact"),
+    exact=lazy("sim.campus.optimal:exact"),  # the exact engine (sim/campus/exact.py) with the solved table where asked
+    supports_exact=lazy("sim.campus.exact:supports_exact"),
     write_report=lazy("sim.campus.report:write_report"),
     time_unit="turn",
     exact_budget=True,

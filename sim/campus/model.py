@@ -300,10 +300,17 @@ class PartyMember(Strict):
         "Names of captives this PC never supports as a rescuer (R-CAM-12)."))
 
 
+#: ``policy.name``: the built-in policies (the settings of [policy]) or the solved table of optimal play
+OPTIMAL = "optimal"
+POLICY_NAMES = ("builtin", OPTIMAL)
+
+
 class CampusPolicy(Strict):
     """R-CAM-40 built-in policies."""
 
-    name: str = Field("builtin", max_length=200, description="Only the built-in policies exist for campus.")
+    name: str = Field("builtin", max_length=200, description=(
+        "builtin (the move/stance/growth/rescue settings below, R-CAM-40) or optimal (the solved table of optimal "
+        "play for the clear rate: one PC, within the exact budget; Monte Carlo on the reference engine)."))
     move: Literal["random", "avoid"] = Field("random", description=(
         "Destination: random (uniform among the options) or avoid (no adversary seen, no capture room)."))
     # `equilibrium` (issue 7, docs/decisions.md (Campus)): the PC's exact maximin mix of the stance game against
@@ -391,6 +398,9 @@ def check_scenario(s: Scenario) -> None:
         raise ScenarioError("custom policies are not supported for campus; use the built-in "
                             "move/stance/growth/rescue keys (R-CAM-40)", key="policy.name")
     _unique(list(s.policy.forbid), "policy.forbid.{i}", "forbidden stances")
+    if s.policy.name not in POLICY_NAMES:
+        raise ScenarioError(f"expected policy.name one of {', '.join(repr(n) for n in POLICY_NAMES)}; given "
+                            f"{s.policy.name!r}", key="policy.name")
 
 
 def _check_locations(s: Scenario) -> None:

@@ -97,8 +97,9 @@ class Turn:
     """One turn t of one game, steps 1..8 of R-CAM-5, drawing from ``rng`` (a :class:`Stream`) only what it
     uses, in the order the steps need it."""
 
-    def __init__(self, p: Params, g: Game, t: int, rng):
+    def __init__(self, p: Params, g: Game, t: int, rng, table=None):
         self.p, self.g, self.t, self.rng = p, g, t, rng
+        self.table = table  # policy.name = "optimal": the solved table declares (sim.campus.optimal.TablePolicy)
         # every PC's skills in this game: its own and those it bought (R-CAM-9a)
         self.terms = [pc_terms(p, i, g.bought[i] if g.bought else ()) for i in range(p.P)]
 
@@ -215,11 +216,14 @@ class Turn:
         self.free = [i for i in range(p.P) if g.status[i] == FREE]  # 2. declaration
         self.dest = [-1] * p.P
         self.named = [-1] * p.P
-        if p.rescue:
-            self.r_cam_40_rescue(options)
-        self.r_cam_40_move(options, ears)
-        self.r_cam_40_growth()  # 3. growth spending
-        self.r_cam_40_stances(ears)
+        if self.table is not None:
+            self.r_cam_40_table(options, ears)  # 2-3. declaration and growth spending by the solved table
+        else:
+            if p.rescue:
+                self.r_cam_40_rescue(options)
+            self.r_cam_40_move(options, ears)
+            self.r_cam_40_growth()  # 3. growth spending
+            self.r_cam_40_stances(ears)
         self.r_cam_25_missions(ears)  # 4a. missions
         for loc in range(p.L):  # 4b. confrontations, location by location
             self.r_cam_6_confrontations(loc, self.free, self.dest, self.stance)
@@ -297,6 +301,19 @@ class Turn:
                     safe = [loc for loc in options if not p.is_room[loc]]
                 choices = safe or options
             self.dest[i] = choices[self.pick(len(choices), ("pc_move", i))]
+
+    def r_cam_40_table(self, options: list[int], ears: bool) -> None:
+        """Steps 2-3 by the solved table of optimal play (``policy.name = "optimal"``, one PC): destination among
+        the options, growth spending and stance, the placements seen only with early ears (R-CAM-51); no draw."""
+        p, g = self.p, self.g
+        layout = None
+        if ears:  # per location, the templates placed there, sorted (the table's view of the preview)
+            layout = tuple(tuple(sorted(int(p.adv_template[a.slot]) for a in self.advs
+                                        if a.loc == loc and not self.is_miso(a))) for loc in range(p.L))
+        self.stance = [-1] * p.P
+        for i in self.free:
+            dest, gp, base, s = self.table.declare(self.t, g.vit[i], g.gp[i], g.base[i], options, layout)
+            self.dest[i], g.gp[i], g.base[i], self.stance[i] = dest, gp, list(base), s
 
     def r_cam_40_growth(self) -> None:
         """Step 3, growth spending (free PCs only, in party order): purchases (R-CAM-9a), then the rest by the
@@ -661,19 +678,20 @@ def finish(p: Params, g: Game) -> None:
             g.end_turn[i] = p.T
 
 
-def play_game(p: Params, rng) -> Game:
-    """One game, turn by turn, drawing from ``rng`` (a :class:`Stream`)."""
+def play_game(p: Params, rng, table=None) -> Game:
+    """One game, turn by turn, drawing from ``rng`` (a :class:`Stream`); ``table``: the solved table of optimal
+    play declares instead of the built-in policies."""
     g = new_game(p)
     for t in range(1, p.T + 1):
-        Turn(p, g, t, rng).play()
+        Turn(p, g, t, rng, table).play()
     finish(p, g)
     return g
 
 
-def run_reference(p: Params, n: int, rng: np.random.Generator) -> list[Game]:
+def run_reference(p: Params, n: int, rng: np.random.Generator, table=None) -> list[Game]:
     """n games in run order, each drawing what it uses from the chunk's stream (R-GEN-7)."""
     stream = Stream(rng)
-    return [play_game(p, stream) for _ in range(n)]
+    return [play_game(p, stream, table) for _ in range(n)]
 
 
 def games_to_arrays(p: Params, games: list[Game]) -> dict[str, np.ndarray]:

@@ -13,26 +13,57 @@ import pandas as pd
 from sim.batch import map_chunks, parquet_bytes, stream_chunks
 from sim.campus.aggregate import CampusAggregate
 from sim.campus.columns import allocate, copy_into, fill_rows, frame_from_rows, frame_rows, runs_frame
+from sim.campus.exact import CampusExactRefused
 from sim.campus.kernel import run_kernel
-from sim.campus.model import STANCES, Scenario
+from sim.campus.model import OPTIMAL, STANCES, Scenario
+from sim.campus.optimal import TablePolicy, solve
 from sim.campus.params import CAPTURED, CLEARED, GAME_OVER, RANDOM_LAYOUT, Params, compile_params
 from sim.campus.reference import games_to_arrays, run_reference
+from sim.errors import ScenarioError
 from sim.result import SimulationResult, provenance
 from sim.stats import wilson_interval
 
 ENGINES = ("kernel", "reference")
 
 
-def _run_chunk(job: tuple[Params, str], n: int, rng: np.random.Generator) -> dict[str, np.ndarray]:
-    params, engine = job
+def _run_chunk(job: tuple, n: int, rng: np.random.Generator) -> dict[str, np.ndarray]:
+    params, engine = job[:2]
     if engine == "kernel":
         return run_kernel(params, n, rng)
-    return games_to_arrays(params, run_reference(params, n, rng))
+    table = job[2] if len(job) > 2 else None
+    return games_to_arrays(params, run_reference(params, n, rng, table))
 
 
 def _check_engine(engine: str) -> None:
     if engine not in ENGINES:
         raise ValueError(f"engine: expected one of {ENGINES}; given {engine!r}")
+
+
+def resolve_engine(scenario: Scenario, engine: str | None) -> str:
+    """The engine that plays the scenario: the batch kernel by default; ``policy.name = "optimal"`` (the solved
+    table, sim.campus.optimal) is played by the scalar reference only, and asking the kernel for it is refused."""
+    optimal = scenario.policy.name == OPTIMAL
+    if engine is None:
+        return "reference" if optimal else "kernel"
+    _check_engine(engine)
+    if optimal and engine == "kernel":
+        raise ScenarioError("the kernel plays the built-in policies; policy 'optimal' (the solved table) runs on "
+                            "the reference engine", key="policy.name")
+    return engine
+
+
+def table_of(scenario: Scenario):
+    """The solved table of optimal play for ``policy.name = "optimal"`` (solved once, refused in one line where
+    the exact engine does not take the game on), else None."""
+    if scenario.policy.name != OPTIMAL:
+        return None
+    try:
+        return TablePolicy(solve(scenario)[0])
+    except CampusExactRefused as exc:  # one line: why the table cannot be solved, what to run instead
+        why = str(exc).split("; use Monte Carlo")[0]
+        raise CampusExactRefused(f"policy 'optimal' plays the solved table of optimal play, and {why}; run the "
+                                 "built-in policies (policy.name = \"builtin\")", exc.binds, exc.flag,
+                                 exc.estimate) from None
 
 
 def _warm_up(params: Params, n_jobs: int, engine: str) -> None:
@@ -112,14 +143,17 @@ def summarize(params: Params, agg: CampusAggregate, runs: int, seed: int) -> dic
     # which uniform decides what (sim.campus.params): a new layout changes every per-run result once
     summary["random_layout"] = RANDOM_LAYOUT
     summary["reading"] = {"miso_in_missions": bool(params.miso_in_missions)}  # R-CAM-25a: the rule reading in effect
+    if s.policy.name == OPTIMAL:
+        summary["policy"] = OPTIMAL  # the solved table of optimal play (sim.campus.optimal.TablePolicy)
     return summary
 
 
-def simulate(scenario: Scenario, runs: int, seed: int, n_jobs: int = 1, engine: str = "kernel",
+def simulate(scenario: Scenario, runs: int, seed: int, n_jobs: int = 1, engine: str | None = None,
              keep_runs: bool = True, runs_sink: Callable[[int, bytes], None] | None = None,
              **options) -> SimulationResult:
     """Simulate ``runs`` campus games (R-CAM-41). ``engine`` selects the compiled batch kernel (default) or
-    the scalar reference; both give identical per-game results for the same seed.
+    the scalar reference; both give identical per-game results for the same seed. None: the kernel, or the
+    reference for ``policy.name = "optimal"`` (the solved table of optimal play, played by the reference only).
 
     ``keep_runs=False`` streams: each chunk is folded into the aggregate (summary and report need
     nothing else) and, with ``runs_sink``, handed over as one parquet part ``runs_sink(chunk index,
@@ -127,20 +161,22 @@ def simulate(scenario: Scenario, runs: int, seed: int, n_jobs: int = 1, engine: 
     way ``result.extra["aggregate"]`` holds the :class:`CampusAggregate` the summary is computed from."""
     if options:
         raise TypeError(f"unknown simulate option(s) for campus: {', '.join(sorted(options))}")
-    _check_engine(engine)
+    engine = resolve_engine(scenario, engine)
     params = compile_params(scenario)
+    table = table_of(scenario)
     runs, seed = int(runs), int(seed)
     agg = CampusAggregate.empty(params)
     result = SimulationResult(scenario=scenario, runs=pd.DataFrame(), summary={}, extra={"engine": engine})
     if keep_runs:
         _warm_up(params, n_jobs, engine)
         rows = frame_rows(params, runs)  # each chunk goes into the frame's rows as it comes (no joined copy)
-        for chunk, part in map_chunks(_run_chunk, (params, engine), runs, seed, n_jobs, threads=engine == "kernel"):
+        for chunk, part in map_chunks(_run_chunk, (params, engine, table), runs, seed, n_jobs,
+                                      threads=engine == "kernel"):
             agg.add(part)
             fill_rows(rows, part, chunk.start)
         result.runs = frame_from_rows(params, rows)
     else:
-        job = (params, engine, runs_sink is not None)
+        job = (params, engine, runs_sink is not None, table)
         _warm_up(params, n_jobs, engine)
         stream_chunks(_stream_task, job, runs, seed, n_jobs, agg, runs_sink, threads=engine == "kernel")
     result.summary = summarize(params, agg, runs, seed)
@@ -150,8 +186,8 @@ def simulate(scenario: Scenario, runs: int, seed: int, n_jobs: int = 1, engine: 
 
 def _stream_task(job, chunk, rng):
     """One chunk reduced to (its aggregate, its games as parquet bytes or None): small to store and send."""
-    params, engine, want_runs = job
-    arrays = _run_chunk((params, engine), chunk.n_runs, rng)
+    params, engine, want_runs, table = job
+    arrays = _run_chunk((params, engine, table), chunk.n_runs, rng)
     part = None
     if want_runs:
         part = parquet_bytes(runs_frame(params, arrays, chunk.start))

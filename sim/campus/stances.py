@@ -24,6 +24,7 @@ from fractions import Fraction
 from functools import lru_cache
 from itertools import combinations
 
+import numpy as np
 import pandas as pd
 
 from sim.campus.model import STANCES, Adversary, PartyMember, Scenario
@@ -159,6 +160,46 @@ def maximin(matrices, prefer: Sequence | None = None, allowed: int = 7) -> tuple
     return best, guarantee(ms, best) / len(ms)
 
 
+def maximin_float(matrices) -> tuple[tuple[float, float, float], float]:
+    """:func:`maximin` for real payoffs in floats (the robust mode of :mod:`sim.campus.optimal`: each matrix is
+    ``[s][c]`` = the PC's value when it declares stance s and the adversaries reply c, weighed by the chance of
+    meeting them): the mix x maximising ``sum_i min_c x . M_i[:, c]`` and that sum. The same vertex enumeration
+    as :func:`_vertices` (the triangle's sides and the lines where two replies pay the same meet; numpy, a small
+    tolerance) after each matrix loses its duplicate and dominated replies (a reply no better for the adversaries
+    than another in every PC stance); among optimal mixes the lexicographically largest, so a pure stance early in
+    the order fight, flee, hide. With one reply left in every matrix the payoff is linear: the best pure stance."""
+    ms = [np.array(_undominated(m)) for m in matrices]
+    if all(m.shape[1] == 1 for m in ms):
+        vals = sum(m[:, 0] for m in ms)
+        s = int(np.argmax(vals))  # the first of the best: ties fight, flee, hide
+        return tuple(float(j == s) for j in range(3)), float(vals[s])
+    lines = [np.eye(3)]
+    for m in ms:  # where two replies of one matrix pay the same
+        i, j = np.triu_indices(m.shape[1], 1)
+        lines.append((m[:, i] - m[:, j]).T)
+    a = np.vstack(lines)
+    i, j = np.triu_indices(len(a), 1)
+    x = np.cross(a[i], a[j])
+    total = x.sum(axis=1)
+    x = x[np.abs(total) > 1e-12] / total[np.abs(total) > 1e-12, None]
+    x = np.clip(x[(x >= -1e-9).all(axis=1)], 0.0, None)
+    x = np.round(x / x.sum(axis=1, keepdims=True), 12)
+    vals = sum((x @ m).min(axis=1) for m in ms)
+    top = x[vals >= vals.max() - 1e-12]
+    best = top[np.lexsort(top.T[::-1])[-1]]  # the lexicographically largest of the optimal mixes
+    return tuple(float(v) for v in best), float(vals.max())
+
+
+def _undominated(m) -> list[list[float]]:
+    """The matrix without duplicate columns nor columns dominated (>= another in every row) for the minimiser."""
+    keep: list[tuple] = []
+    for c in sorted({tuple(float(m[r][c]) for r in range(3)) for c in range(len(m[0]))}):
+        if any(all(k[r] <= c[r] + 1e-15 for r in range(3)) for k in keep):
+            continue
+        keep = [k for k in keep if not all(c[r] <= k[r] + 1e-15 for r in range(3))] + [c]
+    return [[c[r] for c in keep] for r in range(3)]
+
+
 def solve_zero_sum(matrix, prefer: Sequence | None = None) -> tuple[Vector, Vector, Fraction]:
     """Exact solution of the 3x3 zero-sum game ``matrix`` (the row player maximises):
     (row player's maximin mix, column player's minimax mix, game value). ``prefer`` breaks ties among the
@@ -256,6 +297,7 @@ __all__ = [
     "matrix_code",
     "matrix_of_code",
     "maximin",
+    "maximin_float",
     "mix_thresholds",
     "pc_fighter",
     "solve_zero_sum",
