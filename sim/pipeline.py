@@ -108,6 +108,12 @@ class PipelineResult:
 # the pipeline
 
 
+def run_fingerprint(scenario, seed: int, runs: int, **extra) -> dict[str, Any]:
+    """What identifies a run of ``scenario`` (:func:`sim.batch.fingerprint_of`), with its kind's random layout:
+    chunks stored under another layout are never mixed into the run."""
+    return fingerprint_of(scenario, seed, runs, kinds.get(scenario.kind).random_layout, **extra)
+
+
 def run(scenario, out: str | Path | None = None, *, runs: int | None = None, seed: int | None = None,
         n_jobs: int = 1, simulate: bool = True, exact: bool = True, write_runs: bool = True,
         target_error: float | None = None, max_runs: int | None = None, metric: str | None = None,
@@ -204,8 +210,7 @@ def _simulate_chunked(scenario, out: Path, runs: int, seed: int, n_jobs: int, wr
     kind that streams stages ``runs.parquet`` there as one part per chunk, moved into place once complete."""
     if write_runs:  # refused now, not after the work: an earlier runs.parquet this command cannot replace
         clear_runs(out / "runs.parquet", check_only=True, names=part_names(runs) if streams else ())
-    fp = fingerprint_of(scenario, seed, runs, kinds.get(scenario.kind).random_layout, streamed=streams,
-                        runs_written=bool(write_runs))
+    fp = run_fingerprint(scenario, seed, runs, streamed=streams, runs_written=bool(write_runs))
     store = ChunkStore(out / ".chunks", fp)
     stores.append(store)
     with settings(store=store):

@@ -78,7 +78,8 @@ def test_the_random_layout_is_part_of_a_runs_fingerprint():
     """Chunks stored under another random layout are never mixed into a run (issue 11 changed two layouts)."""
 
     import sim
-    from sim.batch import fingerprint_hash, fingerprint_of
+    from sim.batch import fingerprint_hash
+    from sim.pipeline import run_fingerprint as fingerprint_of  # the run's fingerprint, with its kind's layout
 
     root = ROOT / "scenarios"
     escape = sim.load_scenario(root / "escape" / "lone_rogue.toml")

@@ -115,9 +115,9 @@ def test_a_per_run_statistic_is_one_row(monkeypatch, tmp_path):
     assert metric_label("mean_sixes_b") in (tmp_path / "report.html").read_text()
 
 
-#: shared modules that still name kinds, each for a reason: the registry's one list of packages; docs/limits.md's
-#: rows (issue 39 item 3 moves them into the kinds' declared limits)
-NAMING_KINDS = {"kinds.py": ("PACKAGES",), "limits.py": ("limits_markdown",)}
+#: shared modules that still name kinds, each for a reason: the registry's one list of packages (docs/limits.md's
+#: rows are each kind's ``limit_rows``)
+NAMING_KINDS = {"kinds.py": ("PACKAGES",)}
 
 
 def test_the_shared_modules_name_no_kind():
