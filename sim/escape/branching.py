@@ -90,13 +90,14 @@ class Branching(NamedTuple):
     dkey: np.ndarray  # (N_CACHED, 3 * MAX_TERMS + 1) int64: their dice rows (sign, count, sides), then the width
     tmp: np.ndarray  # (MAX_WIDTH,) float64 scratch
     who: np.ndarray  # (MAX_CHARS,) int64: 1 where the character's events branch, 0 where they are pinned
+    span: np.ndarray  # (MAX_CHARS,) float64: the product of the outcome counts of each pinned character's events
 
 
 def new_branching() -> Branching:
     return Branching(np.zeros(MAX_EVENTS, dtype=np.int64), np.zeros(MAX_EVENTS, dtype=np.int64),
                      np.zeros(3, dtype=np.int64), np.ones(1), check_table_array(),
                      np.zeros((N_CACHED, MAX_WIDTH)), np.zeros((N_CACHED, 3 * MAX_TERMS + 1), dtype=np.int64),
-                     np.zeros(MAX_WIDTH), np.ones(MAX_CHARS, dtype=np.int64))
+                     np.zeros(MAX_WIDTH), np.ones(MAX_CHARS, dtype=np.int64), np.ones(MAX_CHARS))
 
 
 @leaf
@@ -148,6 +149,7 @@ def binary(b, i, num, den):
     if num <= 0:
         return False
     if b.who[i] == 0:
+        b.span[i] *= 2
         return True
     if choose(b, 2) == 0:
         b.prob[0] *= num / den
@@ -176,6 +178,7 @@ def exact_at_least(b, i, sides, need):
 def exact_die(b, i, sides):
     """One die: each face 1 / sides (pinned: 1)."""
     if b.who[i] == 0:
+        b.span[i] *= sides
         return 1
     k = choose(b, sides)
     b.prob[0] *= 1.0 / sides
@@ -243,6 +246,10 @@ def exact_dice(b, i, dice, fixed):
     for t in range(dice.shape[0]):
         base += dice[t, 1] * (1 if dice[t, 0] > 0 else -dice[t, 2])
     if b.who[i] == 0:  # pinned: the lowest sum
+        width = 1
+        for t in range(dice.shape[0]):
+            width += dice[t, 1] * (dice[t, 2] - 1)
+        b.span[i] *= width
         return base
     c = _cached(b, dice)
     if c < 0:
@@ -256,10 +263,13 @@ def exact_dice(b, i, dice, fixed):
 def exact_item(b, i, weights):
     """R-ESC-10: an item by weight among those with a positive weight (pinned: the first)."""
     if b.who[i] == 0:
+        first, n = 0, 0
         for k in range(weights.shape[0]):
             if weights[k] > 0:
-                return k
-        return 0
+                first = k if n == 0 else first
+                n += 1
+        b.span[i] *= max(n, 1)
+        return first
     total = 0.0
     n = 0
     for k in range(weights.shape[0]):

@@ -49,6 +49,9 @@ OK, OVER_STATES, OVER_BRANCHES, OVER_EVENTS = range(4)
 #: the round factored by groups of coupled characters (issue 35 item 2); False plays every combination of the
 #: round's outcomes (the engine before, kept as a check in tests)
 FACTORED = True
+#: a state's round is factored when the product of its characters' outcome counts (measured on the path with every
+#: event pinned) reaches this; below it, the combinations are few and the plain odometer is cheaper
+FACTOR_FROM = 64
 
 
 class Uncovered(Exception):
@@ -297,6 +300,16 @@ def sum_hash(row):
 
 
 @njit(cache=True)
+def _hash_from(row, base, hb):
+    """:func:`sum_hash` of ``row``, given ``hb`` that of ``base``: read on the positions where they differ."""
+    h = hb
+    for x in range(row.shape[0]):
+        if row[x] != base[x]:
+            h += _mix(x, row[x]) - _mix(x, base[x])
+    return h
+
+
+@njit(cache=True)
 def _slot(h, mask):
     z = h * np.uint64(0x9E3779B97F4A7C15)
     return np.int64((z ^ (z >> np.uint64(29))) & np.uint64(mask))
@@ -383,18 +396,23 @@ def couplings(R, sc, C, gid):
 
 
 @njit(cache=True)
-def _untouched(row, base, gid, g, seg, C, I, owns_items):
-    """Whether ``row`` equals ``base`` outside group ``g``'s characters (and the items left, if it searches)."""
+def _delta(row, base, gid, g, seg, C, I, owns_items):
+    """Whether ``row`` equals ``base`` outside group ``g``'s characters (and the items left, if it searches), and
+    the difference of their :func:`sum_hash` (read on the positions that differ)."""
+    d = np.uint64(0)
     for i in range(C):
-        if gid[i] != g:
-            for x in range(i * seg, (i + 1) * seg):
-                if row[x] != base[x]:
-                    return False
-    lo = C * seg if not owns_items else C * seg + I
-    for x in range(lo, row.shape[0]):
+        inside = gid[i] == g
+        for x in range(i * seg, (i + 1) * seg):
+            if row[x] != base[x]:
+                if not inside:
+                    return False, d
+                d += _mix(x, row[x]) - _mix(x, base[x])
+    for x in range(C * seg, row.shape[0]):
         if row[x] != base[x]:
-            return False
-    return True
+            if not owns_items or x >= C * seg + I:
+                return False, d
+            d += _mix(x, row[x]) - _mix(x, base[x])
+    return True, d
 
 
 @njit(cache=True)
@@ -419,7 +437,7 @@ def _copy_group(row, src, gid, g, seg, C, I, owns_items):
             row[x] = src[x]
 
 
-@njit(cache=True)
+@njit(cache=True, forceinline=True)  # inlined: a call would pass the batch's arrays field by field (kernel.py)
 def _replay(R, key, policy, rounds, st, sc, b, C, I):
     decode(key, st, 0, C, I, rounds)
     start(b)
@@ -435,7 +453,6 @@ def _group_outcomes(R, key, policy, rounds, limit_on, st, sc, b, C, I, gid, G, o
     rows, lp, lh = loc
     width = base.shape[0]
     seg = 3 * N_SLOTS + N_DYN + I
-    hb = sum_hash(base)
     row = np.empty(width, dtype=np.int16)
     first = np.zeros(G + 1, dtype=np.int64)
     lm = 0
@@ -450,9 +467,10 @@ def _group_outcomes(R, key, policy, rounds, limit_on, st, sc, b, C, I, gid, G, o
                 return rows, lp, lh, first, replays, OVER_EVENTS
             replays += 1
             encode(st, 0, row, C, I, limit_on)
-            if st.runs[0, K.OUTCOME] == K.CAUGHT or not _untouched(row, base, gid, g, seg, C, I, g == owner):
+            untouched, delta = _delta(row, base, gid, g, seg, C, I, g == owner)
+            if st.runs[0, K.OUTCOME] == K.CAUGHT or not untouched:
                 return rows, lp, lh, first, replays, -1
-            table, rows, lp, lh, lm = _put(table, rows, lp, lh, first[g], lm, row, b.prob[0], sum_hash(row) - hb)
+            table, rows, lp, lh, lm = _put(table, rows, lp, lh, first[g], lm, row, b.prob[0], delta)
             if not advance(b):
                 break
         first[g + 1] = lm
@@ -460,7 +478,53 @@ def _group_outcomes(R, key, policy, rounds, limit_on, st, sc, b, C, I, gid, G, o
 
 
 @njit(cache=True)
-def play_frontier_factored(R, keys, probs, policy, rounds, limit_on, st, sc, b, C, I, max_new, max_branches):
+def factor_modes(R, keys, policy, rounds, st, sc, b, C, I, factor_from):
+    """For each state, whether its round is worth factoring: more than one group, and the product of the
+    characters' outcome counts (on the path with every event pinned) at least ``factor_from``."""
+    n = keys.shape[0]
+    modes = np.zeros(n, dtype=np.bool_)
+    gid = np.zeros(C, dtype=np.int64)
+    for j in range(n):
+        for i in range(C):
+            b.who[i] = 0
+            b.span[i] = 1.0
+        first_path(b)
+        if not _replay(R, keys[j], policy, rounds, st, sc, b, C, I):
+            modes[j] = True  # the factored pass reports the overflow
+            continue
+        if st.runs[0, K.OUTCOME] == K.CAUGHT:
+            continue
+        span = 1.0
+        for i in range(C):
+            span *= b.span[i]
+        G, _ = couplings(R, sc, C, gid)
+        modes[j] = G > 1 and span >= factor_from
+    for i in range(C):
+        b.who[i] = 1
+    return modes
+
+
+@njit(cache=True)
+def merge_states(a, a_p, c, c_p):
+    """The states of ``a`` and ``c`` (two tables of one round) in one, equal rows adding their probabilities."""
+    n = a.shape[0] + c.shape[0]
+    cap = 16
+    while cap < 4 * n:
+        cap *= 2
+    table = np.full(cap, -1, dtype=np.int64)
+    out = np.empty((max(16, n), a.shape[1]), dtype=np.int16)
+    out_p = np.zeros(out.shape[0])
+    m = 0
+    for k in range(a.shape[0]):
+        table, out, out_p, m = _merge(table, out, out_p, 0, m, a[k], a_p[k])
+    for k in range(c.shape[0]):
+        table, out, out_p, m = _merge(table, out, out_p, 0, m, c[k], c_p[k])
+    return out[:m], out_p[:m]
+
+
+@njit(cache=True)
+def play_frontier_factored(R, keys, probs, policy, rounds, limit_on, st, sc, b, C, I, max_new, max_branches,
+                           factor_from):
     """:func:`play_frontier` with the round factored by groups (the text above): the same results, plus the
     replays played and the states played unfactored. ``branches`` counts replays and combinations (the work)."""
     n, width = keys.shape
@@ -484,6 +548,7 @@ def play_frontier_factored(R, keys, probs, policy, rounds, limit_on, st, sc, b, 
         p0 = probs[j]
         for i in range(C):
             b.who[i] = 0
+            b.span[i] = 1.0
         first_path(b)  # every event pinned: the declarations, the attention and whether the round is caught
         if not _replay(R, keys[j], policy, rounds, st, sc, b, C, I):
             return out[:m], out_p[:m], esc, caught, timeout, branches, OVER_EVENTS, j, replays, fallbacks
@@ -493,15 +558,21 @@ def play_frontier_factored(R, keys, probs, policy, rounds, limit_on, st, sc, b, 
             caught += p0
             continue
         encode(st, 0, base, C, I, limit_on)
+        hb = sum_hash(base)
         G, owner = couplings(R, sc, C, gid)
-        rows, lp, lh, first, played, status = _group_outcomes(R, keys[j], policy, rounds, limit_on, st, sc, b, C,
-                                                              I, gid, G, owner, base, loc)
-        loc = (rows, lp, lh)
-        replays += played
-        branches += played
+        status = OK
+        span = 1.0
+        for i in range(C):
+            span *= b.span[i]
+        if G > 1 and span >= factor_from:
+            rows, lp, lh, first, played, status = _group_outcomes(R, keys[j], policy, rounds, limit_on, st, sc, b,
+                                                                  C, I, gid, G, owner, base, loc)
+            loc = (rows, lp, lh)
+            replays += played
+            branches += played
         if status == OVER_EVENTS:
             return out[:m], out_p[:m], esc, caught, timeout, branches, OVER_EVENTS, j, replays, fallbacks
-        if status != OK or G == 1:  # a coupling not listed above (or one group): this state unfactored
+        if status != OK or G == 1 or span < factor_from:  # a coupling not listed above, or too few outcomes
             fallbacks += 1 if status != OK else 0
             for i in range(C):
                 b.who[i] = 1
@@ -521,12 +592,12 @@ def play_frontier_factored(R, keys, probs, policy, rounds, limit_on, st, sc, b, 
                     timeout += q
                 else:
                     encode(st, 0, row, C, I, limit_on)
-                    table, out, out_p, hs, m = _put(table, out, out_p, hs, 0, m, row, q, sum_hash(row))
+                    table, out, out_p, hs, m = _put(table, out, out_p, hs, 0, m, row, q, _hash_from(row, base, hb))
                 if not advance(b):
                     break
         else:
             table, out, out_p, hs, m, e, t, combos = _combine(
-                R, rows, lp, lh, first, G, owner, gid, base, p0, last, C, I, seg, table, out, out_p, hs, m,
+                R, rows, lp, lh, first, G, owner, gid, base, hb, p0, last, C, I, seg, table, out, out_p, hs, m,
                 max_branches - branches)
             esc += e
             timeout += t
@@ -541,7 +612,8 @@ def play_frontier_factored(R, keys, probs, policy, rounds, limit_on, st, sc, b, 
 
 
 @njit(cache=True)
-def _combine(R, rows, lp, lh, first, G, owner, gid, base, p0, last, C, I, seg, table, out, out_p, hs, m, room):
+def _combine(R, rows, lp, lh, first, G, owner, gid, base, hb, p0, last, C, I, seg, table, out, out_p, hs, m,
+             room):
     """The next states of one state: every combination of its groups' outcomes (an odometer over the groups),
     probability the product, merged into the round's table; a combination that frees every group escapes; in the
     last round the rest times out (R-ESC-5 step 7). Returns the table, the probability escaped and timed out,
@@ -566,7 +638,6 @@ def _combine(R, rows, lp, lh, first, G, owner, gid, base, p0, last, C, I, seg, t
         combos *= first[g + 1] - first[g]
     if combos > room:
         return table, out, out_p, hs, m, 0.0, 0.0, combos
-    hb = sum_hash(base)
     row = base.copy()
     idx = np.empty(G, dtype=np.int64)
     pref = np.ones(G + 1)
@@ -638,7 +709,7 @@ class CompiledSearch:
                     self.b, p.n_chars, p.n_items, max(0, self.max_states - self.states - n),
                     max(0, self.max_branches - self.branches))
             if self.factored:
-                out, out_p, esc, cau, tmo, played, status, done, replays, fallbacks = play_frontier_factored(*args)
+                out, out_p, esc, cau, tmo, played, status, done, replays, fallbacks = self._factored(args)
             else:
                 out, out_p, esc, cau, tmo, played, status, done = play_frontier(*args)
                 replays, fallbacks = played, 0
@@ -658,6 +729,29 @@ class CompiledSearch:
             self.timeout += tmo
             self.keys, self.probs = out, out_p
             self.peak = max(self.peak, len(out))
+
+    def _factored(self, args: tuple) -> tuple:
+        """One round, its states split by :func:`factor_modes`: those worth it factored, the rest by the plain
+        odometer (:func:`play_frontier`), the two tables merged."""
+        R, keys, probs, policy, rounds, limit_on, st, sc, b, C, I, max_new, max_branches = args
+        modes = factor_modes(R, keys, policy, rounds, st, sc, b, C, I, FACTOR_FROM)
+        plain = ~modes
+        out, out_p, esc, cau, tmo, played, status, done = play_frontier(
+            R, keys[plain], probs[plain], policy, rounds, limit_on, st, sc, b, C, I, max_new, max_branches)
+        played += len(keys)  # the pinned replays of factor_modes
+        if status != OK or not modes.any():
+            return out, out_p, esc, cau, tmo, played, status, done, played, 0
+        f_out, f_p, f_esc, f_cau, f_tmo, f_played, status, f_done, replays, fallbacks = play_frontier_factored(
+            R, keys[modes], probs[modes], policy, rounds, limit_on, st, sc, b, C, I, max_new,
+            max(0, max_branches - played), 0)
+        if len(out):
+            out, out_p = merge_states(f_out, f_p, out, out_p)
+        else:
+            out, out_p = f_out, f_p
+        if status == OK and len(out) > max_new:
+            status = OVER_STATES
+        return (out, out_p, esc + f_esc, cau + f_cau, tmo + f_tmo, played + f_played, status,
+                int(plain.sum()) + f_done, played + replays, fallbacks)
 
     def _project(self, rnd: int, n: int, refuse) -> None:
         """Refuse before the round when its states, or its replays projected from those per state so far, would
