@@ -478,6 +478,25 @@ def _group_outcomes(R, key, policy, rounds, limit_on, st, sc, b, C, I, gid, G, o
 
 
 @njit(cache=True)
+def _new_table(n, width):
+    """An empty table of a round's next states (open addressing), its rows, probabilities and hashes."""
+    cap = 16
+    while cap < 4 * n:
+        cap *= 2
+    out = np.empty((max(16, 2 * n), width), dtype=np.int16)
+    return np.full(cap, -1, dtype=np.int64), out, np.zeros(out.shape[0]), np.zeros(out.shape[0], dtype=np.uint64)
+
+
+@njit(cache=True)
+def _pin_all(b, C):
+    """The next replay with every character's events pinned (their outcome counts kept in ``b.span``)."""
+    for i in range(C):
+        b.who[i] = 0
+        b.span[i] = 1.0
+    first_path(b)
+
+
+@njit(cache=True)
 def factor_modes(R, keys, policy, rounds, st, sc, b, C, I, factor_from):
     """For each state, whether its round is worth factoring: more than one group, and the product of the
     characters' outcome counts (on the path with every event pinned) at least ``factor_from``."""
@@ -485,18 +504,13 @@ def factor_modes(R, keys, policy, rounds, st, sc, b, C, I, factor_from):
     modes = np.zeros(n, dtype=np.bool_)
     gid = np.zeros(C, dtype=np.int64)
     for j in range(n):
-        for i in range(C):
-            b.who[i] = 0
-            b.span[i] = 1.0
-        first_path(b)
+        _pin_all(b, C)
         if not _replay(R, keys[j], policy, rounds, st, sc, b, C, I):
             modes[j] = True  # the factored pass reports the overflow
             continue
         if st.runs[0, K.OUTCOME] == K.CAUGHT:
             continue
-        span = 1.0
-        for i in range(C):
-            span *= b.span[i]
+        span = np.prod(b.span[:C])
         G, _ = couplings(R, sc, C, gid)
         modes[j] = G > 1 and span >= factor_from
     for i in range(C):
@@ -530,26 +544,16 @@ def play_frontier_factored(R, keys, probs, policy, rounds, limit_on, st, sc, b, 
     n, width = keys.shape
     seg = 3 * N_SLOTS + N_DYN + I
     last = rounds + 1 >= R.game[K.MAX_ROUNDS]
-    cap = 16
-    while cap < 4 * n:
-        cap *= 2
-    table = np.full(cap, -1, dtype=np.int64)
-    out = np.empty((max(16, 2 * n), width), dtype=np.int16)
-    out_p = np.zeros(out.shape[0])
-    hs = np.zeros(out.shape[0], dtype=np.uint64)
+    table, out, out_p, hs = _new_table(n, width)
     loc = (np.empty((64, width), dtype=np.int16), np.zeros(64), np.zeros(64, dtype=np.uint64))
     m = 0
     esc = caught = timeout = 0.0
     branches = replays = fallbacks = 0
-    row = np.empty(width, dtype=np.int16)
     base = np.empty(width, dtype=np.int16)
     gid = np.zeros(C, dtype=np.int64)
     for j in range(n):
         p0 = probs[j]
-        for i in range(C):
-            b.who[i] = 0
-            b.span[i] = 1.0
-        first_path(b)  # every event pinned: the declarations, the attention and whether the round is caught
+        _pin_all(b, C)  # every event pinned: the declarations, the attention and whether the round is caught
         if not _replay(R, keys[j], policy, rounds, st, sc, b, C, I):
             return out[:m], out_p[:m], esc, caught, timeout, branches, OVER_EVENTS, j, replays, fallbacks
         replays += 1
@@ -561,9 +565,7 @@ def play_frontier_factored(R, keys, probs, policy, rounds, limit_on, st, sc, b, 
         hb = sum_hash(base)
         G, owner = couplings(R, sc, C, gid)
         status = OK
-        span = 1.0
-        for i in range(C):
-            span *= b.span[i]
+        span = np.prod(b.span[:C])
         if G > 1 and span >= factor_from:
             rows, lp, lh, first, played, status = _group_outcomes(R, keys[j], policy, rounds, limit_on, st, sc, b,
                                                                   C, I, gid, G, owner, base, loc)
@@ -574,27 +576,13 @@ def play_frontier_factored(R, keys, probs, policy, rounds, limit_on, st, sc, b, 
             return out[:m], out_p[:m], esc, caught, timeout, branches, OVER_EVENTS, j, replays, fallbacks
         if status != OK or G == 1 or span < factor_from:  # a coupling not listed above, or too few outcomes
             fallbacks += 1 if status != OK else 0
-            for i in range(C):
-                b.who[i] = 1
-            first_path(b)
-            while True:
-                if not _replay(R, keys[j], policy, rounds, st, sc, b, C, I):
-                    return out[:m], out_p[:m], esc, caught, timeout, branches, OVER_EVENTS, j, replays, fallbacks
-                replays += 1
-                branches += 1
-                q = p0 * b.prob[0]
-                o = st.runs[0, K.OUTCOME]
-                if o == K.ESCAPED:
-                    esc += q
-                elif o == K.CAUGHT:
-                    caught += q
-                elif o == K.TIMEOUT:
-                    timeout += q
-                else:
-                    encode(st, 0, row, C, I, limit_on)
-                    table, out, out_p, hs, m = _put(table, out, out_p, hs, 0, m, row, q, _hash_from(row, base, hb))
-                if not advance(b):
-                    break
+            table, out, out_p, hs, m, ends, played, ok = _plain_state(R, keys[j], p0, policy, rounds, limit_on, st,
+                                                                     sc, b, C, I, base, hb, table, out, out_p, hs, m)
+            esc, caught, timeout = esc + ends[0], caught + ends[1], timeout + ends[2]
+            replays += played
+            branches += played
+            if not ok:
+                return out[:m], out_p[:m], esc, caught, timeout, branches, OVER_EVENTS, j, replays, fallbacks
         else:
             table, out, out_p, hs, m, e, t, combos = _combine(
                 R, rows, lp, lh, first, G, owner, gid, base, hb, p0, last, C, I, seg, table, out, out_p, hs, m,
@@ -602,13 +590,42 @@ def play_frontier_factored(R, keys, probs, policy, rounds, limit_on, st, sc, b, 
             esc += e
             timeout += t
             branches += combos
-        if m > max_new:
-            return out[:m], out_p[:m], esc, caught, timeout, branches, OVER_STATES, j + 1, replays, fallbacks
-        if branches > max_branches:
-            return out[:m], out_p[:m], esc, caught, timeout, branches, OVER_BRANCHES, j + 1, replays, fallbacks
+        status = OVER_STATES if m > max_new else OVER_BRANCHES if branches > max_branches else OK
+        if status != OK:
+            return out[:m], out_p[:m], esc, caught, timeout, branches, status, j + 1, replays, fallbacks
     for i in range(C):
         b.who[i] = 1
     return out[:m], out_p[:m], esc, caught, timeout, branches, OK, n, replays, fallbacks
+
+
+@njit(cache=True)
+def _plain_state(R, key, p0, policy, rounds, limit_on, st, sc, b, C, I, base, hb, table, out, out_p, hs, m):
+    """One state's round on every combination of its outcomes (the plain odometer) into the factored round's
+    table: the table, the probabilities escaped, caught and timed out, the replays, and False on an overflow."""
+    ends = np.zeros(3)
+    row = np.empty(base.shape[0], dtype=np.int16)
+    played = 0
+    for i in range(C):
+        b.who[i] = 1
+    first_path(b)
+    while True:
+        if not _replay(R, key, policy, rounds, st, sc, b, C, I):
+            return table, out, out_p, hs, m, ends, played, False
+        played += 1
+        q = p0 * b.prob[0]
+        o = st.runs[0, K.OUTCOME]
+        if o == K.ESCAPED:
+            ends[0] += q
+        elif o == K.CAUGHT:
+            ends[1] += q
+        elif o == K.TIMEOUT:
+            ends[2] += q
+        else:
+            encode(st, 0, row, C, I, limit_on)
+            table, out, out_p, hs, m = _put(table, out, out_p, hs, 0, m, row, q, _hash_from(row, base, hb))
+        if not advance(b):
+            break
+    return table, out, out_p, hs, m, ends, played, True
 
 
 @njit(cache=True)
@@ -693,7 +710,8 @@ class CompiledSearch:
         self.escaped_at = [0.0] * (p.max_rounds + 1)
         self.caught = self.timeout = 0.0
         self.states = self.branches = self.replays = self.fallbacks = 0
-        self.factored = (FACTORED if factored is None else factored) and p.n_chars > 1  # issue 35 item 2: the round factored by groups of coupled characters
+        #: issue 35 item 2: the round factored by groups of coupled characters (a party of one is one group)
+        self.factored = (FACTORED if factored is None else factored) and p.n_chars > 1
         self.peak = 1
         self.per_state: float | None = None
 

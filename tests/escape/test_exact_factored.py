@@ -127,9 +127,10 @@ def test_probes_factored_agree(name, policy):
 def test_the_factored_round_replays_fewer_and_counts_its_work():
     """party_under_watch's round 1: every character struggles, nobody helps or searches, so four groups of one.
     By hand (R-GEN-4, R-ESC-11, R-ESC-34): each character's check has 2 outcomes and the 1d3 stimulus 3; Briar
-    struggles with a moderate harness on (1d4, 4 more); no composure can reach 0 in round 1. Plain: 2x3 x 2x3x4 x
-    2x3 x 2x3 = 5,184 replays. Factored: the pinned pass that picks the states to factor (1), the pinned replay
-    that reads the declarations (1) and 6 + 24 + 6 + 6 = 42 group replays. The distinct outcomes: 2 x 3 composures each, and
+    struggles with a moderate harness on (1d4, 4 more); no composure can reach 0 in round 1.
+    Plain: 2x3 x 2x3x4 x 2x3 x 2x3 = 5,184 replays. Factored: the pinned pass that picks the states to factor
+    (1), the pinned replay that reads the declarations (1) and 6 + 24 + 6 + 6 = 42 group replays. The distinct
+    outcomes: 2 x 3 composures each, and
     Briar's damage 1d3 + 1d4 has 6 sums: 6 x 12 x 6 x 6 = 2,592 combinations, the 2,592 states after round 1."""
     s = watch()
     fac, plain = search_of(s, True), search_of(s, False)
