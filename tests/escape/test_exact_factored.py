@@ -110,13 +110,15 @@ def test_small_parties_factored_agree(name, policy):
 def coupled_probes() -> dict:
     """Parties where each listed coupling acts, several times a run."""
     return {
-        # R-ESC-14 strength of will: a paladin freed at once assists (greedy) or guides a bound teammate, and
-        # recovers cha mod composure when the teammate succeeds, while a stimulus wears its composure down
+        # R-ESC-14 strength of will: a paladin free of the goal's slots, its fingers bound (no untie, no assist,
+        # R-ESC-7), guides a bound teammate every round (R-ESC-20 step 4) and recovers cha mod composure when the
+        # teammate succeeds, while a stimulus wears its composure down
         "paladin_helps": scenario(
-            dict(character("Pa", "paladin", 3, {"legs": "simple"}, str=14, cha=16), composure=3),
+            dict(character("Pa", "paladin", 3, {"fingers": "light"}, str=14, cha=16), composure=5),
             character("Fi", "fighter", 3, {"arms": "severe", "legs": "heavy"}, str=15),
             dict(character("Ro", "rogue", 3, {"arms": "heavy"}, dex=15), composure=4),
-            stimulus={"damage": "1d3"}, overload={"dazed_rounds": 1}, run={"max_rounds": 6}),
+            goal={"slots": ["arms", "legs"]}, stimulus={"damage": "1d3"}, overload={"dazed_rounds": 1},
+            run={"max_rounds": 6}),
         # R-ESC-10 one pool: three searchers draw from one knife and one pin; an item used on a teammate
         "three_searchers": scenario(
             character("A", "rogue", 2, {"arms": "complete", "legs": "light"}, dex=14, wis=14),
