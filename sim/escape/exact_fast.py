@@ -9,6 +9,9 @@ every round computed by compiled code over arrays of encoded states.
   and the built-in policies R-ESC-20/21) played on a :class:`~sim.escape.branching.Branching` random source: every
   combination of the round's random outcomes (checks, dice sums, saves, searches, item draws) is one replay, with
   its exact probability. No rule is written here.
+- **Factored** (issue 35 item 2, parties of two or more): where a state's round has enough combinations, the
+  characters are split into groups the rules couple within a round, each group's events are enumerated alone
+  and the next states are combined from the groups' outcomes (see "the factored round" below).
 - **Merging**: the next states of every state alive are gathered in one hash table keyed by the encoded row; equal
   states reached by different paths add their probabilities. Escaped, caught and timed-out runs leave the table.
 - **Dimensions later rounds cannot read are dropped** from the row: the attention when there is no attention limit
