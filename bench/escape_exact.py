@@ -9,6 +9,9 @@ resident memory (``ru_maxrss``). A refusal prints what bound and the projected t
 
 Without ``--engines``, the optimal cases run on the compiled engine only: the reference-driven solver takes minutes
 on them or refuses (its figures are issue 35's, quoted in bench/README.md).
+
+    python bench/escape_exact.py --cases trio,watch,watch_team,watch3,watch3_team --engines plain,compiled
+                                                        # issue 35 item 2: the round factored (compiled) or not (plain)
 """
 
 from __future__ import annotations
@@ -82,6 +85,12 @@ def watch():
     return sim.load_scenario(ROOT / "scenarios/escape/party_under_watch.toml")
 
 
+def watch3():
+    """party_under_watch over its first three rounds (issue 35 item 2: the factored round's case)."""
+    s = watch()
+    return s.model_copy(update={"run": s.run.model_copy(update={"max_rounds": 3})})
+
+
 CASES = {  # name -> (scenario builder, policy)
     "rogue": (rogue, "greedy"),
     "rogue_optimal": (rogue, "optimal"),
@@ -94,6 +103,8 @@ CASES = {  # name -> (scenario builder, policy)
     "trio": (trio, "greedy"),
     "watch": (watch, "greedy"),
     "watch_team": (watch, "team"),
+    "watch3": (watch3, "greedy"),
+    "watch3_team": (watch3, "team"),
 }
 
 
@@ -106,15 +117,25 @@ def scenario_of(case: str):
 
 
 def one(case: str, engine: str) -> dict:
+    """``engine``: reference, compiled (its round factored by groups of coupled characters, issue 35 item 2) or
+    plain (the compiled engine playing every combination of a round's outcomes, as before item 2)."""
+    if engine == "plain":
+        from sim.escape import exact_fast
+
+        exact_fast.FACTORED, engine = False, "compiled"
     s = scenario_of(case)
     warm = scenario_of("rogue").model_copy(update={"run": scenario_of("rogue").run.model_copy(
         update={"max_rounds": 2})})
     sim.exact(warm, engine=engine)  # compile (numba) outside the measurement
+    if engine == "compiled":  # the factored round's functions too (a party of one never factors)
+        sim.exact(watch().model_copy(update={"run": watch().run.model_copy(update={"max_rounds": 1})}),
+                  engine=engine)
     wall, cpu = time.perf_counter(), time.process_time()
     try:
-        e = sim.exact(s, engine=engine)
+        e = sim.exact(s, engine=engine, max_states=10**9 if case.startswith("watch3") else None,
+                      max_branches=10**10 if case.startswith("watch3") else None)
         out = {"escape_rate": e["escape_rate"], **{k: e["exact_engine"].get(k) for k in ("engine", "states",
-                                                                                          "branches")}}
+                                                                                          "branches", "replays")}}
     except ExactUnsupported as exc:
         out = {"refused": str(exc)[:300], "binds": getattr(exc, "binds", None),
                "projected_seconds": getattr(exc, "projected_seconds", None)}

@@ -13,6 +13,11 @@ moves to the next path (the last event with an outcome left takes its next one, 
 fresh), as an odometer. The probability of the path is the product of its outcomes' probabilities. Outcomes of
 probability 0 are never played, so a check that cannot fail (or succeed) is one outcome.
 
+**Pinned characters** (issue 35 item 2, the factored round of :mod:`sim.escape.exact_fast`): ``who[i]`` 0 pins
+character ``i``'s events to one fixed outcome (its first possible one), played without a position on the path and
+without its probability, so a replay enumerates only the events of the characters left active. All active (the
+default) is the plain odometer above.
+
 Probabilities: a check's is its numerator over :data:`sim.dice.CHECK_DENOMINATOR` (the shared check table, as the
 reference engine reads it); a die's face 1 / sides; a dice sum's the convolution of its dice; an item's its weight
 over the weights left.
@@ -69,6 +74,8 @@ MAX_WIDTH = 4096
 N_CACHED = 4
 MAX_TERMS = 8
 POS, FIXED, OVERFLOW = range(3)  # Branching.cur columns
+#: the largest party whose events can be pinned (Branching.who)
+MAX_CHARS = 16
 
 
 class Branching(NamedTuple):
@@ -82,13 +89,15 @@ class Branching(NamedTuple):
     dist: np.ndarray  # (N_CACHED, MAX_WIDTH) float64: the distributions of the dice sums met so far
     dkey: np.ndarray  # (N_CACHED, 3 * MAX_TERMS + 1) int64: their dice rows (sign, count, sides), then the width
     tmp: np.ndarray  # (MAX_WIDTH,) float64 scratch
+    who: np.ndarray  # (MAX_CHARS,) int64: 1 where the character's events branch, 0 where they are pinned
+    span: np.ndarray  # (MAX_CHARS,) float64: the product of the outcome counts of each pinned character's events
 
 
 def new_branching() -> Branching:
     return Branching(np.zeros(MAX_EVENTS, dtype=np.int64), np.zeros(MAX_EVENTS, dtype=np.int64),
                      np.zeros(3, dtype=np.int64), np.ones(1), check_table_array(),
                      np.zeros((N_CACHED, MAX_WIDTH)), np.zeros((N_CACHED, 3 * MAX_TERMS + 1), dtype=np.int64),
-                     np.zeros(MAX_WIDTH))
+                     np.zeros(MAX_WIDTH), np.ones(MAX_CHARS, dtype=np.int64), np.ones(MAX_CHARS))
 
 
 @leaf
@@ -133,12 +142,15 @@ def choose(b, n):
 
 
 @leaf
-def binary(b, num, den):
-    """An event that succeeds with probability num / den."""
+def binary(b, i, num, den):
+    """An event of character ``i`` that succeeds with probability num / den (pinned: success if it can)."""
     if num >= den:
         return True
     if num <= 0:
         return False
+    if b.who[i] == 0:
+        b.span[i] *= 2
+        return True
     if choose(b, 2) == 0:
         b.prob[0] *= num / den
         return True
@@ -147,24 +159,27 @@ def binary(b, num, den):
 
 
 @leaf
-def exact_check(b, net, need, blessed, breath):
+def exact_check(b, i, net, need, blessed, breath):
     """R-GEN-4 (R-ESC-14 blessing and breath): success with the check table's numerator."""
     k = min(max(need, 0), CHECK_MAX_SUM + 1)
     num = b.checks[net + MAX_NET_DICE, 1 if blessed else 0, 1 if breath else 0, k]
-    return binary(b, num, CHECK_DENOMINATOR)
+    return binary(b, i, num, CHECK_DENOMINATOR)
 
 
 @leaf
-def exact_at_least(b, sides, need):
+def exact_at_least(b, i, sides, need):
     """One die of ``sides`` faces reaching ``need`` (a search, a save): a plain d20 read from the check table."""
     if sides == 20:
-        return exact_check(b, 0, need, False, False)
-    return binary(b, min(max(sides - need + 1, 0), sides), sides)
+        return exact_check(b, i, 0, need, False, False)
+    return binary(b, i, min(max(sides - need + 1, 0), sides), sides)
 
 
 @leaf
-def exact_die(b, sides):
-    """One die: each face 1 / sides."""
+def exact_die(b, i, sides):
+    """One die: each face 1 / sides (pinned: 1)."""
+    if b.who[i] == 0:
+        b.span[i] *= sides
+        return 1
     k = choose(b, sides)
     b.prob[0] *= 1.0 / sides
     return k + 1
@@ -224,12 +239,18 @@ def _fill(b, dice, c):
 
 
 @leaf
-def exact_dice(b, dice, fixed):
+def exact_dice(b, i, dice, fixed):
     """R-GEN-5: a dice expression's sum (rows of ``dice``: sign, count, sides), every value with its probability.
     A die of sign s and m sides adds (1 if s > 0 else -m) plus a uniform number in 0 .. m - 1."""
     base = fixed
     for t in range(dice.shape[0]):
         base += dice[t, 1] * (1 if dice[t, 0] > 0 else -dice[t, 2])
+    if b.who[i] == 0:  # pinned: the lowest sum
+        width = 1
+        for t in range(dice.shape[0]):
+            width += dice[t, 1] * (dice[t, 2] - 1)
+        b.span[i] *= width
+        return base
     c = _cached(b, dice)
     if c < 0:
         return base
@@ -239,8 +260,16 @@ def exact_dice(b, dice, fixed):
 
 
 @leaf
-def exact_item(b, weights):
-    """R-ESC-10: an item by weight among those with a positive weight."""
+def exact_item(b, i, weights):
+    """R-ESC-10: an item by weight among those with a positive weight (pinned: the first)."""
+    if b.who[i] == 0:
+        first, n = 0, 0
+        for k in range(weights.shape[0]):
+            if weights[k] > 0:
+                first = k if n == 0 else first
+                n += 1
+        b.span[i] *= max(n, 1)
+        return first
     total = 0.0
     n = 0
     for k in range(weights.shape[0]):

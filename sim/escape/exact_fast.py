@@ -9,6 +9,9 @@ every round computed by compiled code over arrays of encoded states.
   and the built-in policies R-ESC-20/21) played on a :class:`~sim.escape.branching.Branching` random source: every
   combination of the round's random outcomes (checks, dice sums, saves, searches, item draws) is one replay, with
   its exact probability. No rule is written here.
+- **Factored** (issue 35 item 2, parties of two or more): where a state's round has enough combinations, the
+  characters are split into groups the rules couple within a round, each group's events are enumerated alone
+  and the next states are combined from the groups' outcomes (see "the factored round" below).
 - **Merging**: the next states of every state alive are gathered in one hash table keyed by the encoded row; equal
   states reached by different paths add their probabilities. Escaped, caught and timed-out runs leave the table.
 - **Dimensions later rounds cannot read are dropped** from the row: the attention when there is no attention limit
@@ -46,6 +49,12 @@ FAST_AUTO_MAX_BRANCHES = 2_500_000
 #: a projection refuses beyond this multiple of a budget (as the reference-driven engine's)
 PROJECTION_MARGIN = 1.25
 OK, OVER_STATES, OVER_BRANCHES, OVER_EVENTS = range(4)
+#: the round factored by groups of coupled characters (issue 35 item 2); False plays every combination of the
+#: round's outcomes (the engine before, kept as a check in tests)
+FACTORED = True
+#: a state's round is factored when the product of its characters' outcome counts (measured on the path with every
+#: event pinned) reaches this; below it, the combinations are few and the plain odometer is cheaper
+FACTOR_FROM = 64
 
 
 class Uncovered(Exception):
@@ -252,6 +261,435 @@ def play_choices(R, key, plans, rounds, limit_on, st, sc, b, C, I):
     return out[:m], out_p[:m], first, esc, cau, branches, False
 
 
+# =============================================================================================
+# the factored round (issue 35 item 2)
+#
+# Once the declarations are made (R-ESC-5 step 1, from the state at the start of the round), the characters'
+# random events couple only where a rule lets one character's result reach another's state in the same round:
+# - R-ESC-14 strength of will: a paladin who assists or guides a teammate recovers composure when that teammate's
+#   check succeeds (the paladin's composure then meets its own damage and saves);
+# - R-ESC-10 an item used on a teammate is spent only if the teammate's restraint is still covered after the
+#   teammate's own struggle (the user's held items);
+# - R-ESC-10 searches draw from one pool of items, in party order.
+# Everything else a character's events change is its own (R-ESC-32: struggles, rests, searches and composure
+# resolve character by character on their own state), unties (R-ESC-10b) are deterministic given the target's
+# result, and the attention a round draws is fixed by the declarations and the legs at the start of the round
+# (R-ESC-9a, R-ESC-10c), so caught is too; escaped is every character freed (a product). So the characters are
+# split into groups joined by the three couplings above; each group's events are enumerated alone (the others'
+# pinned, Branching.who) and its outcomes merged; the next states are the combinations of the groups' outcomes,
+# with the product of their probabilities. Every replay is checked: a character outside the group whose state
+# moved (or a caught run that the declarations did not fix) means a coupling the list above missed, and the state
+# is played unfactored instead (``fallbacks``).
+
+
+@njit(cache=True)
+def _mix(x, v):
+    """A 64-bit mix of a position and its value (SplitMix64's finaliser)."""
+    z = (np.uint64(x) << np.uint64(16)) ^ np.uint64(v & 0xFFFF)
+    z += np.uint64(0x9E3779B97F4A7C15)
+    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return z ^ (z >> np.uint64(31))
+
+
+@njit(cache=True)
+def sum_hash(row):
+    """A hash additive over positions: a row that differs from a base row on disjoint spans hashes to the base's
+    hash plus each span's difference, so a combination of group outcomes is hashed without reading its row."""
+    h = np.uint64(0)
+    for x in range(row.shape[0]):
+        h += _mix(x, row[x])
+    return h
+
+
+@njit(cache=True)
+def _hash_from(row, base, hb):
+    """:func:`sum_hash` of ``row``, given ``hb`` that of ``base``: read on the positions where they differ."""
+    h = hb
+    for x in range(row.shape[0]):
+        if row[x] != base[x]:
+            h += _mix(x, row[x]) - _mix(x, base[x])
+    return h
+
+
+@njit(cache=True)
+def _slot(h, mask):
+    z = h * np.uint64(0x9E3779B97F4A7C15)
+    return np.int64((z ^ (z >> np.uint64(29))) & np.uint64(mask))
+
+
+@njit(cache=True)
+def _put(table, out, out_p, hs, lo, m, row, q, h):
+    """As :func:`_merge`, with the rows' hashes (``h``: :func:`sum_hash` of ``row``) kept in ``hs``."""
+    mask = table.shape[0] - 1
+    s = _slot(h, mask)
+    while True:
+        idx = table[s]
+        if idx < 0:
+            break
+        if hs[idx] == h and _same(out[idx], row):
+            out_p[idx] += q
+            return table, out, out_p, hs, m
+        s = (s + 1) & mask
+    if m == out.shape[0]:
+        grown = np.empty((2 * m, out.shape[1]), dtype=np.int16)
+        grown[:m] = out
+        out = grown
+        grown_p = np.zeros(2 * m)
+        grown_p[:m] = out_p
+        out_p = grown_p
+        grown_h = np.zeros(2 * m, dtype=np.uint64)
+        grown_h[:m] = hs
+        hs = grown_h
+    out[m] = row
+    out_p[m] = q
+    hs[m] = h
+    table[s] = m
+    m += 1
+    if 2 * (m - lo) > table.shape[0]:
+        table = np.full(2 * table.shape[0], -1, dtype=np.int64)
+        mask = table.shape[0] - 1
+        for idx in range(lo, m):
+            s = _slot(hs[idx], mask)
+            while table[s] >= 0:
+                s = (s + 1) & mask
+            table[s] = idx
+    return table, out, out_p, hs, m
+
+
+@njit(cache=True)
+def _find(parent, i):
+    while parent[i] != i:
+        i = parent[i]
+    return i
+
+
+@njit(cache=True)
+def _join(parent, a, b):
+    ra, rb = _find(parent, a), _find(parent, b)
+    if ra != rb:
+        parent[max(ra, rb)] = min(ra, rb)
+
+
+@njit(cache=True)
+def couplings(R, sc, C, gid):
+    """The groups of the round declared in ``sc.plan`` (the couplings listed above): ``gid[i]`` the group of
+    character i; returns the number of groups and the group of the searchers (-1: nobody searches)."""
+    parent = np.arange(C)
+    searcher = -1
+    for i in range(C):
+        kind, t = sc.plan[i, K.P_KIND], sc.plan[i, K.P_TARGET]
+        if (kind == K.ASSIST or kind == K.GUIDE) and t >= 0 and t != i and R.char[i, K.IS_PALADIN] != 0:
+            _join(parent, i, t)  # R-ESC-14 strength of will
+        elif kind == K.USE_ITEM and t >= 0 and t != i:
+            _join(parent, i, t)  # R-ESC-10: spent only if the target's tier is still covered
+        elif kind == K.SEARCH:
+            if searcher >= 0:
+                _join(parent, searcher, i)  # R-ESC-10: one pool of items
+            searcher = i
+    label = np.full(C, -1, dtype=np.int64)
+    G = 0
+    for i in range(C):
+        r = _find(parent, i)
+        if label[r] < 0:
+            label[r] = G
+            G += 1
+        gid[i] = label[r]
+    return G, (gid[searcher] if searcher >= 0 else -1)
+
+
+@njit(cache=True)
+def _delta(row, base, gid, g, seg, C, I, owns_items):
+    """Whether ``row`` equals ``base`` outside group ``g``'s characters (and the items left, if it searches), and
+    the difference of their :func:`sum_hash` (read on the positions that differ)."""
+    d = np.uint64(0)
+    for i in range(C):
+        inside = gid[i] == g
+        for x in range(i * seg, (i + 1) * seg):
+            if row[x] != base[x]:
+                if not inside:
+                    return False, d
+                d += _mix(x, row[x]) - _mix(x, base[x])
+    for x in range(C * seg, row.shape[0]):
+        if row[x] != base[x]:
+            if not owns_items or x >= C * seg + I:
+                return False, d
+            d += _mix(x, row[x]) - _mix(x, base[x])
+    return True, d
+
+
+@njit(cache=True)
+def _freed(R, row, gid, g, seg, C):
+    """Every character of group ``g`` has its goal slots at 0 in ``row`` (R-ESC-5 step 7)."""
+    for i in range(C):
+        if gid[i] == g:
+            for s in range(N_SLOTS):
+                if R.game[K.GOAL + s] != 0 and row[i * seg + 3 * s] != 0:
+                    return False
+    return True
+
+
+@njit(cache=True)
+def _copy_group(row, src, gid, g, seg, C, I, owns_items):
+    for i in range(C):
+        if gid[i] == g:
+            for x in range(i * seg, (i + 1) * seg):
+                row[x] = src[x]
+    if owns_items:
+        for x in range(C * seg, C * seg + I):
+            row[x] = src[x]
+
+
+@njit(cache=True, forceinline=True)  # inlined: a call would pass the batch's arrays field by field (kernel.py)
+def _replay(R, key, policy, rounds, st, sc, b, C, I):
+    decode(key, st, 0, C, I, rounds)
+    start(b)
+    K.play_round(R, st, 0, sc, b, policy, False)
+    return b.cur[OVERFLOW] == 0
+
+
+@njit(cache=True)
+def _group_outcomes(R, key, policy, rounds, limit_on, st, sc, b, C, I, gid, G, owner, base, loc):
+    """Each group's outcomes alone (the others pinned), merged: group g's rows are ``rows[first[g]:first[g +
+    1]]`` (equal to ``base`` outside it), their probabilities, hashes less the base's, and whether they free the
+    group. ``status``: OK, OVER_EVENTS, or -1 where a replay showed a coupling (play the state unfactored)."""
+    rows, lp, lh = loc
+    width = base.shape[0]
+    seg = 3 * N_SLOTS + N_DYN + I
+    row = np.empty(width, dtype=np.int16)
+    first = np.zeros(G + 1, dtype=np.int64)
+    lm = 0
+    replays = 0
+    for g in range(G):
+        for i in range(C):
+            b.who[i] = 1 if gid[i] == g else 0
+        table = np.full(16, -1, dtype=np.int64)
+        first_path(b)
+        while True:
+            if not _replay(R, key, policy, rounds, st, sc, b, C, I):
+                return rows, lp, lh, first, replays, OVER_EVENTS
+            replays += 1
+            encode(st, 0, row, C, I, limit_on)
+            untouched, delta = _delta(row, base, gid, g, seg, C, I, g == owner)
+            if st.runs[0, K.OUTCOME] == K.CAUGHT or not untouched:
+                return rows, lp, lh, first, replays, -1
+            table, rows, lp, lh, lm = _put(table, rows, lp, lh, first[g], lm, row, b.prob[0], delta)
+            if not advance(b):
+                break
+        first[g + 1] = lm
+    return rows, lp, lh, first, replays, OK
+
+
+@njit(cache=True)
+def _new_table(n, width):
+    """An empty table of a round's next states (open addressing), its rows, probabilities and hashes."""
+    cap = 16
+    while cap < 4 * n:
+        cap *= 2
+    out = np.empty((max(16, 2 * n), width), dtype=np.int16)
+    return np.full(cap, -1, dtype=np.int64), out, np.zeros(out.shape[0]), np.zeros(out.shape[0], dtype=np.uint64)
+
+
+@njit(cache=True)
+def _pin_all(b, C):
+    """The next replay with every character's events pinned (their outcome counts kept in ``b.span``)."""
+    for i in range(C):
+        b.who[i] = 0
+        b.span[i] = 1.0
+    first_path(b)
+
+
+@njit(cache=True)
+def factor_modes(R, keys, policy, rounds, st, sc, b, C, I, factor_from):
+    """For each state, whether its round is worth factoring: more than one group, and the product of the
+    characters' outcome counts (on the path with every event pinned) at least ``factor_from``."""
+    n = keys.shape[0]
+    modes = np.zeros(n, dtype=np.bool_)
+    gid = np.zeros(C, dtype=np.int64)
+    for j in range(n):
+        _pin_all(b, C)
+        if not _replay(R, keys[j], policy, rounds, st, sc, b, C, I):
+            modes[j] = True  # the factored pass reports the overflow
+            continue
+        if st.runs[0, K.OUTCOME] == K.CAUGHT:
+            continue
+        span = np.prod(b.span[:C])
+        G, _ = couplings(R, sc, C, gid)
+        modes[j] = G > 1 and span >= factor_from
+    for i in range(C):
+        b.who[i] = 1
+    return modes
+
+
+@njit(cache=True)
+def merge_states(a, a_p, c, c_p):
+    """The states of ``a`` and ``c`` (two tables of one round) in one, equal rows adding their probabilities."""
+    n = a.shape[0] + c.shape[0]
+    cap = 16
+    while cap < 4 * n:
+        cap *= 2
+    table = np.full(cap, -1, dtype=np.int64)
+    out = np.empty((max(16, n), a.shape[1]), dtype=np.int16)
+    out_p = np.zeros(out.shape[0])
+    m = 0
+    for k in range(a.shape[0]):
+        table, out, out_p, m = _merge(table, out, out_p, 0, m, a[k], a_p[k])
+    for k in range(c.shape[0]):
+        table, out, out_p, m = _merge(table, out, out_p, 0, m, c[k], c_p[k])
+    return out[:m], out_p[:m]
+
+
+@njit(cache=True)
+def play_frontier_factored(R, keys, probs, policy, rounds, limit_on, st, sc, b, C, I, max_new, max_branches,
+                           factor_from):
+    """:func:`play_frontier` with the round factored by groups (the text above): the same results, plus the
+    replays played and the states played unfactored. ``branches`` counts replays and combinations (the work)."""
+    n, width = keys.shape
+    seg = 3 * N_SLOTS + N_DYN + I
+    last = rounds + 1 >= R.game[K.MAX_ROUNDS]
+    table, out, out_p, hs = _new_table(n, width)
+    loc = (np.empty((64, width), dtype=np.int16), np.zeros(64), np.zeros(64, dtype=np.uint64))
+    m = 0
+    esc = caught = timeout = 0.0
+    branches = replays = fallbacks = 0
+    base = np.empty(width, dtype=np.int16)
+    gid = np.zeros(C, dtype=np.int64)
+    for j in range(n):
+        p0 = probs[j]
+        _pin_all(b, C)  # every event pinned: the declarations, the attention and whether the round is caught
+        if not _replay(R, keys[j], policy, rounds, st, sc, b, C, I):
+            return out[:m], out_p[:m], esc, caught, timeout, branches, OVER_EVENTS, j, replays, fallbacks
+        replays += 1
+        branches += 1
+        if st.runs[0, K.OUTCOME] == K.CAUGHT:  # R-ESC-9a: the attention is fixed by the declarations
+            caught += p0
+            continue
+        encode(st, 0, base, C, I, limit_on)
+        hb = sum_hash(base)
+        G, owner = couplings(R, sc, C, gid)
+        status = OK
+        span = np.prod(b.span[:C])
+        if G > 1 and span >= factor_from:
+            rows, lp, lh, first, played, status = _group_outcomes(R, keys[j], policy, rounds, limit_on, st, sc, b,
+                                                                  C, I, gid, G, owner, base, loc)
+            loc = (rows, lp, lh)
+            replays += played
+            branches += played
+        if status == OVER_EVENTS:
+            return out[:m], out_p[:m], esc, caught, timeout, branches, OVER_EVENTS, j, replays, fallbacks
+        if status != OK or G == 1 or span < factor_from:  # a coupling not listed above, or too few outcomes
+            fallbacks += 1 if status != OK else 0
+            table, out, out_p, hs, m, ends, played, ok = _plain_state(R, keys[j], p0, policy, rounds, limit_on, st,
+                                                                     sc, b, C, I, base, hb, table, out, out_p, hs, m)
+            esc, caught, timeout = esc + ends[0], caught + ends[1], timeout + ends[2]
+            replays += played
+            branches += played
+            if not ok:
+                return out[:m], out_p[:m], esc, caught, timeout, branches, OVER_EVENTS, j, replays, fallbacks
+        else:
+            table, out, out_p, hs, m, e, t, combos = _combine(
+                R, rows, lp, lh, first, G, owner, gid, base, hb, p0, last, C, I, seg, table, out, out_p, hs, m,
+                max_branches - branches)
+            esc += e
+            timeout += t
+            branches += combos
+        status = OVER_STATES if m > max_new else OVER_BRANCHES if branches > max_branches else OK
+        if status != OK:
+            return out[:m], out_p[:m], esc, caught, timeout, branches, status, j + 1, replays, fallbacks
+    for i in range(C):
+        b.who[i] = 1
+    return out[:m], out_p[:m], esc, caught, timeout, branches, OK, n, replays, fallbacks
+
+
+@njit(cache=True)
+def _plain_state(R, key, p0, policy, rounds, limit_on, st, sc, b, C, I, base, hb, table, out, out_p, hs, m):
+    """One state's round on every combination of its outcomes (the plain odometer) into the factored round's
+    table: the table, the probabilities escaped, caught and timed out, the replays, and False on an overflow."""
+    ends = np.zeros(3)
+    row = np.empty(base.shape[0], dtype=np.int16)
+    played = 0
+    for i in range(C):
+        b.who[i] = 1
+    first_path(b)
+    while True:
+        if not _replay(R, key, policy, rounds, st, sc, b, C, I):
+            return table, out, out_p, hs, m, ends, played, False
+        played += 1
+        q = p0 * b.prob[0]
+        o = st.runs[0, K.OUTCOME]
+        if o == K.ESCAPED:
+            ends[0] += q
+        elif o == K.CAUGHT:
+            ends[1] += q
+        elif o == K.TIMEOUT:
+            ends[2] += q
+        else:
+            encode(st, 0, row, C, I, limit_on)
+            table, out, out_p, hs, m = _put(table, out, out_p, hs, 0, m, row, q, _hash_from(row, base, hb))
+        if not advance(b):
+            break
+    return table, out, out_p, hs, m, ends, played, True
+
+
+@njit(cache=True)
+def _combine(R, rows, lp, lh, first, G, owner, gid, base, hb, p0, last, C, I, seg, table, out, out_p, hs, m,
+             room):
+    """The next states of one state: every combination of its groups' outcomes (an odometer over the groups),
+    probability the product, merged into the round's table; a combination that frees every group escapes; in the
+    last round the rest times out (R-ESC-5 step 7). Returns the table, the probability escaped and timed out,
+    and the combinations counted (more than ``room``: counted, not played; the caller refuses)."""
+    done = np.empty(first[G], dtype=np.bool_)
+    for g in range(G):
+        for e in range(first[g], first[g + 1]):
+            done[e] = _freed(R, rows[e], gid, g, seg, C)
+    if last:  # no state goes on: escaped where every group is freed, timed out otherwise
+        freed = total = 1.0
+        for g in range(G):
+            pf = pt = 0.0
+            for e in range(first[g], first[g + 1]):
+                pt += lp[e]
+                if done[e]:
+                    pf += lp[e]
+            freed *= pf
+            total *= pt
+        return table, out, out_p, hs, m, p0 * freed, p0 * (total - freed), 1
+    combos = 1
+    for g in range(G):
+        combos *= first[g + 1] - first[g]
+    if combos > room:
+        return table, out, out_p, hs, m, 0.0, 0.0, combos
+    row = base.copy()
+    idx = np.empty(G, dtype=np.int64)
+    pref = np.ones(G + 1)
+    hsum = np.zeros(G + 1, dtype=np.uint64)
+    freed = np.ones(G + 1, dtype=np.bool_)
+    esc = 0.0
+    g = 0
+    idx[0] = first[0]
+    while True:
+        while g < G:  # the groups from g on: their entries chosen in idx, copied into the row
+            e = idx[g]
+            _copy_group(row, rows[e], gid, g, seg, C, I, g == owner)
+            pref[g + 1] = pref[g] * lp[e]
+            hsum[g + 1] = hsum[g] + lh[e]
+            freed[g + 1] = freed[g] and done[e]
+            g += 1
+            if g < G:
+                idx[g] = first[g]
+        q = p0 * pref[G]
+        if freed[G]:
+            esc += q
+        else:
+            table, out, out_p, hs, m = _put(table, out, out_p, hs, 0, m, row, q, hb + hsum[G])
+        g = G - 1
+        while g >= 0 and idx[g] + 1 >= first[g + 1]:
+            g -= 1
+        if g < 0:
+            break
+        idx[g] += 1
+    return table, out, out_p, hs, m, esc, 0.0, combos
+
+
 def initial_keys(p: EscapeParams) -> np.ndarray:
     st = K.initial_batch(p, 1)
     row = np.zeros(key_width(p.n_chars, p.n_items), dtype=np.int16)
@@ -262,7 +700,8 @@ def initial_keys(p: EscapeParams) -> np.ndarray:
 class CompiledSearch:
     """The forward dynamic program of the compiled engine, round by round (see the module's text)."""
 
-    def __init__(self, p: EscapeParams, policy: str, max_states: int, max_branches: int):
+    def __init__(self, p: EscapeParams, policy: str, max_states: int, max_branches: int,
+                 factored: bool | None = None):
         self.started = time.perf_counter()
         self.p, self.policy = p, K.POLICY_CODES[policy]
         self.max_states, self.max_branches = max_states, max_branches
@@ -273,7 +712,9 @@ class CompiledSearch:
         self.keys, self.probs = initial_keys(p), np.ones(1)
         self.escaped_at = [0.0] * (p.max_rounds + 1)
         self.caught = self.timeout = 0.0
-        self.states = self.branches = 0
+        self.states = self.branches = self.replays = self.fallbacks = 0
+        #: issue 35 item 2: the round factored by groups of coupled characters (a party of one is one group)
+        self.factored = (FACTORED if factored is None else factored) and p.n_chars > 1
         self.peak = 1
         self.per_state: float | None = None
 
@@ -285,11 +726,17 @@ class CompiledSearch:
             if not n:
                 break
             self._project(rnd, n, refuse)
-            out, out_p, esc, cau, tmo, played, status, done = play_frontier(
-                self.R, self.keys, self.probs, self.policy, rnd - 1, bool(p.attention_limit), self.st, self.sc,
-                self.b, p.n_chars, p.n_items, max(0, self.max_states - self.states - n),
-                max(0, self.max_branches - self.branches))
+            args = (self.R, self.keys, self.probs, self.policy, rnd - 1, bool(p.attention_limit), self.st, self.sc,
+                    self.b, p.n_chars, p.n_items, max(0, self.max_states - self.states - n),
+                    max(0, self.max_branches - self.branches))
+            if self.factored:
+                out, out_p, esc, cau, tmo, played, status, done, replays, fallbacks = self._factored(args)
+            else:
+                out, out_p, esc, cau, tmo, played, status, done = play_frontier(*args)
+                replays, fallbacks = played, 0
             self.branches += played
+            self.replays += replays
+            self.fallbacks += fallbacks
             if status == OVER_EVENTS:
                 raise Uncovered("a round with more random events than the compiled source holds")
             if status == OVER_STATES:  # the next round's states known so far already exceed the budget
@@ -303,6 +750,29 @@ class CompiledSearch:
             self.timeout += tmo
             self.keys, self.probs = out, out_p
             self.peak = max(self.peak, len(out))
+
+    def _factored(self, args: tuple) -> tuple:
+        """One round, its states split by :func:`factor_modes`: those worth it factored, the rest by the plain
+        odometer (:func:`play_frontier`), the two tables merged."""
+        R, keys, probs, policy, rounds, limit_on, st, sc, b, C, I, max_new, max_branches = args
+        modes = factor_modes(R, keys, policy, rounds, st, sc, b, C, I, FACTOR_FROM)
+        plain = ~modes
+        out, out_p, esc, cau, tmo, played, status, done = play_frontier(
+            R, keys[plain], probs[plain], policy, rounds, limit_on, st, sc, b, C, I, max_new, max_branches)
+        played += len(keys)  # the pinned replays of factor_modes
+        if status != OK or not modes.any():
+            return out, out_p, esc, cau, tmo, played, status, done, played, 0
+        f_out, f_p, f_esc, f_cau, f_tmo, f_played, status, f_done, replays, fallbacks = play_frontier_factored(
+            R, keys[modes], probs[modes], policy, rounds, limit_on, st, sc, b, C, I, max_new,
+            max(0, max_branches - played), 0)
+        if len(out):
+            out, out_p = merge_states(f_out, f_p, out, out_p)
+        else:
+            out, out_p = f_out, f_p
+        if status == OK and len(out) > max_new:
+            status = OVER_STATES
+        return (out, out_p, esc + f_esc, cau + f_cau, tmo + f_tmo, played + f_played, status,
+                int(plain.sum()) + f_done, played + replays, fallbacks)
 
     def _project(self, rnd: int, n: int, refuse) -> None:
         """Refuse before the round when its states, or its replays projected from those per state so far, would
@@ -320,7 +790,7 @@ class CompiledSearch:
     def engine_block(self) -> dict:
         return {"engine": "compiled", "states": self.states, "peak_states": self.peak,
                 "max_states": self.max_states, "max_branches": self.max_branches, "branches": self.branches,
-                "replays": self.branches, "seconds": round(time.perf_counter() - self.started, 4)}
+                "replays": self.replays, "seconds": round(time.perf_counter() - self.started, 4)}
 
 
 __all__ = ["CompiledSearch", "FIXED", "Uncovered"]

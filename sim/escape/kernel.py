@@ -414,7 +414,7 @@ def roll_die(u, sc, i, sides):
 @overload(roll_die, inline="always")
 def _roll_die(u, sc, i, sides):
     if _is_exact(u):
-        return lambda u, sc, i, sides: exact_die(u, sides)
+        return lambda u, sc, i, sides: exact_die(u, i, sides)
     return mc_roll_die.py_func
 
 
@@ -425,7 +425,7 @@ def roll_at_least(u, sc, i, sides, need):
 @overload(roll_at_least, inline="always")
 def _roll_at_least(u, sc, i, sides, need):
     if _is_exact(u):
-        return lambda u, sc, i, sides, need: exact_at_least(u, sides, need)
+        return lambda u, sc, i, sides, need: exact_at_least(u, i, sides, need)
     return lambda u, sc, i, sides, need: mc_roll_die(u, sc, i, sides) >= need
 
 
@@ -436,7 +436,7 @@ def roll_check(u, sc, i, net, need, blessed, breath):
 @overload(roll_check, inline="always")
 def _roll_check(u, sc, i, net, need, blessed, breath):
     if _is_exact(u):
-        return lambda u, sc, i, net, need, blessed, breath: exact_check(u, net, need, blessed, breath)
+        return lambda u, sc, i, net, need, blessed, breath: exact_check(u, i, net, need, blessed, breath)
     return mc_roll_check.py_func
 
 
@@ -447,7 +447,7 @@ def roll_dice(u, sc, i, dice, fixed):
 @overload(roll_dice)  # called, not inlined into numba's IR: inlining its loop twice trips a numba IR check
 def _roll_dice(u, sc, i, dice, fixed):
     if _is_exact(u):
-        return lambda u, sc, i, dice, fixed: exact_dice(u, dice, fixed)
+        return lambda u, sc, i, dice, fixed: exact_dice(u, i, dice, fixed)
     return mc_roll_dice.py_func
 
 
@@ -458,7 +458,7 @@ def pick_item(u, sc, i, weights):
 @overload(pick_item, inline="always")
 def _pick_item(u, sc, i, weights):
     if _is_exact(u):
-        return lambda u, sc, i, weights: exact_item(u, weights)
+        return lambda u, sc, i, weights: exact_item(u, i, weights)
     return mc_pick_item.py_func
 
 

@@ -192,14 +192,26 @@ def test_a_dice_sum_wider_than_the_compiled_source_hands_over_to_the_reference_d
 
 
 def test_compiled_budgets_refuse_on_the_projection_naming_what_binds():
-    """party_under_watch: round 1 is one state with 5,184 combinations of outcomes (4 characters' checks, dice
-    and saves) and leaves 2,592 states, so round 2 projects to 2,592 x 5,184 = 13,436,928 replays, over 1.25 x the
-    default 10,000,000: refused after round 1, before the work, naming --max-branches and the projected time."""
+    """party_under_watch, the round factored (issue 35 item 2; tests/escape/test_exact_factored.py derives the
+    counts): round 1 is 2,636 units of work (44 replays, 2,592 combinations) and leaves 2,592 states; round 2 about
+    864 a state and leaves 111,375, so round 3 projects to about 98 million, over 1.25 x the default 10,000,000:
+    refused after round 2, before the work, naming --max-branches and the projected time. Without factoring
+    (``FACTORED = False``) round 2 projects to 2,592 x 5,184 = 13,436,928 replays: refused after round 1."""
     with pytest.raises(ExactBudgetExceeded) as info:
         sim.exact(sim.load_scenario(EXAMPLES / "party_under_watch.toml"))
     exc = info.value
-    assert exc.projected and exc.binds == "branches" and exc.flag == "--max-branches" and exc.round == 2
-    assert exc.branches == 5_184 + 2_592 * 5_184 and exc.played == 5_184
+    assert exc.projected and exc.binds == "branches" and exc.flag == "--max-branches" and exc.round == 3
+    assert exc.branches > 90_000_000
+    from sim.escape import exact_fast
+
+    exact_fast.FACTORED = False
+    try:
+        with pytest.raises(ExactBudgetExceeded) as info:
+            sim.exact(sim.load_scenario(EXAMPLES / "party_under_watch.toml"))
+    finally:
+        exact_fast.FACTORED = True
+    exc = info.value
+    assert exc.round == 2 and exc.branches == 5_184 + 2_592 * 5_184 and exc.played == 5_184
     assert exc.projected_seconds is not None and "--max-branches 10,000,000" in str(exc)
     s = small_parties()["trio_cleric"]
     total = sim.exact(s)["exact_engine"]["states"]
