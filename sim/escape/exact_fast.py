@@ -143,6 +143,16 @@ def _rehash(table, keys, lo, m):
 
 
 @njit(cache=True)
+def _grown(out, out_p, m):
+    """``out`` (rows) and ``out_p`` (their probabilities) in arrays twice as long, the first ``m`` copied."""
+    grown = np.empty((2 * m, out.shape[1]), dtype=np.int16)
+    grown[:m] = out
+    grown_p = np.zeros(2 * m)
+    grown_p[:m] = out_p
+    return grown, grown_p
+
+
+@njit(cache=True)
 def _merge(table, out, out_p, lo, m, row, q):
     """Adds probability ``q`` to the state ``row`` among the states ``lo`` .. ``m`` - 1 of ``out`` (a new one if it
     is not there), growing the arrays and the table as needed; returns them and the new count."""
@@ -157,12 +167,7 @@ def _merge(table, out, out_p, lo, m, row, q):
             return table, out, out_p, m
         h = (h + 1) & mask
     if m == out.shape[0]:
-        grown = np.empty((2 * m, out.shape[1]), dtype=np.int16)
-        grown[:m] = out
-        out = grown
-        grown_p = np.zeros(2 * m)
-        grown_p[:m] = out_p
-        out_p = grown_p
+        out, out_p = _grown(out, out_p, m)
     out[m] = row
     out_p[m] = q
     table[h] = m
@@ -332,12 +337,7 @@ def _put(table, out, out_p, hs, lo, m, row, q, h):
             return table, out, out_p, hs, m
         s = (s + 1) & mask
     if m == out.shape[0]:
-        grown = np.empty((2 * m, out.shape[1]), dtype=np.int16)
-        grown[:m] = out
-        out = grown
-        grown_p = np.zeros(2 * m)
-        grown_p[:m] = out_p
-        out_p = grown_p
+        out, out_p = _grown(out, out_p, m)
         grown_h = np.zeros(2 * m, dtype=np.uint64)
         grown_h[:m] = hs
         hs = grown_h
