@@ -143,6 +143,21 @@ def _rehash(table, keys, lo, m):
 
 
 @njit(cache=True)
+def _probe(table, rows, row):
+    """(slot, number) of the state ``row`` in the open-addressing ``table`` over ``rows``: number -1 and the free
+    slot where it is not there."""
+    mask = table.shape[0] - 1
+    h = np.int64(row_hash(row) & np.uint64(mask))
+    while True:
+        idx = table[h]
+        if idx < 0:
+            return h, -1
+        if _same(rows[idx], row):
+            return h, idx
+        h = (h + 1) & mask
+
+
+@njit(cache=True)
 def _grown(out, out_p, m):
     """``out`` (rows) and ``out_p`` (their probabilities) in arrays twice as long, the first ``m`` copied."""
     grown = np.empty((2 * m, out.shape[1]), dtype=np.int16)
@@ -156,16 +171,10 @@ def _grown(out, out_p, m):
 def _merge(table, out, out_p, lo, m, row, q):
     """Adds probability ``q`` to the state ``row`` among the states ``lo`` .. ``m`` - 1 of ``out`` (a new one if it
     is not there), growing the arrays and the table as needed; returns them and the new count."""
-    mask = table.shape[0] - 1
-    h = np.int64(row_hash(row) & np.uint64(mask))
-    while True:
-        idx = table[h]
-        if idx < 0:
-            break
-        if _same(out[idx], row):
-            out_p[idx] += q
-            return table, out, out_p, m
-        h = (h + 1) & mask
+    h, idx = _probe(table, out, row)
+    if idx >= 0:
+        out_p[idx] += q
+        return table, out, out_p, m
     if m == out.shape[0]:
         out, out_p = _grown(out, out_p, m)
     out[m] = row
@@ -819,15 +828,9 @@ def _room(a, need):
 def number_row(table, rows, n, row):
     """The number of the state ``row`` among ``rows[:n]`` (open addressing in ``table``), a new one if it is not there:
     (table, rows, n, its number), the arrays grown as needed."""
-    mask = table.shape[0] - 1
-    h = np.int64(row_hash(row) & np.uint64(mask))
-    while True:
-        idx = table[h]
-        if idx < 0:
-            break
-        if _same(rows[idx], row):
-            return table, rows, n, idx
-        h = (h + 1) & mask
+    h, idx = _probe(table, rows, row)
+    if idx >= 0:
+        return table, rows, n, idx
     if n == rows.shape[0]:
         grown = np.empty((2 * n, rows.shape[1]), dtype=np.int16)
         grown[:n] = rows[:n]
