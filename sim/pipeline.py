@@ -359,7 +359,7 @@ def exact_summary(scenario, notes: list[str] | None = None) -> dict | None:
 
 def refusal_note(exc) -> str:
     """What a page says when exact analysis was asked for and refused on its budget."""
-    return (f"Exact analysis was tried and refused (its {exc.binds} budget binds; `python -m sim exact` takes "
+    return (f"Exact analysis was tried and refused (its {exc.binds} budget binds; 'python -m sim exact' takes "
             f"{exc.flag} to raise it); the figures are Monte Carlo.")
 
 
